@@ -1,0 +1,146 @@
+//! The resolved configuration: every key with its default applied.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::gvk::Gvk;
+
+/// The daemon's whole configuration, after the file, the environment and
+/// command-line flags were merged (flags win over the file).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Log threshold (`minLogLevel`).
+    pub log_level: LogLevel,
+    /// Log format (`logType`).
+    pub log_type: LogType,
+    /// Address the HTTP API binds (`listenAddress`, default `127.0.0.1`).
+    pub listen_address: IpAddr,
+    /// Port of the HTTP API (`listenPort`, default 3000).
+    pub listen_port: u16,
+    /// Kinds watched from start-up (`initialWatchingResources`).
+    pub initial_resources: Vec<WatchedResource>,
+    /// Receive every event of every initial kind (`globalWebhookUrls`).
+    pub global_webhook_urls: Vec<String>,
+    /// Re-read discovery periodically (`enableSyncApiGroups`, default true).
+    pub sync_api_groups: bool,
+    /// Period of the discovery re-read (`apiGroupsSyncIntervalSecond`, default 30 s).
+    pub api_groups_sync_interval: Duration,
+    /// How to reach the API server (`k8sClientConfig`).
+    pub client: ClientConfig,
+    /// Keep `metadata.managedFields` in cached objects (`keepManagedFields`, default false).
+    pub keep_managed_fields: bool,
+    /// A query for a kind not yet watched starts its watch (`onDemandWatch`, default true).
+    pub on_demand_watch: bool,
+    /// Allow on-demand watches of Secrets (`allowOnDemandSecrets`, default false).
+    pub allow_on_demand_secrets: bool,
+    /// How long a query waits for a new watch to sync (`syncTimeoutSecond`, default 30 s).
+    pub sync_timeout: Duration,
+    /// File holding the bearer token that API clients must send (`apiTokenFile`); none = no auth.
+    pub api_token_file: Option<PathBuf>,
+    /// Serve a recorded event file instead of a cluster (`replayFile`, `--replay`).
+    pub replay_file: Option<PathBuf>,
+    /// Events kept per kind for resuming event streams (`eventHistorySize`, default 10000).
+    pub event_history_size: usize,
+    /// Largest accepted request body (`maxRequestBodyBytes`, default 1 MiB).
+    pub max_request_body_bytes: usize,
+}
+
+/// Log threshold; `silly` is an alias of `trace`, `fatal` of `error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    /// Everything.
+    Trace,
+    /// Debugging detail.
+    Debug,
+    /// Normal operation.
+    Info,
+    /// Something went wrong but GRW carries on.
+    Warn,
+    /// Errors only.
+    Error,
+}
+
+/// Log output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogType {
+    /// One JSON object per line.
+    Json,
+    /// Human-readable lines.
+    Pretty,
+    /// No logs at all.
+    Hidden,
+}
+
+/// One entry of `initialWatchingResources`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WatchedResource {
+    /// The kind to watch; the version may be empty only if discovery should pick the preferred one.
+    pub gvk: Gvk,
+    /// `watchOptions`.
+    pub options: WatchOptions,
+    /// `notifiers` (delivered by the notification engine).
+    pub notifiers: Vec<NotifierConfig>,
+}
+
+/// `watchOptions` of a watched resource.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct WatchOptions {
+    /// Only this namespace.
+    pub namespace: Option<String>,
+    /// Kubernetes label selector string, passed to the API server.
+    pub label_selector: Option<String>,
+    /// Kubernetes field selector string, passed to the API server.
+    pub field_selector: Option<String>,
+    /// Extra query parameters for LIST and WATCH requests (`additionalK8sApiQueryParams`), sorted by name.
+    pub extra_params: Vec<(String, String)>,
+}
+
+/// One entry of a resource's `notifiers`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotifierConfig {
+    /// Receivers (`webhookUrls`, required, at least one).
+    pub webhook_urls: Vec<String>,
+    /// Event types wanted (`eventTypes`); empty = all.
+    pub event_types: Vec<String>,
+    /// The raw `filter` object, same shape as the compat query body; `None` = everything.
+    pub filter: Option<serde_json::Value>,
+}
+
+/// `k8sClientConfig`: how to reach the API server.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ClientConfig {
+    /// Use the pod's service account (`autoInClusterConfig`, or env `AUTO_INCLUSTER_CONFIG=true`).
+    pub in_cluster: bool,
+    /// `authType`; `None` = kubeconfig.
+    pub auth_type: Option<AuthType>,
+    /// `kubeConfigFilePath` (`KUBECONFIG` wins, then this, then `~/.kube/config`).
+    pub kubeconfig_path: Option<PathBuf>,
+    /// `apiServerUrl`, required for `BearerToken` and `ClientCertificate`.
+    pub api_server_url: Option<String>,
+    /// `tokenFilePath`.
+    pub token_file: Option<PathBuf>,
+    /// `caCertPath`.
+    pub ca_cert_path: Option<PathBuf>,
+    /// `caCertDataPemBase64`, decoded.
+    pub ca_cert_pem: Option<Vec<u8>>,
+    /// `clientCertPath`.
+    pub client_cert_path: Option<PathBuf>,
+    /// `clientKeyPath`.
+    pub client_key_path: Option<PathBuf>,
+    /// `clientCertDataPemBase64`, decoded.
+    pub client_cert_pem: Option<Vec<u8>>,
+    /// `clientKeyDataPemBase64`, decoded.
+    pub client_key_pem: Option<Vec<u8>>,
+}
+
+/// `k8sClientConfig.authType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthType {
+    /// A kubeconfig file.
+    KubeConfig,
+    /// A bearer token file plus `apiServerUrl`.
+    BearerToken,
+    /// A client certificate and key plus `apiServerUrl`.
+    ClientCertificate,
+}
