@@ -1,10 +1,18 @@
 //! GRW, the Generic Resources Watcher.
 //!
 //! Data flows one way: [`kube`] (client, discovery) → [`watch`] (list/watch
-//! loops, relist diff, replay) → [`store`] (objects + indexes + event
-//! history) → [`query`] (selectors, planning) → [`api`] (HTTP).
+//! loops, relist diff, replay) → [`store`] (objects, indexes, change history)
+//! → [`query`] (selectors, planning, paging) → [`api`] (HTTP). [`app`] wires
+//! them together.
 #![warn(missing_docs)]
 
+pub mod api;
+pub mod app;
 pub mod config;
 pub mod gvk;
+pub mod kube;
+pub mod metrics;
 pub mod query;
+pub mod store;
+pub mod time;
+pub mod watch;

@@ -1,1 +1,76 @@
-fn main() {}
+//! The `grw` command.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use grw::config::{self, Config, Flags, LogLevel, LogType};
+use tracing_subscriber::EnvFilter;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let flags = Flags::parse();
+    let loaded = match config::load(&flags, &|name| std::env::var(name).ok()) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            eprintln!("grw: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    init_logging(&loaded.config);
+    match &loaded.source {
+        Some(path) => tracing::info!(file = %path.display(), "configuration read"),
+        None => tracing::info!("no configuration file; using defaults and flags"),
+    }
+    for warning in &loaded.warnings {
+        tracing::warn!("{warning}");
+    }
+    match grw::app::run(loaded.config, stop_signal()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = format!("{e:#}"), "grw stopped");
+            eprintln!("grw: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(config: &Config) {
+    let level = match config.log_level {
+        LogLevel::Trace => "trace",
+        LogLevel::Debug => "debug",
+        LogLevel::Info => "info",
+        LogLevel::Warn => "warn",
+        LogLevel::Error => "error",
+    };
+    // Our own level for GRW; dependencies stay at warn unless asked for more via RUST_LOG.
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(format!("warn,grw={level}")));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match config.log_type {
+        LogType::Json => builder.json().flatten_event(true).init(),
+        LogType::Pretty => builder.init(),
+        LogType::Hidden => {}
+    }
+}
+
+/// Completes on SIGTERM or SIGINT.
+async fn stop_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM; only SIGINT stops GRW");
+                let _ = interrupt.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+}

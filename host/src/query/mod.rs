@@ -1,4 +1,199 @@
-//! Queries over the cache: label and field selectors, paging, planning.
+//! Queries over one cache: conditions, planning (which index to start from),
+//! and paging.
+//!
+//! A query picks the smallest candidate set among the indexes its conditions
+//! can use (uid, namespace/name, label `=`/`in`, owner, namespace), walks it in
+//! key order and checks every condition on each candidate. Candidates come in
+//! key order whatever the index, so a continue token is simply the last key
+//! returned.
 
 pub mod field;
 pub mod label;
+mod paging;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+pub use field::FieldSelector;
+pub use label::{LabelSelector, Requirement, SelectorError};
+pub use paging::{ContinueToken, InvalidContinue};
+
+use crate::store::{CacheView, ObjectKey, StoredObject};
+
+/// Conditions on the objects of one kind; all must hold.
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    /// Only this namespace.
+    pub namespace: Option<String>,
+    /// Only this name.
+    pub name: Option<String>,
+    /// Only this uid.
+    pub uid: Option<String>,
+    /// Label selector.
+    pub labels: LabelSelector,
+    /// Field selector (string comparison, Kubernetes style).
+    pub fields: FieldSelector,
+    /// Annotations that must be present with these values.
+    pub annotations: Vec<(String, String)>,
+    /// Dotted paths whose JSON value must equal the given value, type-sensitively.
+    pub json_fields: Vec<(Vec<String>, Value)>,
+    /// Only objects with an owner reference to this uid.
+    pub owner_uid: Option<String>,
+}
+
+/// Which slice of the result a caller wants.
+#[derive(Debug, Clone, Default)]
+pub struct PageRequest {
+    /// Most objects to return; `None` = all.
+    pub limit: Option<usize>,
+    /// Continue after this key (from a previous page's token).
+    pub after: Option<ObjectKey>,
+}
+
+/// One page of results.
+#[derive(Debug)]
+pub struct Page {
+    /// Matching objects in key order.
+    pub items: Vec<Arc<StoredObject>>,
+    /// Token for the next page, when more objects may match.
+    pub next: Option<ContinueToken>,
+}
+
+impl Query {
+    /// Whether `object` satisfies every condition.
+    pub fn matches(&self, object: &StoredObject) -> bool {
+        if self.namespace.as_deref().is_some_and(|ns| ns != object.namespace())
+            || self.name.as_deref().is_some_and(|n| n != object.name())
+            || self.uid.as_deref().is_some_and(|u| u != object.uid())
+            || self
+                .owner_uid
+                .as_deref()
+                .is_some_and(|o| !object.owner_uids().any(|u| u == o))
+            || !self.labels.matches(|k| object.label(k))
+        {
+            return false;
+        }
+        if self.fields.is_empty() && self.annotations.is_empty() && self.json_fields.is_empty() {
+            return true;
+        }
+        let value = object.to_value();
+        self.fields.matches(&value)
+            && self.annotations.iter().all(|(k, v)| {
+                value["metadata"]["annotations"].get(k).and_then(Value::as_str) == Some(v)
+            })
+            && self
+                .json_fields
+                .iter()
+                .all(|(path, want)| lookup(&value, path) == Some(want))
+    }
+
+    /// Runs the query on a cache view.
+    pub fn run(&self, view: &CacheView<'_>, page: &PageRequest) -> Page {
+        let limit = page.limit.unwrap_or(usize::MAX);
+        let mut items = Vec::new();
+        let mut more = false;
+        for object in self.candidates(view, page.after.as_ref()) {
+            if !self.matches(object) {
+                continue;
+            }
+            if items.len() == limit {
+                more = true;
+                break;
+            }
+            items.push(object.clone());
+        }
+        let next = match items.last() {
+            Some(last) if more => Some(ContinueToken::after(last.key())),
+            _ => None,
+        };
+        Page { items, next }
+    }
+
+    /// Objects that may match, in key order, after `after`.
+    fn candidates<'v>(
+        &self,
+        view: &'v CacheView<'_>,
+        after: Option<&ObjectKey>,
+    ) -> Box<dyn Iterator<Item = &'v Arc<StoredObject>> + 'v> {
+        if let Some(uid) = &self.uid {
+            let hit = view.get_by_uid(uid).filter(|o| after.is_none_or(|a| o.key() > a));
+            return Box::new(hit.into_iter());
+        }
+        if let (Some(ns), Some(name)) = (&self.namespace, &self.name) {
+            let key = ObjectKey::new(ns, name);
+            let hit = view.get(&key).filter(|_| after.is_none_or(|a| &key > a));
+            return Box::new(hit.into_iter());
+        }
+        match self.smallest_index(view) {
+            Some(keys) => {
+                let keys: Vec<ObjectKey> = match after {
+                    Some(a) => keys.into_iter().filter(|k| k > a).collect(),
+                    None => keys,
+                };
+                Box::new(keys.into_iter().filter_map(move |k| view.get(&k)))
+            }
+            None => view.iter_after(after),
+        }
+    }
+
+    /// The smallest key set an index offers for this query's conditions;
+    /// `None` means scanning everything is the only way.
+    fn smallest_index(&self, view: &CacheView<'_>) -> Option<Vec<ObjectKey>> {
+        let empty = BTreeSet::new();
+        let mut best: Option<Vec<ObjectKey>> = None;
+        let mut consider = |keys: Vec<ObjectKey>| {
+            if best.as_ref().is_none_or(|b| keys.len() < b.len()) {
+                best = Some(keys);
+            }
+        };
+        if let Some(ns) = &self.namespace {
+            consider(view.keys_in_namespace(ns).unwrap_or(&empty).iter().cloned().collect());
+        }
+        if let Some(owner) = &self.owner_uid {
+            consider(view.keys_owned_by(owner).unwrap_or(&empty).iter().cloned().collect());
+        }
+        for requirement in self.labels.requirements() {
+            match requirement {
+                Requirement::Equals { key, value } => consider(
+                    view.keys_with_label(key, value)
+                        .unwrap_or(&empty)
+                        .iter()
+                        .cloned()
+                        .collect(),
+                ),
+                Requirement::In { key, values } => {
+                    let mut keys: Vec<ObjectKey> = values
+                        .iter()
+                        .filter_map(|v| view.keys_with_label(key, v))
+                        .flatten()
+                        .cloned()
+                        .collect();
+                    keys.sort();
+                    consider(keys);
+                }
+                Requirement::Exists { key } => {
+                    let mut keys: Vec<ObjectKey> =
+                        view.keys_with_label_key(key).flatten().cloned().collect();
+                    keys.sort();
+                    consider(keys);
+                }
+                _ => {}
+            }
+        }
+        best
+    }
+}
+
+/// The value at a dotted path; numeric segments index arrays.
+pub fn lookup<'v>(value: &'v Value, path: &[String]) -> Option<&'v Value> {
+    path.iter().try_fold(value, |v, segment| match v {
+        Value::Object(map) => map.get(segment),
+        Value::Array(items) => items.get(segment.parse::<usize>().ok()?),
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,116 @@
+//! Optional bearer-token authentication of API clients.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use parking_lot::Mutex;
+
+use super::{AppState, Problem};
+
+/// Routes that answer without a token: probes must work for the kubelet.
+const OPEN_ROUTES: [&str; 2] = ["/healthz", "/readyz"];
+
+/// The token clients must send, read from a file and re-read when the file changes.
+pub struct ApiToken {
+    path: PathBuf,
+    cached: Mutex<(Option<SystemTime>, Arc<str>)>,
+}
+
+impl ApiToken {
+    /// Reads the token file; an empty file is an error (it would let anyone in).
+    pub fn load(path: PathBuf) -> Result<ApiToken, String> {
+        let (modified, token) = read(&path)?;
+        Ok(ApiToken {
+            path,
+            cached: Mutex::new((modified, token)),
+        })
+    }
+
+    /// The current token, re-read if the file's modification time changed.
+    fn current(&self) -> Arc<str> {
+        let modified = std::fs::metadata(&self.path).and_then(|m| m.modified()).ok();
+        let mut cached = self.cached.lock();
+        if modified != cached.0 {
+            match read(&self.path) {
+                Ok(fresh) => *cached = fresh,
+                // Keep the last good token: a rotation in progress must not lock everyone out.
+                Err(e) => tracing::warn!(error = %e, "API token file unreadable, keeping the previous token"),
+            }
+        }
+        cached.1.clone()
+    }
+}
+
+fn read(path: &PathBuf) -> Result<(Option<SystemTime>, Arc<str>), String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read API token file {}: {e}", path.display()))?;
+    let token = text.trim();
+    if token.is_empty() {
+        return Err(format!("API token file {} is empty", path.display()));
+    }
+    let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    Ok((modified, token.into()))
+}
+
+pub(super) async fn require_token(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let Some(token) = &state.token else {
+        return next.run(request).await;
+    };
+    if OPEN_ROUTES.contains(&request.uri().path()) {
+        return next.run(request).await;
+    }
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let expected = token.current();
+    if given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
+        return next.run(request).await;
+    }
+    let mut response = Problem::new(
+        StatusCode::UNAUTHORIZED,
+        "Unauthorized",
+        "this API needs `Authorization: Bearer <token>` with the token of the configured apiTokenFile",
+    )
+    .into_response();
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+    response
+}
+
+/// Compares without an early exit, so timing does not reveal a prefix of the token.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_file_is_reread_when_it_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        std::fs::write(&path, "first\n").unwrap();
+        let token = ApiToken::load(path.clone()).unwrap();
+        assert_eq!(&*token.current(), "first");
+        std::fs::write(&path, "second").unwrap();
+        // Make sure the modification time differs even on coarse clocks.
+        let later = SystemTime::now() + std::time::Duration::from_secs(5);
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(later).unwrap();
+        assert_eq!(&*token.current(), "second");
+
+        std::fs::write(&path, "").unwrap();
+        assert!(ApiToken::load(path).unwrap_err().contains("is empty"));
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"ab"));
+    }
+}

@@ -1,0 +1,316 @@
+//! The routes of the earlier GRW, answering the same JSON shapes: every
+//! answer is `{"code", "message", "data"}` with the HTTP status as `code`.
+//! Messages are kept word for word (spelling included) because clients match
+//! on them. See GRW-COMPAT.md.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{Map, Value, json};
+
+use super::kinds::{KindError, resolve, synced_watch};
+use super::{AppState, Params, Problem};
+use crate::gvk::{Gvk, KindRef};
+use crate::kube::ResolveError;
+use crate::query::{LabelSelector, PageRequest, Query};
+
+const OBJECT_MEMBERS: [&str; 6] = ["group", "version", "kind", "name", "namespace", "uid"];
+const BODY_ONLY_MEMBERS: [&str; 3] = ["labelSelectors", "annotationSelectors", "fieldMatches"];
+
+pub(super) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/", get(hello))
+        .route("/resources/k8sObjects", get(objects).post(objects))
+        .route("/resources/apiGroups", get(api_groups))
+        .route("/resources/apiGroupResources", get(api_group_resources))
+        .route("/manage/cachedResourcesList", get(cached_resources))
+        .route("/manage/cacheSize", get(cache_size))
+}
+
+/// An answer in the compatibility envelope.
+struct Envelope {
+    status: StatusCode,
+    message: String,
+    data: Value,
+}
+
+impl Envelope {
+    fn new(status: StatusCode, message: impl Into<String>, data: Value) -> Self {
+        Envelope {
+            status,
+            message: message.into(),
+            data,
+        }
+    }
+
+    fn ok(message: impl Into<String>, data: Value) -> Self {
+        Self::new(StatusCode::OK, message, data)
+    }
+}
+
+impl IntoResponse for Envelope {
+    fn into_response(self) -> Response {
+        let body = json!({"code": self.status.as_u16(), "message": self.message, "data": self.data});
+        (self.status, axum::Json(body)).into_response()
+    }
+}
+
+impl From<Problem> for Envelope {
+    fn from(p: Problem) -> Self {
+        Envelope::new(p.status, p.message, Value::Null)
+    }
+}
+
+async fn hello() -> &'static str {
+    "Hello, this is Watcher Server"
+}
+
+async fn objects(
+    State(state): State<Arc<AppState>>,
+    RawQuery(raw): RawQuery,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, Envelope> {
+    let params = Params::parse(raw.as_deref(), &OBJECT_MEMBERS)?;
+    let body = parse_body(body)?;
+    // A body member overrides the query member only when it is non-empty.
+    let member = |name: &str| -> Result<Option<String>, Envelope> {
+        match body.get(name) {
+            Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+            Some(Value::String(_) | Value::Null) | None => Ok(params.get(name).map(String::from)),
+            Some(other) => Err(bad(format!("body member `{name}` must be a string, got {other}"))),
+        }
+    };
+    let (group, version, kind) = (member("group")?, member("version")?, member("kind")?);
+    let (Some(group), Some(version), Some(kind)) = (
+        group,
+        version.filter(|v| !v.is_empty()),
+        kind.filter(|k| !k.is_empty()),
+    ) else {
+        let given: Map<String, Value> = OBJECT_MEMBERS
+            .iter()
+            .filter_map(|m| Some((m.to_string(), Value::String(member(m).ok()??))))
+            .collect();
+        return Err(Envelope::new(
+            StatusCode::RANGE_NOT_SATISFIABLE,
+            "illegal GVK in query parameters",
+            Value::Object(given),
+        ));
+    };
+    let gvk = Gvk::new(&group, &version, &kind);
+    let query = Query {
+        namespace: member("namespace")?.filter(|s| !s.is_empty()),
+        name: member("name")?.filter(|s| !s.is_empty()),
+        uid: member("uid")?.filter(|s| !s.is_empty()),
+        labels: label_pairs(&body)?,
+        annotations: string_pairs(&body, "annotationSelectors")?,
+        json_fields: field_matches(&body)?,
+        ..Query::default()
+    };
+    let resource = resolve(&state, &KindRef::exact(&gvk)).map_err(|e| not_found(&state, &gvk, e))?;
+    let watch = synced_watch(&state, &resource, query.namespace.as_deref())
+        .await
+        .map_err(|e| not_found(&state, &gvk, e))?;
+    let page = query.run(&watch.cache.read(), &PageRequest::default());
+    let mut out = format!(
+        r#"{{"code":200,"message":"{} resource(s) founded","data":["#,
+        page.items.len()
+    )
+    .into_bytes();
+    for (i, object) in page.items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(object.json());
+    }
+    out.extend_from_slice(b"]}");
+    let mut response = out.into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    Ok(response)
+}
+
+fn bad(message: impl Into<String>) -> Envelope {
+    Envelope::new(StatusCode::BAD_REQUEST, message, Value::Null)
+}
+
+fn not_found(state: &AppState, gvk: &Gvk, e: KindError) -> Envelope {
+    match e {
+        KindError::Unresolved(ResolveError::NotFound { .. } | ResolveError::Ambiguous { .. }) => {
+            let candidates: Vec<Value> = state
+                .discovery
+                .catalog()
+                .with_kind(&gvk.kind)
+                .into_iter()
+                .map(|r| {
+                    json!({
+                        "group": r.gvk.group_or_core(), "version": r.gvk.version, "kind": r.gvk.kind,
+                        "gvk": r.gvk.to_string(), "resource": r.plural,
+                    })
+                })
+                .collect();
+            let data = if candidates.is_empty() { Value::Null } else { Value::Array(candidates) };
+            Envelope::new(
+                StatusCode::NOT_FOUND,
+                "GVK not found, possible GVKs in 'data' field.",
+                data,
+            )
+        }
+        other => Problem::from(other).into(),
+    }
+}
+
+fn parse_body(body: Result<Bytes, BytesRejection>) -> Result<Map<String, Value>, Envelope> {
+    let bytes = body.map_err(|e| {
+        Envelope::new(e.status(), format!("request body cannot be read: {}", e.body_text()), Value::Null)
+    })?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Map::new());
+    }
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(map)) => {
+            if let Some(unknown) = map
+                .keys()
+                .find(|k| !OBJECT_MEMBERS.contains(&k.as_str()) && !BODY_ONLY_MEMBERS.contains(&k.as_str()))
+            {
+                return Err(bad(format!(
+                    "unknown body member `{unknown}`; accepted: {}, {}",
+                    OBJECT_MEMBERS.join(", "),
+                    BODY_ONLY_MEMBERS.join(", ")
+                )));
+            }
+            Ok(map)
+        }
+        Ok(_) => Err(bad("request body must be a JSON object")),
+        Err(e) => Err(bad(format!("request body is not valid JSON: {e}"))),
+    }
+}
+
+/// A flat `[key1, value1, key2, value2, ...]` array.
+fn pairs<'b>(body: &'b Map<String, Value>, member: &str) -> Result<Vec<(String, &'b Value)>, Envelope> {
+    let Some(value) = body.get(member).filter(|v| !v.is_null()) else {
+        return Ok(Vec::new());
+    };
+    let items = value
+        .as_array()
+        .filter(|a| a.len() % 2 == 0)
+        .ok_or_else(|| bad(format!("`{member}` must be a flat array of key, value pairs: [key1, value1, key2, value2, ...]")))?;
+    items
+        .chunks(2)
+        .map(|pair| match &pair[0] {
+            Value::String(k) if !k.is_empty() => Ok((k.clone(), &pair[1])),
+            other => Err(bad(format!("`{member}`: keys must be non-empty strings, got {other}"))),
+        })
+        .collect()
+}
+
+fn string_pairs(body: &Map<String, Value>, member: &str) -> Result<Vec<(String, String)>, Envelope> {
+    pairs(body, member)?
+        .into_iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => Ok((k, s.clone())),
+            other => Err(bad(format!("`{member}`: the value of `{k}` must be a string, got {other}"))),
+        })
+        .collect()
+}
+
+/// Label pairs are equality conditions, validated as Kubernetes would
+/// validate keys and values, through the selector parser.
+fn label_pairs(body: &Map<String, Value>) -> Result<LabelSelector, Envelope> {
+    let text = string_pairs(body, "labelSelectors")?
+        .iter()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    text.parse::<LabelSelector>()
+        .map_err(|e| bad(format!("`labelSelectors`: {e}")))
+}
+
+fn field_matches(body: &Map<String, Value>) -> Result<Vec<(Vec<String>, Value)>, Envelope> {
+    pairs(body, "fieldMatches")?
+        .into_iter()
+        .map(|(path, value)| {
+            let segments: Vec<String> = path.split('.').map(String::from).collect();
+            if segments.iter().any(String::is_empty) {
+                return Err(bad(format!("`fieldMatches`: `{path}` is not a dotted path such as `spec.nodeName`")));
+            }
+            Ok((segments, value.clone()))
+        })
+        .collect()
+}
+
+async fn api_groups(State(state): State<Arc<AppState>>, RawQuery(raw): RawQuery) -> Result<Envelope, Envelope> {
+    let params = Params::parse(raw.as_deref(), &["forceUpdate"])?;
+    let catalog = if params.flag("forceUpdate")? {
+        refresh(&state).await?
+    } else {
+        state.discovery.catalog()
+    };
+    Ok(Envelope::ok("api groups", catalog.api_groups.clone()))
+}
+
+async fn api_group_resources(State(state): State<Arc<AppState>>, RawQuery(raw): RawQuery) -> Result<Envelope, Envelope> {
+    let params = Params::parse(raw.as_deref(), &["group", "version", "forceUpdate"])?;
+    let (Some(group), Some(version)) = (params.get("group"), params.non_empty("version")) else {
+        return Err(Envelope::new(
+            StatusCode::RANGE_NOT_SATISFIABLE,
+            "group or version not specified",
+            Value::Null,
+        ));
+    };
+    let catalog = if params.flag("forceUpdate")? {
+        refresh(&state).await?
+    } else {
+        state.discovery.catalog()
+    };
+    let group_version = Gvk::new(group, version, "").api_version();
+    match catalog.resource_lists.get(&group_version) {
+        Some(list) => Ok(Envelope::ok("resource list", list.clone())),
+        // The earlier GRW answered 500 here; clients depend on it.
+        None => Err(Envelope::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "error get resources list",
+            json!(format!("{group}/{version}")),
+        )),
+    }
+}
+
+async fn refresh(state: &AppState) -> Result<Arc<crate::kube::Catalog>, Envelope> {
+    state.discovery.refresh().await.map_err(|e| {
+        tracing::warn!(error = %e, "forced discovery refresh failed");
+        Envelope::new(StatusCode::BAD_GATEWAY, "the API server's discovery could not be read", Value::Null)
+    })
+}
+
+async fn cached_resources(State(state): State<Arc<AppState>>, RawQuery(raw): RawQuery) -> Result<Envelope, Envelope> {
+    Params::parse(raw.as_deref(), &[])?;
+    let gvks: BTreeSet<String> = state.watches.all().iter().map(|w| w.key.gvk.to_string()).collect();
+    Ok(Envelope::ok("resources", json!(gvks)))
+}
+
+async fn cache_size(State(state): State<Arc<AppState>>, RawQuery(raw): RawQuery) -> Result<Envelope, Envelope> {
+    let params = Params::parse(raw.as_deref(), &["group", "version", "kind"])?;
+    let (Some(group), Some(version), Some(kind)) =
+        (params.get("group"), params.non_empty("version"), params.non_empty("kind"))
+    else {
+        return Err(Envelope::new(
+            StatusCode::BAD_REQUEST,
+            "missing required parameters",
+            json!("group;version;kind"),
+        ));
+    };
+    let gvk = Gvk::new(group, version, kind);
+    // Objects, not names: two watches of one kind may overlap, count each object once.
+    let mut keys = BTreeSet::new();
+    for watch in state.watches.of_kind(&gvk) {
+        keys.extend(watch.cache.read().iter_after(None).map(|o| o.key().clone()));
+    }
+    Ok(Envelope::ok("cached objecs count", json!(keys.len())))
+}

@@ -1,0 +1,97 @@
+//! The HTTP API: the native JSON API (`/api/v1/...`), the compatibility
+//! routes of the earlier GRW, and operations (`/healthz`, `/readyz`,
+//! `/metrics`). One file per route group.
+
+mod auth;
+mod compat;
+mod kinds;
+mod native;
+mod ops;
+mod params;
+mod problem;
+mod stream;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+
+pub use auth::ApiToken;
+pub use params::Params;
+pub use problem::Problem;
+
+use crate::config::Config;
+use crate::kube::{Discovery, KubeClient};
+use crate::metrics::Metrics;
+use crate::watch::Watches;
+
+/// What every handler can reach.
+pub struct AppState {
+    /// Resolved configuration.
+    pub config: Arc<Config>,
+    /// Kinds the server (or the recording) has.
+    pub discovery: Arc<Discovery>,
+    /// Every watch and its cache.
+    pub watches: Arc<Watches>,
+    /// Process metrics.
+    pub metrics: Arc<Metrics>,
+    /// The API server, or `None` when serving a replay.
+    pub client: Option<KubeClient>,
+    /// Required bearer token of API clients, if configured.
+    pub token: Option<ApiToken>,
+}
+
+/// The whole HTTP API.
+pub fn router(state: Arc<AppState>) -> Router {
+    let max_body = state.config.max_request_body_bytes;
+    Router::new()
+        .merge(native::routes())
+        .merge(compat::routes())
+        .merge(ops::routes())
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::extract::DefaultBodyLimit::max(max_body))
+        .layer(middleware::from_fn_with_state(state.clone(), auth::require_token))
+        .layer(middleware::from_fn_with_state(state.clone(), record_metrics))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {
+            Problem::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "InternalError",
+                "internal error; the daemon logged it",
+            )
+            .into_response()
+        }))
+        .with_state(state)
+}
+
+async fn not_found(request: Request) -> Problem {
+    Problem::not_found(format!(
+        "no route `{}`; the API is described in the README",
+        request.uri().path()
+    ))
+}
+
+async fn method_not_allowed(request: Request) -> Problem {
+    Problem::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "MethodNotAllowed",
+        format!("method {} is not allowed on `{}`", request.method(), request.uri().path()),
+    )
+}
+
+async fn record_metrics(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
+    let response = next.run(request).await;
+    state
+        .metrics
+        .request(&route, response.status().as_u16(), started.elapsed().as_secs_f64());
+    response
+}

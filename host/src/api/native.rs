@@ -1,0 +1,276 @@
+//! The native API.
+//!
+//! | route | answer |
+//! |---|---|
+//! | `GET /api/v1/objects/{kind}` | every object of a kind (`?watch=true`: event stream) |
+//! | `GET /api/v1/objects/{kind}/{name}` | one cluster-scoped object |
+//! | `GET /api/v1/namespaces/{ns}/objects/{kind}` | objects of a kind in one namespace |
+//! | `GET /api/v1/namespaces/{ns}/objects/{kind}/{name}` | one namespaced object |
+//! | `GET /api/v1/kinds` | every watch and its state |
+//!
+//! `{kind}` is any form [`KindRef::parse`] accepts (`pods`, `Deployment`,
+//! `deployments.apps`, `Deployment.v1.apps`). Answers carry the cache's
+//! freshness in `grw-resource-version` and `grw-ready` headers; lists also
+//! in `metadata`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{Value, json};
+
+use super::kinds::{resolve, synced_watch};
+use super::stream::{self, StreamOptions};
+use super::{AppState, Params, Problem};
+use crate::gvk::{KindRef, ResourceInfo};
+use crate::query::{ContinueToken, FieldSelector, LabelSelector, PageRequest, Query};
+use crate::store::{ObjectKey, Since};
+use crate::watch::Watch;
+
+/// Largest page a client may ask for.
+const MAX_LIMIT: u64 = 100_000;
+
+const LIST_PARAMS: [&str; 8] = [
+    "labelSelector",
+    "fieldSelector",
+    "limit",
+    "continue",
+    "watch",
+    "resourceVersion",
+    "allowWatchBookmarks",
+    "timeoutSeconds",
+];
+
+pub(super) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/api/v1/objects/{kind}", get(list_cluster))
+        .route("/api/v1/objects/{kind}/{name}", get(get_cluster))
+        .route("/api/v1/namespaces/{namespace}/objects/{kind}", get(list_namespaced))
+        .route("/api/v1/namespaces/{namespace}/objects/{kind}/{name}", get(get_namespaced))
+        .route("/api/v1/kinds", get(kinds))
+}
+
+async fn list_cluster(
+    State(state): State<Arc<AppState>>,
+    Path(kind): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, Problem> {
+    list(&state, None, &kind, raw.as_deref()).await
+}
+
+async fn list_namespaced(
+    State(state): State<Arc<AppState>>,
+    Path((namespace, kind)): Path<(String, String)>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, Problem> {
+    list(&state, Some(namespace), &kind, raw.as_deref()).await
+}
+
+async fn get_cluster(
+    State(state): State<Arc<AppState>>,
+    Path((kind, name)): Path<(String, String)>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, Problem> {
+    get_one(&state, None, &kind, &name, raw.as_deref()).await
+}
+
+async fn get_namespaced(
+    State(state): State<Arc<AppState>>,
+    Path((namespace, kind, name)): Path<(String, String, String)>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, Problem> {
+    get_one(&state, Some(namespace), &kind, &name, raw.as_deref()).await
+}
+
+/// Parses `{kind}` and resolves it, checking the route fits its scope.
+fn resource(state: &AppState, kind: &str, namespace: Option<&str>) -> Result<ResourceInfo, Problem> {
+    let kind = KindRef::parse(kind).map_err(|e| Problem::bad_request("InvalidKind", e))?;
+    let resource = resolve(state, &kind)?;
+    if namespace.is_some() && !resource.namespaced {
+        return Err(Problem::bad_request(
+            "ClusterScoped",
+            format!(
+                "kind `{}` is cluster-scoped: use /api/v1/objects/{}",
+                resource.gvk, resource.plural
+            ),
+        ));
+    }
+    Ok(resource)
+}
+
+async fn list(state: &AppState, namespace: Option<String>, kind: &str, raw: Option<&str>) -> Result<Response, Problem> {
+    let params = Params::parse(raw, &LIST_PARAMS)?;
+    let resource = resource(state, kind, namespace.as_deref())?;
+    let query = Query {
+        namespace: namespace.clone(),
+        labels: selector::<LabelSelector>(&params, "labelSelector")?,
+        fields: selector::<FieldSelector>(&params, "fieldSelector")?,
+        ..Query::default()
+    };
+    if params.flag("watch")? {
+        for p in ["limit", "continue"] {
+            if params.get(p).is_some() {
+                return Err(Problem::bad_request(
+                    "InvalidParameter",
+                    format!("`{p}` cannot be combined with `watch`"),
+                ));
+            }
+        }
+        let since = match params.non_empty("resourceVersion") {
+            None | Some("0") => Since::Snapshot,
+            Some(rv) => match rv.parse::<u64>() {
+                Ok(rv) => Since::ResourceVersion(rv),
+                Err(_) => {
+                    return Err(Problem::bad_request(
+                        "InvalidParameter",
+                        format!("`resourceVersion` must be a resourceVersion this API returned, got `{rv}`"),
+                    ));
+                }
+            },
+        };
+        let options = StreamOptions {
+            since,
+            bookmarks: params.flag("allowWatchBookmarks")?,
+            timeout: params.number("timeoutSeconds", 86_400)?.map(Duration::from_secs),
+        };
+        let watch = synced_watch(state, &resource, namespace.as_deref()).await?;
+        return stream::respond(watch, query, options);
+    }
+    for p in ["resourceVersion", "allowWatchBookmarks", "timeoutSeconds"] {
+        if params.get(p).is_some() {
+            return Err(Problem::bad_request(
+                "InvalidParameter",
+                format!("`{p}` only applies with `watch=true`"),
+            ));
+        }
+    }
+    let page = PageRequest {
+        limit: params.number("limit", MAX_LIMIT)?.map(|n| n as usize),
+        after: params
+            .non_empty("continue")
+            .map(ContinueToken::parse)
+            .transpose()
+            .map_err(|e| Problem::bad_request("InvalidContinue", e.to_string()))?
+            .map(|t| t.key().clone()),
+    };
+    let watch = synced_watch(state, &resource, namespace.as_deref()).await?;
+    let (body, rv) = {
+        let view = watch.cache.read();
+        let result = query.run(&view, &page);
+        let rv = view.resource_version().to_string();
+        let metadata = json!({
+            "resourceVersion": rv,
+            "continue": result.next.map(|t| t.to_string()),
+            "gvk": resource.gvk.to_string(),
+            "ready": true,
+        });
+        let mut body = Vec::with_capacity(64 + result.items.iter().map(|o| o.json().len() + 1).sum::<usize>());
+        body.extend_from_slice(
+            format!(
+                r#"{{"apiVersion":"{}","kind":"{}List","metadata":{metadata},"items":["#,
+                resource.gvk.api_version(),
+                resource.gvk.kind
+            )
+            .as_bytes(),
+        );
+        for (i, object) in result.items.iter().enumerate() {
+            if i > 0 {
+                body.push(b',');
+            }
+            body.extend_from_slice(object.json());
+        }
+        body.extend_from_slice(b"]}");
+        (body, rv)
+    };
+    Ok(json_bytes(body, &rv))
+}
+
+async fn get_one(
+    state: &AppState,
+    namespace: Option<String>,
+    kind: &str,
+    name: &str,
+    raw: Option<&str>,
+) -> Result<Response, Problem> {
+    Params::parse(raw, &[])?;
+    let resource = resource(state, kind, namespace.as_deref())?;
+    if namespace.is_none() && resource.namespaced {
+        return Err(Problem::bad_request(
+            "Namespaced",
+            format!(
+                "kind `{}` is namespaced: use /api/v1/namespaces/{{namespace}}/objects/{}/{name}",
+                resource.gvk, resource.plural
+            ),
+        ));
+    }
+    let watch = synced_watch(state, &resource, namespace.as_deref()).await?;
+    let key = ObjectKey::new(namespace.as_deref().unwrap_or(""), name);
+    let view = watch.cache.read();
+    match view.get(&key) {
+        Some(object) => Ok(json_bytes(object.json().to_vec(), view.resource_version())),
+        None => Err(Problem::not_found(format!(
+            "{} `{key}` is not in the cache (at resourceVersion {})",
+            resource.gvk.kind,
+            view.resource_version()
+        ))),
+    }
+}
+
+fn selector<T: std::str::FromStr<Err = crate::query::SelectorError> + Default>(
+    params: &Params,
+    name: &str,
+) -> Result<T, Problem> {
+    match params.get(name) {
+        Some(text) => text.parse().map_err(|e: crate::query::SelectorError| Problem::bad_request("InvalidSelector", e.to_string())),
+        None => Ok(T::default()),
+    }
+}
+
+fn json_bytes(body: Vec<u8>, rv: &str) -> Response {
+    let mut response = body.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if let Ok(rv) = HeaderValue::from_str(rv) {
+        headers.insert("grw-resource-version", rv);
+    }
+    headers.insert("grw-ready", HeaderValue::from_static("true"));
+    response
+}
+
+async fn kinds(State(state): State<Arc<AppState>>, RawQuery(raw): RawQuery) -> Result<Json<Value>, Problem> {
+    Params::parse(raw.as_deref(), &[])?;
+    let items: Vec<Value> = state.watches.all().iter().map(|w| kind_status(w)).collect();
+    let pending: Vec<Value> = state
+        .watches
+        .pending()
+        .into_iter()
+        .map(|(kind, reason)| json!({"kind": kind, "reason": reason}))
+        .collect();
+    Ok(Json(json!({"items": items, "pending": pending})))
+}
+
+fn kind_status(watch: &Watch) -> Value {
+    let (objects, rv) = {
+        let view = watch.cache.read();
+        (view.len(), view.resource_version().to_string())
+    };
+    let options = &watch.key.options;
+    json!({
+        "gvk": watch.key.gvk.to_string(),
+        "resource": watch.resource.plural,
+        "namespaced": watch.resource.namespaced,
+        "namespace": options.namespace,
+        "labelSelector": options.label_selector,
+        "fieldSelector": options.field_selector,
+        "onDemand": watch.on_demand,
+        "synced": watch.cache.is_synced(),
+        "objects": objects,
+        "resourceVersion": rv,
+        "status": watch.status(),
+    })
+}

@@ -1,0 +1,55 @@
+//! Operations: liveness, readiness, metrics.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use super::AppState;
+
+pub(super) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+}
+
+/// The process answers.
+async fn healthz() -> &'static str {
+    "ok"
+}
+
+/// Ready once discovery answered and every watch started at start-up has synced once.
+async fn readyz(State(state): State<Arc<AppState>>) -> Response {
+    if !state.discovery.is_loaded() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "waiting for discovery").into_response();
+    }
+    let waiting: Vec<String> = state
+        .watches
+        .all()
+        .iter()
+        .filter(|w| !w.on_demand && !w.cache.is_synced())
+        .map(|w| w.key.gvk.to_string())
+        .collect();
+    if waiting.is_empty() {
+        "ok".into_response()
+    } else {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("syncing: {}", waiting.join(", ")),
+        )
+            .into_response()
+    }
+}
+
+async fn metrics(State(state): State<Arc<AppState>>) -> Response {
+    let mut response = state.metrics.encode().into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+    );
+    response
+}

@@ -1,0 +1,51 @@
+//! Error answers of the native API: `{"code", "reason", "message"}` with the
+//! HTTP status as `code`. Messages say what was wrong in the request; they
+//! never carry internals.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// An error answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// Short machine-readable cause, e.g. `InvalidSelector`.
+    pub reason: &'static str,
+    /// What was wrong, for people.
+    pub message: String,
+}
+
+impl Problem {
+    /// A problem with any status.
+    pub fn new(status: StatusCode, reason: &'static str, message: impl Into<String>) -> Self {
+        Problem {
+            status,
+            reason,
+            message: message.into(),
+        }
+    }
+
+    /// 400 with a reason.
+    pub fn bad_request(reason: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, reason, message)
+    }
+
+    /// 404.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "NotFound", message)
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let body = json!({
+            "code": self.status.as_u16(),
+            "reason": self.reason,
+            "message": self.message,
+        });
+        (self.status, Json(body)).into_response()
+    }
+}

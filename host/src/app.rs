@@ -1,0 +1,201 @@
+//! The daemon: wires the source (an API server or a recording), discovery,
+//! watches and the HTTP API together, and runs until asked to stop.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::net::TcpListener;
+use tokio::sync::broadcast::{self, error::RecvError};
+
+use crate::api::{self, ApiToken, AppState};
+use crate::config::{Config, WatchOptions};
+use crate::gvk::{Gvk, KindRef, ResourceInfo};
+use crate::kube::{Catalog, Discovery, KubeClient};
+use crate::metrics::Metrics;
+use crate::store::{Change, Origin, StoredObject};
+use crate::watch::{Pending, Recording, WatchSettings, Watches};
+
+/// After a stop signal, open event streams get this long before the process exits.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Changes to CRDs often come in bursts (an operator installing twenty);
+/// one discovery refresh after the burst settles is enough.
+const CRD_DEBOUNCE: Duration = Duration::from_millis(300);
+
+/// Runs GRW until `shutdown` completes.
+pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+    let config = Arc::new(config);
+    let metrics = Arc::new(Metrics::new());
+    let token = config
+        .api_token_file
+        .clone()
+        .map(ApiToken::load)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let settings = WatchSettings {
+        keep_managed_fields: config.keep_managed_fields,
+        history_size: config.event_history_size,
+        ..WatchSettings::default()
+    };
+    let (discovery, watches, client) = match &config.replay_file {
+        Some(path) => {
+            let recording = Recording::read(path)?;
+            let watches = Arc::new(Watches::new(None, settings, metrics.clone()));
+            replay(&recording, &watches, &metrics, config.keep_managed_fields);
+            tracing::info!(file = %path.display(), events = recording.events.len(), kinds = recording.resources.len(), "serving a recording");
+            let discovery = Arc::new(Discovery::fixed(Catalog::fixed(recording.resources)));
+            (discovery, watches, None)
+        }
+        None => {
+            let client = KubeClient::connect(&config.client).await?;
+            let discovery = Arc::new(Discovery::new(client.clone()));
+            let watches = Arc::new(Watches::new(Some(client.clone()), settings, metrics.clone()));
+            for resource in &config.initial_resources {
+                let kind = KindRef {
+                    group: Some(resource.gvk.group.clone()),
+                    version: Some(resource.gvk.version.clone()).filter(|v| !v.is_empty()),
+                    name: resource.gvk.kind.clone(),
+                };
+                watches.add_pending(Pending {
+                    kind,
+                    options: resource.options.clone(),
+                    reason: "waiting for discovery".into(),
+                });
+            }
+            tokio::spawn(keep_discovery(discovery.clone(), watches.clone(), config.clone()));
+            (discovery, watches, Some(client))
+        }
+    };
+    let state = Arc::new(AppState {
+        config: config.clone(),
+        discovery,
+        watches,
+        metrics,
+        client,
+        token,
+    });
+    let address = (config.listen_address, config.listen_port);
+    let listener = TcpListener::bind(address)
+        .await
+        .with_context(|| format!("cannot listen on {}:{}", address.0, address.1))?;
+    tracing::info!(address = %listener.local_addr()?, "API listening");
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = axum::serve(listener, api::router(state)).with_graceful_shutdown(async move {
+        let _ = stop_rx.await;
+    });
+    let server = tokio::spawn(async move { server.await });
+    shutdown.await;
+    tracing::info!("stopping");
+    let _ = stop_tx.send(());
+    match tokio::time::timeout(SHUTDOWN_GRACE, server).await {
+        Ok(result) => result??,
+        Err(_) => tracing::info!("event streams still open after the grace period; exiting"),
+    }
+    Ok(())
+}
+
+fn replay(recording: &Recording, watches: &Watches, metrics: &Metrics, keep_managed_fields: bool) {
+    let caches: Vec<_> = recording
+        .resources
+        .iter()
+        .map(|r| (r.gvk.clone(), watches.ensure(r, WatchOptions::default(), false)))
+        .collect();
+    let cache_of = |gvk: &Gvk| caches.iter().find(|(g, _)| g == gvk).map(|(_, w)| w);
+    for (gvk, kind, object) in &recording.events {
+        let Some(watch) = cache_of(gvk) else { continue };
+        match StoredObject::from_value(object.clone(), gvk, keep_managed_fields) {
+            Ok(object) => {
+                if watch.cache.apply(*kind, object, Origin::Watch).is_some() {
+                    metrics.event(&gvk.to_string(), kind.as_str());
+                    watch.update_status(|s| s.events += 1);
+                }
+            }
+            Err(e) => tracing::warn!(gvk = %gvk, error = %e, "recorded event skipped"),
+        }
+    }
+    for (gvk, watch) in &caches {
+        watch.cache.mark_synced();
+        watch.update_status(|s| s.phase = crate::watch::Phase::Ready);
+        metrics.objects(&gvk.to_string(), watch.cache.read().len());
+    }
+}
+
+/// Keeps discovery current: at start (retrying until the server answers),
+/// every `apiGroupsSyncIntervalSecond`, and soon after a CRD is added or
+/// removed. After each refresh, configured kinds that were missing are
+/// watched if they now exist.
+async fn keep_discovery(discovery: Arc<Discovery>, watches: Arc<Watches>, config: Arc<Config>) {
+    let mut backoff = crate::watch::Backoff::new(Duration::from_millis(500), Duration::from_secs(30));
+    while let Err(e) = discovery.refresh().await {
+        let delay = backoff.next_delay();
+        tracing::warn!(error = %e, retry_in_ms = delay.as_millis() as u64, "discovery failed; configured kinds wait for it");
+        tokio::time::sleep(delay).await;
+    }
+    start_pending(&discovery, &watches);
+    let crds = discovery
+        .catalog()
+        .get(&Gvk::new("apiextensions.k8s.io", "v1", "CustomResourceDefinition"))
+        .cloned();
+    let mut crd_changes = crds.map(|crds| crd_watch(&watches, &crds));
+    let period = config.api_groups_sync_interval;
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    loop {
+        tokio::select! {
+            _ = ticker.tick(), if config.sync_api_groups => {}
+            changed = next_crd_change(&mut crd_changes) => {
+                if !changed {
+                    crd_changes = None;
+                    continue;
+                }
+                tokio::time::sleep(CRD_DEBOUNCE).await;
+                if let Some(rx) = &mut crd_changes {
+                    while rx.try_recv().is_ok() {}
+                }
+                tracing::info!("a CustomResourceDefinition changed; reading discovery again");
+            }
+        }
+        match discovery.refresh().await {
+            Ok(_) => start_pending(&discovery, &watches),
+            Err(e) => tracing::warn!(error = %e, "discovery refresh failed; keeping the previous one"),
+        }
+    }
+}
+
+/// Watches CRDs and returns their live changes.
+fn crd_watch(watches: &Watches, crds: &ResourceInfo) -> broadcast::Receiver<Arc<Change>> {
+    watches.ensure(crds, WatchOptions::default(), false).cache.live()
+}
+
+/// Waits for a CRD change that is not part of the first list; `false` if the
+/// CRD watch went away.
+async fn next_crd_change(
+    rx: &mut Option<broadcast::Receiver<Arc<Change>>>,
+) -> bool {
+    let Some(rx) = rx else {
+        return std::future::pending().await;
+    };
+    loop {
+        match rx.recv().await {
+            Ok(change) if change.origin == Origin::Initial => continue,
+            Ok(_) | Err(RecvError::Lagged(_)) => return true,
+            Err(RecvError::Closed) => return false,
+        }
+    }
+}
+
+fn start_pending(discovery: &Discovery, watches: &Watches) {
+    let catalog = discovery.catalog();
+    for pending in watches.take_pending() {
+        match catalog.resolve(&pending.kind) {
+            Ok(resource) => {
+                watches.ensure(&resource, pending.options, false);
+            }
+            Err(e) => watches.add_pending(Pending {
+                reason: e.to_string(),
+                ..pending
+            }),
+        }
+    }
+}

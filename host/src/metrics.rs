@@ -1,0 +1,144 @@
+//! Prometheus metrics of the whole process.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabels {
+    gvk: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct EventLabels {
+    gvk: String,
+    #[prometheus(flatten)]
+    r#type: TypeLabel,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TypeLabel {
+    r#type: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    route: String,
+    status: u16,
+}
+
+/// Every metric GRW exports at `/metrics`.
+pub struct Metrics {
+    registry: Registry,
+    objects: Family<KindLabels, Gauge>,
+    events: Family<EventLabels, Counter>,
+    relists: Family<KindLabels, Counter>,
+    watch_restarts: Family<KindLabels, Counter>,
+    request_seconds: Family<RequestLabels, Histogram>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// A registry with every metric at zero.
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("grw");
+        let objects = Family::<KindLabels, Gauge>::default();
+        let events = Family::<EventLabels, Counter>::default();
+        let relists = Family::<KindLabels, Counter>::default();
+        let watch_restarts = Family::<KindLabels, Counter>::default();
+        let request_seconds = Family::<RequestLabels, Histogram>::new_with_constructor(|| {
+            // 0.1 ms to ~3 s: cache answers are sub-millisecond, waits for a sync are seconds.
+            Histogram::new([0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 3.0])
+        });
+        registry.register("cached_objects", "Objects in the cache, per kind", objects.clone());
+        registry.register("watch_events", "Changes applied to caches, per kind and type", events.clone());
+        registry.register("relists", "Full relists after the first list, per kind", relists.clone());
+        registry.register("watch_restarts", "Watch requests re-opened, per kind", watch_restarts.clone());
+        registry.register(
+            "http_request_duration_seconds",
+            "HTTP API request latency, per route and status",
+            request_seconds.clone(),
+        );
+        Metrics {
+            registry,
+            objects,
+            events,
+            relists,
+            watch_restarts,
+            request_seconds,
+        }
+    }
+
+    /// Sets the object count of a kind.
+    pub fn objects(&self, gvk: &str, count: usize) {
+        self.objects
+            .get_or_create(&KindLabels { gvk: gvk.to_string() })
+            .set(count as i64);
+    }
+
+    /// Counts one applied change.
+    pub fn event(&self, gvk: &str, kind: &str) {
+        let labels = EventLabels {
+            gvk: gvk.to_string(),
+            r#type: TypeLabel { r#type: kind.to_string() },
+        };
+        self.events.get_or_create(&labels).inc();
+    }
+
+    /// Counts one relist.
+    pub fn relist(&self, gvk: &str) {
+        self.relists.get_or_create(&KindLabels { gvk: gvk.to_string() }).inc();
+    }
+
+    /// Counts one re-opened watch.
+    pub fn watch_restart(&self, gvk: &str) {
+        self.watch_restarts
+            .get_or_create(&KindLabels { gvk: gvk.to_string() })
+            .inc();
+    }
+
+    /// Records one HTTP request.
+    pub fn request(&self, route: &str, status: u16, seconds: f64) {
+        self.request_seconds
+            .get_or_create(&RequestLabels {
+                route: route.to_string(),
+                status,
+            })
+            .observe(seconds);
+    }
+
+    /// The text exposition format.
+    pub fn encode(&self) -> String {
+        let mut text = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_counters_with_labels() {
+        let m = Metrics::new();
+        m.objects("v1/Pod", 3);
+        m.event("v1/Pod", "ADDED");
+        m.relist("v1/Pod");
+        m.request("/api/v1/objects/{kind}", 200, 0.002);
+        let text = m.encode();
+        assert!(text.contains(r#"grw_cached_objects{gvk="v1/Pod"} 3"#), "{text}");
+        assert!(text.contains(r#"grw_watch_events_total{gvk="v1/Pod",type="ADDED"} 1"#), "{text}");
+        assert!(text.contains(r#"grw_relists_total{gvk="v1/Pod"} 1"#), "{text}");
+        assert!(text.contains("grw_http_request_duration_seconds_count"), "{text}");
+    }
+}

@@ -1,0 +1,412 @@
+//! The store: one [`Cache`] of objects per watch, with indexes, the
+//! resourceVersion it reflects, a bounded history of changes for resuming
+//! event streams, and a broadcast of live changes.
+//!
+//! Every mutation takes the write lock, updates objects and indexes, appends
+//! to the history and broadcasts while still holding it; subscribing takes the
+//! read lock. So a subscriber sees each change exactly once: either in its
+//! backlog or live, never both and never neither.
+
+mod change;
+mod index;
+mod object;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::{RwLock, RwLockReadGuard};
+use tokio::sync::{broadcast, watch};
+
+pub use change::{Change, ChangeType, Origin};
+pub use object::{ObjectError, ObjectKey, StoredObject};
+
+use crate::gvk::Gvk;
+use index::Indexes;
+
+/// Live changes a slow subscriber may fall behind by before it is cut off
+/// (and told to resume from its last resourceVersion).
+const BROADCAST_CAPACITY: usize = 4096;
+
+/// The objects of one watch.
+pub struct Cache {
+    gvk: Gvk,
+    state: RwLock<State>,
+    live: broadcast::Sender<Arc<Change>>,
+    synced: watch::Sender<bool>,
+}
+
+struct State {
+    objects: BTreeMap<ObjectKey, Arc<StoredObject>>,
+    indexes: Indexes,
+    resource_version: String,
+    history: VecDeque<Arc<Change>>,
+    history_capacity: usize,
+    /// Changes after this position are all in `history`.
+    history_floor: u64,
+    last_position: u64,
+}
+
+/// From where a subscriber wants changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Since {
+    /// Only changes from now on.
+    Now,
+    /// An ADDED for every current object, then changes from now on.
+    Snapshot,
+    /// Every change after this resourceVersion, then changes from now on.
+    ResourceVersion(u64),
+}
+
+/// A subscriber's view: the backlog it asked for, then live changes.
+pub struct Subscription {
+    /// Changes to deliver first, oldest first.
+    pub backlog: Vec<Arc<Change>>,
+    /// Live changes after the backlog.
+    pub live: broadcast::Receiver<Arc<Change>>,
+}
+
+/// The requested resourceVersion is older than the history kept.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error(
+    "resourceVersion {requested} is too old: changes are kept from {oldest} on; list again and watch from the list's resourceVersion"
+)]
+pub struct TooOld {
+    /// What was asked for.
+    pub requested: u64,
+    /// The oldest resourceVersion one can resume from.
+    pub oldest: u64,
+}
+
+impl Cache {
+    /// An empty, not yet synced cache keeping `history_capacity` changes.
+    pub fn new(gvk: Gvk, history_capacity: usize) -> Cache {
+        Cache {
+            gvk,
+            state: RwLock::new(State {
+                objects: BTreeMap::new(),
+                indexes: Indexes::default(),
+                resource_version: String::new(),
+                history: VecDeque::new(),
+                history_capacity,
+                history_floor: 0,
+                last_position: 0,
+            }),
+            live: broadcast::channel(BROADCAST_CAPACITY).0,
+            synced: watch::channel(false).0,
+        }
+    }
+
+    /// The kind this cache holds.
+    pub fn gvk(&self) -> &Gvk {
+        &self.gvk
+    }
+
+    /// A consistent read-only view; hold it briefly, writers wait for it.
+    pub fn read(&self) -> CacheView<'_> {
+        CacheView(self.state.read())
+    }
+
+    /// Applies one watch event. Returns the change, or `None` when it changes
+    /// nothing (the same resourceVersion again, or deleting an unknown object).
+    pub fn apply(&self, kind: ChangeType, object: StoredObject, origin: Origin) -> Option<Arc<Change>> {
+        let mut state = self.state.write();
+        let position = parse_rv(object.resource_version()).max(state.last_position);
+        if !object.resource_version().is_empty() {
+            state.resource_version = object.resource_version().to_string();
+        }
+        let change = match kind {
+            ChangeType::Deleted => {
+                // The server's DELETED carries the final state: announce that one.
+                state.remove(object.key())?;
+                Change {
+                    kind: ChangeType::Deleted,
+                    object: Arc::new(object),
+                    old: None,
+                    origin,
+                    position,
+                }
+            }
+            ChangeType::Added | ChangeType::Modified => {
+                if state.is_unchanged(&object) {
+                    return None;
+                }
+                let object = Arc::new(object);
+                match state.upsert(object.clone()) {
+                    Some(old) => Change {
+                        kind: ChangeType::Modified,
+                        object,
+                        old: Some(old),
+                        origin,
+                        position,
+                    },
+                    None => Change {
+                        kind: ChangeType::Added,
+                        object,
+                        old: None,
+                        origin,
+                        position,
+                    },
+                }
+            }
+        };
+        Some(self.publish(&mut state, change))
+    }
+
+    /// Replaces the whole content with a fresh list, emitting the difference:
+    /// ADDED for new objects, MODIFIED for ones whose resourceVersion changed,
+    /// DELETED (with the last known state) for vanished ones, nothing for the
+    /// unchanged. Returns the changes made.
+    pub fn replace(&self, objects: Vec<StoredObject>, list_rv: &str, origin: Origin) -> Vec<Arc<Change>> {
+        let mut state = self.state.write();
+        let position = parse_rv(list_rv).max(state.last_position);
+        let mut changes = Vec::new();
+        let mut seen = BTreeSet::new();
+        for object in objects {
+            seen.insert(object.key().clone());
+            if state.is_unchanged(&object) {
+                continue;
+            }
+            let object = Arc::new(object);
+            let change = match state.upsert(object.clone()) {
+                Some(old) => Change {
+                    kind: ChangeType::Modified,
+                    object,
+                    old: Some(old),
+                    origin,
+                    position,
+                },
+                None => Change {
+                    kind: ChangeType::Added,
+                    object,
+                    old: None,
+                    origin,
+                    position,
+                },
+            };
+            changes.push(change);
+        }
+        let vanished: Vec<ObjectKey> = state
+            .objects
+            .keys()
+            .filter(|k| !seen.contains(*k))
+            .cloned()
+            .collect();
+        for key in vanished {
+            if let Some(last) = state.remove(&key) {
+                changes.push(Change {
+                    kind: ChangeType::Deleted,
+                    object: last,
+                    old: None,
+                    origin,
+                    position,
+                });
+            }
+        }
+        state.resource_version = list_rv.to_string();
+        let published = changes
+            .into_iter()
+            .map(|c| self.publish(&mut state, c))
+            .collect();
+        if origin == Origin::Initial && state.history.is_empty() {
+            // The first list is the starting point: resuming is possible from its resourceVersion on.
+            state.history_floor = position;
+        }
+        state.last_position = position;
+        published
+    }
+
+    /// Records a resourceVersion reached without a change (a bookmark).
+    pub fn set_resource_version(&self, rv: &str) {
+        let mut state = self.state.write();
+        state.resource_version = rv.to_string();
+        let position = parse_rv(rv);
+        if position > state.last_position {
+            state.last_position = position;
+            if state.history.is_empty() {
+                state.history_floor = position;
+            }
+        }
+    }
+
+    /// Marks the cache as holding a complete list.
+    pub fn mark_synced(&self) {
+        self.synced.send_replace(true);
+    }
+
+    /// Whether the cache has held a complete list at least once.
+    pub fn is_synced(&self) -> bool {
+        *self.synced.borrow()
+    }
+
+    /// Waits until the cache is synced; `false` if `timeout` passed first.
+    pub async fn wait_synced(&self, timeout: Duration) -> bool {
+        let mut rx = self.synced.subscribe();
+        tokio::time::timeout(timeout, rx.wait_for(|synced| *synced))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+
+    /// Subscribes to changes; see [`Since`].
+    pub fn subscribe(&self, since: Since) -> Result<Subscription, TooOld> {
+        let state = self.state.read();
+        let backlog = match since {
+            Since::Now => Vec::new(),
+            Since::Snapshot => state
+                .objects
+                .values()
+                .map(|o| {
+                    Arc::new(Change {
+                        kind: ChangeType::Added,
+                        object: o.clone(),
+                        old: None,
+                        origin: Origin::Initial,
+                        position: state.last_position,
+                    })
+                })
+                .collect(),
+            Since::ResourceVersion(rv) => {
+                if rv < state.history_floor {
+                    return Err(TooOld {
+                        requested: rv,
+                        oldest: state.history_floor,
+                    });
+                }
+                let start = state.history.partition_point(|c| c.position <= rv);
+                state.history.range(start..).cloned().collect()
+            }
+        };
+        Ok(Subscription {
+            backlog,
+            live: self.live.subscribe(),
+        })
+    }
+
+    /// Live changes from now on.
+    pub fn live(&self) -> broadcast::Receiver<Arc<Change>> {
+        self.live.subscribe()
+    }
+
+    fn publish(&self, state: &mut State, change: Change) -> Arc<Change> {
+        let change = Arc::new(change);
+        state.last_position = state.last_position.max(change.position);
+        if state.history_capacity > 0 {
+            if state.history.len() == state.history_capacity
+                && let Some(evicted) = state.history.pop_front()
+            {
+                state.history_floor = evicted.position;
+            }
+            state.history.push_back(change.clone());
+        } else {
+            state.history_floor = change.position;
+        }
+        // No receivers is fine: nobody is streaming this kind right now.
+        let _ = self.live.send(change.clone());
+        change
+    }
+}
+
+impl State {
+    /// The cache already holds this very version of the object.
+    fn is_unchanged(&self, object: &StoredObject) -> bool {
+        self.objects
+            .get(object.key())
+            .is_some_and(|cached| cached.resource_version() == object.resource_version())
+    }
+
+    fn upsert(&mut self, object: Arc<StoredObject>) -> Option<Arc<StoredObject>> {
+        let old = self.objects.insert(object.key().clone(), object.clone());
+        if let Some(old) = &old {
+            self.indexes.remove(old);
+        }
+        self.indexes.insert(&object);
+        old
+    }
+
+    fn remove(&mut self, key: &ObjectKey) -> Option<Arc<StoredObject>> {
+        let old = self.objects.remove(key)?;
+        self.indexes.remove(&old);
+        Some(old)
+    }
+}
+
+/// A read-locked view of one cache.
+pub struct CacheView<'a>(RwLockReadGuard<'a, State>);
+
+impl CacheView<'_> {
+    /// Number of objects.
+    pub fn len(&self) -> usize {
+        self.0.objects.len()
+    }
+
+    /// Whether the cache holds no object.
+    pub fn is_empty(&self) -> bool {
+        self.0.objects.is_empty()
+    }
+
+    /// The resourceVersion the cache reflects (last list, event or bookmark).
+    pub fn resource_version(&self) -> &str {
+        &self.0.resource_version
+    }
+
+    /// One object by key.
+    pub fn get(&self, key: &ObjectKey) -> Option<&Arc<StoredObject>> {
+        self.0.objects.get(key)
+    }
+
+    /// One object by uid.
+    pub fn get_by_uid(&self, uid: &str) -> Option<&Arc<StoredObject>> {
+        self.0.objects.get(self.0.indexes.uid(uid)?)
+    }
+
+    /// All objects in key order, starting after `after` when given.
+    pub fn iter_after<'s>(
+        &'s self,
+        after: Option<&ObjectKey>,
+    ) -> Box<dyn Iterator<Item = &'s Arc<StoredObject>> + 's> {
+        match after {
+            Some(key) => Box::new(
+                self.0
+                    .objects
+                    .range((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded))
+                    .map(|(_, o)| o),
+            ),
+            None => Box::new(self.0.objects.values()),
+        }
+    }
+
+    /// Keys of the objects in one namespace, in key order.
+    pub fn keys_in_namespace(&self, namespace: &str) -> Option<&BTreeSet<ObjectKey>> {
+        self.0.indexes.namespace(namespace)
+    }
+
+    /// Keys of the objects having label `key=value`, in key order.
+    pub fn keys_with_label(&self, key: &str, value: &str) -> Option<&BTreeSet<ObjectKey>> {
+        self.0.indexes.label(key, value)
+    }
+
+    /// Key sets of every value of label `key`.
+    pub fn keys_with_label_key(&self, key: &str) -> impl Iterator<Item = &BTreeSet<ObjectKey>> {
+        self.0.indexes.label_values(key)
+    }
+
+    /// Keys of the objects owned by `uid`, in key order.
+    pub fn keys_owned_by(&self, uid: &str) -> Option<&BTreeSet<ObjectKey>> {
+        self.0.indexes.owner(uid)
+    }
+
+    /// Namespaces that hold at least one object.
+    pub fn namespaces(&self) -> impl Iterator<Item = &str> {
+        self.0.indexes.namespaces()
+    }
+}
+
+/// ResourceVersions are opaque strings in Kubernetes, but every API server
+/// backed by etcd uses its revision numbers; ordering (for resuming streams)
+/// relies on that. A non-numeric version sorts first.
+pub fn parse_rv(rv: &str) -> u64 {
+    rv.parse().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,270 @@
+//! Watches: one list+watch loop per (kind, namespace/selector) feeding one
+//! [`Cache`], however many users want it; their status; and the replay source.
+
+mod backoff;
+mod replay;
+mod run;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use parking_lot::Mutex;
+use serde::Serialize;
+
+pub use backoff::Backoff;
+pub use replay::{Recording, ReplayError};
+
+use crate::config::WatchOptions;
+use crate::gvk::{Gvk, KindRef, ResourceInfo};
+use crate::kube::KubeClient;
+use crate::metrics::Metrics;
+use crate::store::Cache;
+
+/// Identity of a watch: a kind and the server-side options that narrow it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct WatchKey {
+    /// The kind.
+    pub gvk: Gvk,
+    /// Namespace, selectors and extra parameters sent to the server.
+    pub options: WatchOptions,
+}
+
+/// Where a watch stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// First list in progress.
+    Syncing,
+    /// Synced and watching.
+    Ready,
+    /// Lost its watch or list; retrying. The cache keeps serving its last state.
+    Reconnecting,
+    /// Refused by the server (401/403) or failing repeatedly; retrying slowly.
+    Failed,
+}
+
+/// What a watch has been doing, for the status API.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WatchStatus {
+    /// Current phase.
+    pub phase: Phase,
+    /// Last error seen, if the watch is not healthy or recovered from one.
+    pub last_error: Option<String>,
+    /// When the last change arrived.
+    #[serde(serialize_with = "serialize_time")]
+    pub last_event_time: Option<SystemTime>,
+    /// Changes applied since start.
+    pub events: u64,
+    /// Full relists after the first list.
+    pub relists: u64,
+    /// Watch requests re-opened after one ended.
+    pub watch_restarts: u64,
+}
+
+fn serialize_time<S: serde::Serializer>(t: &Option<SystemTime>, s: S) -> Result<S::Ok, S::Error> {
+    match t.and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok()) {
+        Some(d) => s.serialize_str(&crate::time::rfc3339(d)),
+        None => s.serialize_none(),
+    }
+}
+
+/// One watch and its cache.
+pub struct Watch {
+    /// What is watched.
+    pub key: WatchKey,
+    /// How discovery describes the kind.
+    pub resource: ResourceInfo,
+    /// The objects.
+    pub cache: Arc<Cache>,
+    /// Started by a query rather than by configuration.
+    pub on_demand: bool,
+    status: Mutex<WatchStatus>,
+}
+
+impl Watch {
+    /// A snapshot of the status.
+    pub fn status(&self) -> WatchStatus {
+        self.status.lock().clone()
+    }
+
+    pub(crate) fn update_status(&self, f: impl FnOnce(&mut WatchStatus)) {
+        f(&mut self.status.lock());
+    }
+}
+
+/// Settings of every watch loop.
+#[derive(Debug, Clone)]
+pub struct WatchSettings {
+    /// Objects per LIST page.
+    pub page_size: u32,
+    /// `timeoutSeconds` of WATCH requests; the loop re-opens the watch after.
+    pub watch_timeout_seconds: u32,
+    /// Backoff after errors.
+    pub backoff: (Duration, Duration),
+    /// Backoff after 401/403: retrying fast only floods the audit log.
+    pub denied_backoff: (Duration, Duration),
+    /// Keep `metadata.managedFields`.
+    pub keep_managed_fields: bool,
+    /// Changes kept per cache for resuming event streams.
+    pub history_size: usize,
+}
+
+impl Default for WatchSettings {
+    fn default() -> Self {
+        WatchSettings {
+            page_size: 500,
+            // Below kube's 295 s read timeout, so the server ends the watch first.
+            watch_timeout_seconds: 290,
+            backoff: (Duration::from_millis(250), Duration::from_secs(30)),
+            denied_backoff: (Duration::from_secs(5), Duration::from_secs(300)),
+            keep_managed_fields: false,
+            history_size: 10_000,
+        }
+    }
+}
+
+/// Every watch of the process.
+pub struct Watches {
+    client: Option<KubeClient>,
+    settings: WatchSettings,
+    metrics: Arc<Metrics>,
+    entries: Mutex<HashMap<WatchKey, Arc<Watch>>>,
+    pending: Mutex<Vec<Pending>>,
+}
+
+/// A configured kind the server does not serve yet (its CRD is not installed).
+#[derive(Debug, Clone)]
+pub struct Pending {
+    /// The kind as configured.
+    pub kind: KindRef,
+    /// Its watch options.
+    pub options: WatchOptions,
+    /// Why it is not watched yet.
+    pub reason: String,
+}
+
+impl Watches {
+    /// Watches against an API server (`Some(client)`) or fed by a replay (`None`).
+    pub fn new(client: Option<KubeClient>, settings: WatchSettings, metrics: Arc<Metrics>) -> Self {
+        Watches {
+            client,
+            settings,
+            metrics,
+            entries: Mutex::new(HashMap::new()),
+            pending: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Settings of the watch loops.
+    pub fn settings(&self) -> &WatchSettings {
+        &self.settings
+    }
+
+    /// The watch for `resource` with `options`, started if it does not exist.
+    /// Racing callers get the same watch: exactly one loop runs per key.
+    pub fn ensure(&self, resource: &ResourceInfo, options: WatchOptions, on_demand: bool) -> Arc<Watch> {
+        let key = WatchKey {
+            gvk: resource.gvk.clone(),
+            options,
+        };
+        let mut entries = self.entries.lock();
+        if let Some(watch) = entries.get(&key) {
+            return watch.clone();
+        }
+        let watch = Arc::new(Watch {
+            key: key.clone(),
+            resource: resource.clone(),
+            cache: Arc::new(Cache::new(resource.gvk.clone(), self.settings.history_size)),
+            on_demand,
+            status: Mutex::new(WatchStatus {
+                phase: Phase::Syncing,
+                last_error: None,
+                last_event_time: None,
+                events: 0,
+                relists: 0,
+                watch_restarts: 0,
+            }),
+        });
+        entries.insert(key, watch.clone());
+        drop(entries);
+        tracing::info!(gvk = %resource.gvk, on_demand, "watch started");
+        if let Some(client) = &self.client {
+            tokio::spawn(run::run(
+                watch.clone(),
+                client.clone(),
+                self.settings.clone(),
+                self.metrics.clone(),
+            ));
+        }
+        watch
+    }
+
+    /// The watch that holds every object of `gvk` a query for `namespace`
+    /// may ask for: an unfiltered watch of the whole cluster, or of that namespace.
+    pub fn serving(&self, gvk: &Gvk, namespace: Option<&str>) -> Option<Arc<Watch>> {
+        let entries = self.entries.lock();
+        let cluster = WatchKey {
+            gvk: gvk.clone(),
+            options: WatchOptions::default(),
+        };
+        if let Some(w) = entries.get(&cluster) {
+            return Some(w.clone());
+        }
+        let ns = namespace?;
+        entries
+            .values()
+            .find(|w| {
+                &w.key.gvk == gvk
+                    && w.key.options
+                        == WatchOptions {
+                            namespace: Some(ns.to_string()),
+                            ..Default::default()
+                        }
+            })
+            .cloned()
+    }
+
+    /// Every watch of a kind, whatever its options.
+    pub fn of_kind(&self, gvk: &Gvk) -> Vec<Arc<Watch>> {
+        self.entries
+            .lock()
+            .values()
+            .filter(|w| &w.key.gvk == gvk)
+            .cloned()
+            .collect()
+    }
+
+    /// Every watch, ordered by kind.
+    pub fn all(&self) -> Vec<Arc<Watch>> {
+        let mut all: Vec<_> = self.entries.lock().values().cloned().collect();
+        all.sort_by(|a, b| a.key.gvk.cmp(&b.key.gvk));
+        all
+    }
+
+    /// Whether every watch has synced at least once.
+    pub fn all_synced(&self) -> bool {
+        self.entries.lock().values().all(|w| w.cache.is_synced())
+    }
+
+    /// Remembers a configured kind to watch once discovery serves it.
+    pub fn add_pending(&self, pending: Pending) {
+        tracing::warn!(kind = %pending.kind, reason = %pending.reason, "configured kind not served yet; it is watched as soon as it appears");
+        self.pending.lock().push(pending);
+    }
+
+    /// Configured kinds not watched yet, with the reason.
+    pub fn pending(&self) -> Vec<(String, String)> {
+        self.pending
+            .lock()
+            .iter()
+            .map(|p| (p.kind.to_string(), p.reason.clone()))
+            .collect()
+    }
+
+    /// Takes the pending kinds out, to try them again.
+    pub fn take_pending(&self) -> Vec<Pending> {
+        std::mem::take(&mut self.pending.lock())
+    }
+}

@@ -1,0 +1,207 @@
+//! The list+watch loop of one watch.
+//!
+//! List (paginated) → replace the cache (a diff after the first time) → watch
+//! from the list's resourceVersion → on a clean end or a dropped connection,
+//! watch again from the last resourceVersion seen (events or bookmarks) → on
+//! `410 Gone`, list again. Errors back off exponentially; 401/403 back off
+//! slowly. The cache keeps serving its last state throughout.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use futures::StreamExt;
+
+use super::{Backoff, Phase, Watch, WatchSettings};
+use crate::kube::{ApiError, KubeClient, WatchLine};
+use crate::metrics::Metrics;
+use crate::store::{Origin, StoredObject};
+
+/// A watch that ends sooner than this without any event counts as a failure
+/// for backoff, so a server that closes watches at once is not hammered.
+const MIN_HEALTHY_WATCH: Duration = Duration::from_secs(1);
+
+pub(super) async fn run(watch: Arc<Watch>, client: KubeClient, settings: WatchSettings, metrics: Arc<Metrics>) {
+    let mut retry = Retry::new(&settings);
+    let gvk = watch.key.gvk.to_string();
+    // `None`: the resume point is lost, list first.
+    let mut resume: Option<String> = None;
+    loop {
+        let rv = match resume.take() {
+            Some(rv) => rv,
+            None => match list(&watch, &client, &settings).await {
+                Ok(rv) => {
+                    retry.reset();
+                    metrics.objects(&gvk, watch.cache.read().len());
+                    rv
+                }
+                Err(e) => {
+                    retry.fail(&watch, &client, &e).await;
+                    continue;
+                }
+            },
+        };
+        let opened = Instant::now();
+        let stream = client
+            .watch(&watch.resource, &watch.key.options, &rv, settings.watch_timeout_seconds)
+            .await;
+        let mut stream = match stream {
+            Ok(s) => Box::pin(s),
+            Err(e) if e.is_gone() => {
+                note_relist(&watch, &metrics, &gvk, &e);
+                continue;
+            }
+            Err(e) => {
+                resume = Some(rv);
+                retry.fail(&watch, &client, &e).await;
+                continue;
+            }
+        };
+        watch.update_status(|s| s.phase = Phase::Ready);
+        let mut last_rv = rv;
+        let mut saw_event = false;
+        let mut failure: Option<ApiError> = None;
+        while let Some(line) = stream.next().await {
+            match line {
+                Ok(WatchLine::Change(kind, value)) => {
+                    saw_event = true;
+                    match StoredObject::from_value(value, &watch.key.gvk, settings.keep_managed_fields) {
+                        Ok(object) => {
+                            last_rv = object.resource_version().to_string();
+                            if watch.cache.apply(kind, object, Origin::Watch).is_some() {
+                                metrics.event(&gvk, kind.as_str());
+                                watch.update_status(|s| {
+                                    s.events += 1;
+                                    s.last_event_time = Some(SystemTime::now());
+                                });
+                            }
+                        }
+                        Err(e) => tracing::warn!(gvk, error = %e, "watch event skipped"),
+                    }
+                }
+                Ok(WatchLine::Bookmark(bookmark_rv)) => {
+                    saw_event = true;
+                    watch.cache.set_resource_version(&bookmark_rv);
+                    last_rv = bookmark_rv;
+                }
+                Ok(WatchLine::Error(e)) | Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        metrics.objects(&gvk, watch.cache.read().len());
+        match failure {
+            Some(e) if e.is_gone() => note_relist(&watch, &metrics, &gvk, &e),
+            Some(e) => {
+                resume = Some(last_rv);
+                restarted(&watch, &metrics, &gvk);
+                retry.fail(&watch, &client, &e).await;
+            }
+            None => {
+                resume = Some(last_rv);
+                restarted(&watch, &metrics, &gvk);
+                if saw_event || opened.elapsed() >= MIN_HEALTHY_WATCH {
+                    retry.reset();
+                } else {
+                    tokio::time::sleep(retry.normal.next_delay()).await;
+                }
+            }
+        }
+    }
+}
+
+/// Lists every page and replaces the cache with the result; returns the list's resourceVersion.
+async fn list(watch: &Watch, client: &KubeClient, settings: &WatchSettings) -> Result<String, ApiError> {
+    let first = !watch.cache.is_synced();
+    watch.update_status(|s| {
+        s.phase = if first { Phase::Syncing } else { Phase::Reconnecting };
+    });
+    let mut objects = Vec::new();
+    let mut token: Option<String> = None;
+    let rv = loop {
+        let page = match client
+            .list_page(&watch.resource, &watch.key.options, settings.page_size, token.as_deref())
+            .await
+        {
+            // The continue token expired between pages: the snapshot is gone, start over.
+            Err(e) if e.is_gone() && token.is_some() => {
+                objects.clear();
+                token = None;
+                continue;
+            }
+            other => other?,
+        };
+        for item in page.items {
+            match StoredObject::from_value(item, &watch.key.gvk, settings.keep_managed_fields) {
+                Ok(o) => objects.push(o),
+                Err(e) => tracing::warn!(gvk = %watch.key.gvk, error = %e, "listed object skipped"),
+            }
+        }
+        match page.metadata.continue_token {
+            Some(t) if !t.is_empty() => token = Some(t),
+            _ => break page.metadata.resource_version,
+        }
+    };
+    let origin = if first { Origin::Initial } else { Origin::Relist };
+    let changes = watch.cache.replace(objects, &rv, origin);
+    watch.cache.mark_synced();
+    let count = watch.cache.read().len();
+    watch.update_status(|s| {
+        s.phase = Phase::Ready;
+        if !first {
+            s.events += changes.len() as u64;
+            if !changes.is_empty() {
+                s.last_event_time = Some(SystemTime::now());
+            }
+        }
+    });
+    tracing::info!(gvk = %watch.key.gvk, objects = count, resource_version = %rv, changes = changes.len(), first, "listed");
+    Ok(rv)
+}
+
+fn note_relist(watch: &Watch, metrics: &Metrics, gvk: &str, e: &ApiError) {
+    tracing::info!(gvk, reason = %e, "resume point lost, listing again");
+    metrics.relist(gvk);
+    watch.update_status(|s| s.relists += 1);
+}
+
+fn restarted(watch: &Watch, metrics: &Metrics, gvk: &str) {
+    metrics.watch_restart(gvk);
+    watch.update_status(|s| s.watch_restarts += 1);
+}
+
+struct Retry {
+    normal: Backoff,
+    denied: Backoff,
+}
+
+impl Retry {
+    fn new(settings: &WatchSettings) -> Self {
+        Retry {
+            normal: Backoff::new(settings.backoff.0, settings.backoff.1),
+            denied: Backoff::new(settings.denied_backoff.0, settings.denied_backoff.1),
+        }
+    }
+
+    fn reset(&mut self) {
+        self.normal.reset();
+        self.denied.reset();
+    }
+
+    /// Records the error and waits before the next attempt.
+    async fn fail(&mut self, watch: &Watch, client: &KubeClient, e: &ApiError) {
+        let denied = e.is_denied();
+        let delay = if denied { self.denied.next_delay() } else { self.normal.next_delay() };
+        tracing::warn!(gvk = %watch.key.gvk, error = %e, retry_in_ms = delay.as_millis() as u64, "watch failed");
+        watch.update_status(|s| {
+            s.phase = if denied { Phase::Failed } else { Phase::Reconnecting };
+            s.last_error = Some(e.to_string());
+        });
+        tokio::time::sleep(delay).await;
+        if e.code() == Some(401)
+            && let Err(e) = client.reconnect().await
+        {
+            tracing::warn!(error = %e, "rebuilding the Kubernetes client failed");
+        }
+    }
+}

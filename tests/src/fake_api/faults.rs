@@ -1,0 +1,123 @@
+//! Test-controlled misbehaviour: the bearer token, injected failures and slow lists.
+
+use std::time::Duration;
+
+/// Fails requests whose target contains a substring.
+#[derive(Debug, Clone)]
+struct FailureRule {
+    path_contains: String,
+    status: u16,
+    /// Requests still to fail; `usize::MAX` means until cleared.
+    remaining: usize,
+}
+
+/// Run-time controls a test can change.
+#[derive(Debug, Default)]
+pub(crate) struct Faults {
+    /// Required bearer token; `None` accepts any request.
+    pub token: Option<String>,
+    rules: Vec<FailureRule>,
+    /// Sleep before answering each list request.
+    pub list_delay: Duration,
+}
+
+impl Faults {
+    /// No failures, no delay, the given token.
+    pub(crate) fn with_token(token: Option<String>) -> Self {
+        Faults {
+            token,
+            ..Faults::default()
+        }
+    }
+
+    /// Adds a failure rule.
+    pub(crate) fn add(&mut self, path_contains: &str, status: u16, count: usize) {
+        if count > 0 {
+            self.rules.push(FailureRule {
+                path_contains: path_contains.to_string(),
+                status,
+                remaining: count,
+            });
+        }
+    }
+
+    /// Removes every failure rule.
+    pub(crate) fn clear(&mut self) {
+        self.rules.clear();
+    }
+
+    /// The status to fail a request with, if a rule matches `target`
+    /// (`path` or `path?query`). Consumes one use of the first matching rule.
+    pub(crate) fn take(&mut self, target: &str) -> Option<u16> {
+        let index = self
+            .rules
+            .iter()
+            .position(|r| target.contains(&r.path_contains))?;
+        let rule = &mut self.rules[index];
+        let status = rule.status;
+        if rule.remaining != usize::MAX {
+            rule.remaining -= 1;
+            if rule.remaining == 0 {
+                self.rules.remove(index);
+            }
+        }
+        Some(status)
+    }
+
+    /// Whether the `Authorization` header value is acceptable.
+    pub(crate) fn authorized(&self, authorization: Option<&str>) -> bool {
+        match &self.token {
+            None => true,
+            Some(token) => authorization
+                .and_then(|h| h.strip_prefix("Bearer "))
+                .is_some_and(|t| t.trim() == token),
+        }
+    }
+}
+
+/// The message of an injected failure, modelled on what real servers say.
+pub(crate) fn failure_message(status: u16, method: &str, path: &str) -> String {
+    match status {
+        401 => "Unauthorized".to_string(),
+        403 => format!(
+            "forbidden: User \"system:serviceaccount:default:grw\" cannot {} path \"{path}\"",
+            method.to_ascii_lowercase()
+        ),
+        404 => "the server could not find the requested resource".to_string(),
+        429 => "Too many requests, please try again later.".to_string(),
+        500 => "Internal error occurred: injected failure".to_string(),
+        503 => "the server is currently unable to handle the request".to_string(),
+        504 => "Timeout: request did not complete within the allowed duration".to_string(),
+        _ => format!("injected failure with status {status}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_count_down() {
+        let mut f = Faults::default();
+        f.add("/pods", 403, 2);
+        f.add("/api", 500, usize::MAX);
+        assert_eq!(f.take("/api/v1/pods"), Some(403));
+        assert_eq!(f.take("/api/v1/nodes"), Some(500));
+        assert_eq!(f.take("/api/v1/pods?watch=true"), Some(403));
+        assert_eq!(f.take("/api/v1/pods"), Some(500));
+        assert_eq!(f.take("/apis"), Some(500));
+        f.clear();
+        assert_eq!(f.take("/api/v1/pods"), None);
+    }
+
+    #[test]
+    fn bearer_tokens() {
+        let mut f = Faults::default();
+        assert!(f.authorized(None));
+        f.token = Some("secret".into());
+        assert!(f.authorized(Some("Bearer secret")));
+        assert!(!f.authorized(Some("Bearer other")));
+        assert!(!f.authorized(Some("Basic secret")));
+        assert!(!f.authorized(None));
+    }
+}
