@@ -25,7 +25,10 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 const CRD_DEBOUNCE: Duration = Duration::from_millis(300);
 
 /// Runs GRW until `shutdown` completes.
-pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+pub async fn run(
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let config = Arc::new(config);
     let metrics = Arc::new(Metrics::new());
     let token = config
@@ -51,7 +54,11 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
         None => {
             let client = KubeClient::connect(&config.client).await?;
             let discovery = Arc::new(Discovery::new(client.clone()));
-            let watches = Arc::new(Watches::new(Some(client.clone()), settings, metrics.clone()));
+            let watches = Arc::new(Watches::new(
+                Some(client.clone()),
+                settings,
+                metrics.clone(),
+            ));
             for resource in &config.initial_resources {
                 let kind = KindRef {
                     group: Some(resource.gvk.group.clone()),
@@ -64,7 +71,11 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()> + Send + 'st
                     reason: "waiting for discovery".into(),
                 });
             }
-            tokio::spawn(keep_discovery(discovery.clone(), watches.clone(), config.clone()));
+            tokio::spawn(keep_discovery(
+                discovery.clone(),
+                watches.clone(),
+                config.clone(),
+            ));
             (discovery, watches, Some(client))
         }
     };
@@ -100,7 +111,12 @@ fn replay(recording: &Recording, watches: &Watches, metrics: &Metrics, keep_mana
     let caches: Vec<_> = recording
         .resources
         .iter()
-        .map(|r| (r.gvk.clone(), watches.ensure(r, WatchOptions::default(), false)))
+        .map(|r| {
+            (
+                r.gvk.clone(),
+                watches.ensure(r, WatchOptions::default(), false),
+            )
+        })
         .collect();
     let cache_of = |gvk: &Gvk| caches.iter().find(|(g, _)| g == gvk).map(|(_, w)| w);
     for (gvk, kind, object) in &recording.events {
@@ -127,7 +143,8 @@ fn replay(recording: &Recording, watches: &Watches, metrics: &Metrics, keep_mana
 /// removed. After each refresh, configured kinds that were missing are
 /// watched if they now exist.
 async fn keep_discovery(discovery: Arc<Discovery>, watches: Arc<Watches>, config: Arc<Config>) {
-    let mut backoff = crate::watch::Backoff::new(Duration::from_millis(500), Duration::from_secs(30));
+    let mut backoff =
+        crate::watch::Backoff::new(Duration::from_millis(500), Duration::from_secs(30));
     while let Err(e) = discovery.refresh().await {
         let delay = backoff.next_delay();
         tracing::warn!(error = %e, retry_in_ms = delay.as_millis() as u64, "discovery failed; configured kinds wait for it");
@@ -136,7 +153,11 @@ async fn keep_discovery(discovery: Arc<Discovery>, watches: Arc<Watches>, config
     start_pending(&discovery, &watches);
     let crds = discovery
         .catalog()
-        .get(&Gvk::new("apiextensions.k8s.io", "v1", "CustomResourceDefinition"))
+        .get(&Gvk::new(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+        ))
         .cloned();
     let mut crd_changes = crds.map(|crds| crd_watch(&watches, &crds));
     let period = config.api_groups_sync_interval;
@@ -158,21 +179,24 @@ async fn keep_discovery(discovery: Arc<Discovery>, watches: Arc<Watches>, config
         }
         match discovery.refresh().await {
             Ok(_) => start_pending(&discovery, &watches),
-            Err(e) => tracing::warn!(error = %e, "discovery refresh failed; keeping the previous one"),
+            Err(e) => {
+                tracing::warn!(error = %e, "discovery refresh failed; keeping the previous one")
+            }
         }
     }
 }
 
 /// Watches CRDs and returns their live changes.
 fn crd_watch(watches: &Watches, crds: &ResourceInfo) -> broadcast::Receiver<Arc<Change>> {
-    watches.ensure(crds, WatchOptions::default(), false).cache.live()
+    watches
+        .ensure(crds, WatchOptions::default(), false)
+        .cache
+        .live()
 }
 
 /// Waits for a CRD change that is not part of the first list; `false` if the
 /// CRD watch went away.
-async fn next_crd_change(
-    rx: &mut Option<broadcast::Receiver<Arc<Change>>>,
-) -> bool {
+async fn next_crd_change(rx: &mut Option<broadcast::Receiver<Arc<Change>>>) -> bool {
     let Some(rx) = rx else {
         return std::future::pending().await;
     };

@@ -39,7 +39,11 @@ impl Gvk {
 
     /// The group as the compatibility API spells it: `core` for the core group.
     pub fn group_or_core(&self) -> &str {
-        if self.group.is_empty() { "core" } else { &self.group }
+        if self.group.is_empty() {
+            "core"
+        } else {
+            &self.group
+        }
     }
 
     /// Parses the `group/version/Kind` form (`v1/Pod` for the core group).
@@ -223,11 +227,17 @@ mod tests {
             ("pods", r(None, None, "pods")),
             ("v1/Pod", r(Some(""), Some("v1"), "Pod")),
             ("core/v1/Pod", r(Some(""), Some("v1"), "Pod")),
-            ("apps/v1/Deployment", r(Some("apps"), Some("v1"), "Deployment")),
+            (
+                "apps/v1/Deployment",
+                r(Some("apps"), Some("v1"), "Deployment"),
+            ),
             ("apps/Deployment", r(Some("apps"), None, "Deployment")),
             ("core/Pod", r(Some(""), None, "Pod")),
             ("deployments.apps", r(Some("apps"), None, "deployments")),
-            ("Deployment.v1.apps", r(Some("apps"), Some("v1"), "Deployment")),
+            (
+                "Deployment.v1.apps",
+                r(Some("apps"), Some("v1"), "Deployment"),
+            ),
             (
                 "virtualservices.networking.istio.io",
                 r(Some("networking.istio.io"), None, "virtualservices"),
@@ -244,7 +254,16 @@ mod tests {
 
     #[test]
     fn rejects_malformed_kind_refs() {
-        for input in ["", "a b", "/v1/Pod", "apps//Deployment", "a/b/c/d", ".apps", "pods.", "a..b"] {
+        for input in [
+            "",
+            "a b",
+            "/v1/Pod",
+            "apps//Deployment",
+            "a/b/c/d",
+            ".apps",
+            "pods.",
+            "a..b",
+        ] {
             let err = KindRef::parse(input).unwrap_err();
             assert!(err.contains("is not a kind"), "{input}: {err}");
         }
@@ -252,7 +271,11 @@ mod tests {
 
     #[test]
     fn gvk_strings_round_trip() {
-        for s in ["v1/Pod", "apps/v1/Deployment", "networking.istio.io/v1beta1/Gateway"] {
+        for s in [
+            "v1/Pod",
+            "apps/v1/Deployment",
+            "networking.istio.io/v1beta1/Gateway",
+        ] {
             assert_eq!(Gvk::parse_slashed(s).unwrap().to_string(), s);
         }
         assert_eq!(Gvk::new("core", "v1", "Pod").to_string(), "v1/Pod");
@@ -267,12 +290,18 @@ mod tests {
             namespaced: true,
         };
         assert_eq!(pods.collection_path(None), "/api/v1/pods");
-        assert_eq!(pods.collection_path(Some("shop")), "/api/v1/namespaces/shop/pods");
+        assert_eq!(
+            pods.collection_path(Some("shop")),
+            "/api/v1/namespaces/shop/pods"
+        );
         let pv = ResourceInfo {
             gvk: Gvk::new("", "v1", "PersistentVolume"),
             plural: "persistentvolumes".into(),
             namespaced: false,
         };
-        assert_eq!(pv.collection_path(Some("shop")), "/api/v1/persistentvolumes");
+        assert_eq!(
+            pv.collection_path(Some("shop")),
+            "/api/v1/persistentvolumes"
+        );
     }
 }

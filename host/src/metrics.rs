@@ -58,10 +58,26 @@ impl Metrics {
             // 0.1 ms to ~3 s: cache answers are sub-millisecond, waits for a sync are seconds.
             Histogram::new([0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 3.0])
         });
-        registry.register("cached_objects", "Objects in the cache, per kind", objects.clone());
-        registry.register("watch_events", "Changes applied to caches, per kind and type", events.clone());
-        registry.register("relists", "Full relists after the first list, per kind", relists.clone());
-        registry.register("watch_restarts", "Watch requests re-opened, per kind", watch_restarts.clone());
+        registry.register(
+            "cached_objects",
+            "Objects in the cache, per kind",
+            objects.clone(),
+        );
+        registry.register(
+            "watch_events",
+            "Changes applied to caches, per kind and type",
+            events.clone(),
+        );
+        registry.register(
+            "relists",
+            "Full relists after the first list, per kind",
+            relists.clone(),
+        );
+        registry.register(
+            "watch_restarts",
+            "Watch requests re-opened, per kind",
+            watch_restarts.clone(),
+        );
         registry.register(
             "http_request_duration_seconds",
             "HTTP API request latency, per route and status",
@@ -80,7 +96,9 @@ impl Metrics {
     /// Sets the object count of a kind.
     pub fn objects(&self, gvk: &str, count: usize) {
         self.objects
-            .get_or_create(&KindLabels { gvk: gvk.to_string() })
+            .get_or_create(&KindLabels {
+                gvk: gvk.to_string(),
+            })
             .set(count as i64);
     }
 
@@ -88,20 +106,28 @@ impl Metrics {
     pub fn event(&self, gvk: &str, kind: &str) {
         let labels = EventLabels {
             gvk: gvk.to_string(),
-            r#type: TypeLabel { r#type: kind.to_string() },
+            r#type: TypeLabel {
+                r#type: kind.to_string(),
+            },
         };
         self.events.get_or_create(&labels).inc();
     }
 
     /// Counts one relist.
     pub fn relist(&self, gvk: &str) {
-        self.relists.get_or_create(&KindLabels { gvk: gvk.to_string() }).inc();
+        self.relists
+            .get_or_create(&KindLabels {
+                gvk: gvk.to_string(),
+            })
+            .inc();
     }
 
     /// Counts one re-opened watch.
     pub fn watch_restart(&self, gvk: &str) {
         self.watch_restarts
-            .get_or_create(&KindLabels { gvk: gvk.to_string() })
+            .get_or_create(&KindLabels {
+                gvk: gvk.to_string(),
+            })
             .inc();
     }
 
@@ -136,9 +162,21 @@ mod tests {
         m.relist("v1/Pod");
         m.request("/api/v1/objects/{kind}", 200, 0.002);
         let text = m.encode();
-        assert!(text.contains(r#"grw_cached_objects{gvk="v1/Pod"} 3"#), "{text}");
-        assert!(text.contains(r#"grw_watch_events_total{gvk="v1/Pod",type="ADDED"} 1"#), "{text}");
-        assert!(text.contains(r#"grw_relists_total{gvk="v1/Pod"} 1"#), "{text}");
-        assert!(text.contains("grw_http_request_duration_seconds_count"), "{text}");
+        assert!(
+            text.contains(r#"grw_cached_objects{gvk="v1/Pod"} 3"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"grw_watch_events_total{gvk="v1/Pod",type="ADDED"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"grw_relists_total{gvk="v1/Pod"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains("grw_http_request_duration_seconds_count"),
+            "{text}"
+        );
     }
 }

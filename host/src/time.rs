@@ -31,7 +31,13 @@ mod tests {
     #[test]
     fn formats_known_instants() {
         assert_eq!(rfc3339(Duration::ZERO), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(Duration::from_secs(951_782_400)), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339(Duration::from_secs(1_795_220_717)), "2026-11-21T00:25:17Z");
+        assert_eq!(
+            rfc3339(Duration::from_secs(951_782_400)),
+            "2000-02-29T00:00:00Z"
+        );
+        assert_eq!(
+            rfc3339(Duration::from_secs(1_795_220_717)),
+            "2026-11-21T00:25:17Z"
+        );
     }
 }

@@ -1,2 +1,5 @@
-//! Test support: a wire-level fake Kubernetes API server and helpers to run the real `grw`.
+//! Test support: a wire-level fake Kubernetes API server, and a harness that
+//! runs the real `grw` binary and talks to it.
+
+pub mod daemon;
 pub mod fake_api;

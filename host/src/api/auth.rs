@@ -33,13 +33,17 @@ impl ApiToken {
 
     /// The current token, re-read if the file's modification time changed.
     fn current(&self) -> Arc<str> {
-        let modified = std::fs::metadata(&self.path).and_then(|m| m.modified()).ok();
+        let modified = std::fs::metadata(&self.path)
+            .and_then(|m| m.modified())
+            .ok();
         let mut cached = self.cached.lock();
         if modified != cached.0 {
             match read(&self.path) {
                 Ok(fresh) => *cached = fresh,
                 // Keep the last good token: a rotation in progress must not lock everyone out.
-                Err(e) => tracing::warn!(error = %e, "API token file unreadable, keeping the previous token"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "API token file unreadable, keeping the previous token")
+                }
             }
         }
         cached.1.clone()
@@ -57,7 +61,11 @@ fn read(path: &PathBuf) -> Result<(Option<SystemTime>, Arc<str>), String> {
     Ok((modified, token.into()))
 }
 
-pub(super) async fn require_token(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+pub(super) async fn require_token(
+    State(state): State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let Some(token) = &state.token else {
         return next.run(request).await;
     };
@@ -79,9 +87,10 @@ pub(super) async fn require_token(State(state): State<Arc<AppState>>, request: R
         "this API needs `Authorization: Bearer <token>` with the token of the configured apiTokenFile",
     )
     .into_response();
-    response
-        .headers_mut()
-        .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static("Bearer"),
+    );
     response
 }
 
@@ -104,11 +113,17 @@ mod tests {
         std::fs::write(&path, "second").unwrap();
         // Make sure the modification time differs even on coarse clocks.
         let later = SystemTime::now() + std::time::Duration::from_secs(5);
-        std::fs::File::options().write(true).open(&path).unwrap().set_modified(later).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
         assert_eq!(&*token.current(), "second");
 
         std::fs::write(&path, "").unwrap();
-        assert!(ApiToken::load(path).unwrap_err().contains("is empty"));
+        let err = ApiToken::load(path).err().unwrap();
+        assert!(err.contains("is empty"), "{err}");
         assert!(constant_time_eq(b"abc", b"abc"));
         assert!(!constant_time_eq(b"abc", b"abd"));
         assert!(!constant_time_eq(b"abc", b"ab"));

@@ -57,7 +57,8 @@ impl Envelope {
 
 impl IntoResponse for Envelope {
     fn into_response(self) -> Response {
-        let body = json!({"code": self.status.as_u16(), "message": self.message, "data": self.data});
+        let body =
+            json!({"code": self.status.as_u16(), "message": self.message, "data": self.data});
         (self.status, axum::Json(body)).into_response()
     }
 }
@@ -79,12 +80,16 @@ async fn objects(
 ) -> Result<Response, Envelope> {
     let params = Params::parse(raw.as_deref(), &OBJECT_MEMBERS)?;
     let body = parse_body(body)?;
-    // A body member overrides the query member only when it is non-empty.
+    // A body member overrides the query member only when it is non-empty; an
+    // empty one still counts as given (`"group": ""` is the core group).
     let member = |name: &str| -> Result<Option<String>, Envelope> {
         match body.get(name) {
             Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
-            Some(Value::String(_) | Value::Null) | None => Ok(params.get(name).map(String::from)),
-            Some(other) => Err(bad(format!("body member `{name}` must be a string, got {other}"))),
+            Some(Value::String(s)) => Ok(params.get(name).map(String::from).or(Some(s.clone()))),
+            Some(Value::Null) | None => Ok(params.get(name).map(String::from)),
+            Some(other) => Err(bad(format!(
+                "body member `{name}` must be a string, got {other}"
+            ))),
         }
     };
     let (group, version, kind) = (member("group")?, member("version")?, member("kind")?);
@@ -113,7 +118,8 @@ async fn objects(
         json_fields: field_matches(&body)?,
         ..Query::default()
     };
-    let resource = resolve(&state, &KindRef::exact(&gvk)).map_err(|e| not_found(&state, &gvk, e))?;
+    let resource =
+        resolve(&state, &KindRef::exact(&gvk)).map_err(|e| not_found(&state, &gvk, e))?;
     let watch = synced_watch(&state, &resource, query.namespace.as_deref())
         .await
         .map_err(|e| not_found(&state, &gvk, e))?;
@@ -131,9 +137,10 @@ async fn objects(
     }
     out.extend_from_slice(b"]}");
     let mut response = out.into_response();
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     Ok(response)
 }
 
@@ -156,7 +163,11 @@ fn not_found(state: &AppState, gvk: &Gvk, e: KindError) -> Envelope {
                     })
                 })
                 .collect();
-            let data = if candidates.is_empty() { Value::Null } else { Value::Array(candidates) };
+            let data = if candidates.is_empty() {
+                Value::Null
+            } else {
+                Value::Array(candidates)
+            };
             Envelope::new(
                 StatusCode::NOT_FOUND,
                 "GVK not found, possible GVKs in 'data' field.",
@@ -169,17 +180,20 @@ fn not_found(state: &AppState, gvk: &Gvk, e: KindError) -> Envelope {
 
 fn parse_body(body: Result<Bytes, BytesRejection>) -> Result<Map<String, Value>, Envelope> {
     let bytes = body.map_err(|e| {
-        Envelope::new(e.status(), format!("request body cannot be read: {}", e.body_text()), Value::Null)
+        Envelope::new(
+            e.status(),
+            format!("request body cannot be read: {}", e.body_text()),
+            Value::Null,
+        )
     })?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Map::new());
     }
     match serde_json::from_slice::<Value>(&bytes) {
         Ok(Value::Object(map)) => {
-            if let Some(unknown) = map
-                .keys()
-                .find(|k| !OBJECT_MEMBERS.contains(&k.as_str()) && !BODY_ONLY_MEMBERS.contains(&k.as_str()))
-            {
+            if let Some(unknown) = map.keys().find(|k| {
+                !OBJECT_MEMBERS.contains(&k.as_str()) && !BODY_ONLY_MEMBERS.contains(&k.as_str())
+            }) {
                 return Err(bad(format!(
                     "unknown body member `{unknown}`; accepted: {}, {}",
                     OBJECT_MEMBERS.join(", "),
@@ -194,7 +208,10 @@ fn parse_body(body: Result<Bytes, BytesRejection>) -> Result<Map<String, Value>,
 }
 
 /// A flat `[key1, value1, key2, value2, ...]` array.
-fn pairs<'b>(body: &'b Map<String, Value>, member: &str) -> Result<Vec<(String, &'b Value)>, Envelope> {
+fn pairs<'b>(
+    body: &'b Map<String, Value>,
+    member: &str,
+) -> Result<Vec<(String, &'b Value)>, Envelope> {
     let Some(value) = body.get(member).filter(|v| !v.is_null()) else {
         return Ok(Vec::new());
     };
@@ -206,17 +223,24 @@ fn pairs<'b>(body: &'b Map<String, Value>, member: &str) -> Result<Vec<(String, 
         .chunks(2)
         .map(|pair| match &pair[0] {
             Value::String(k) if !k.is_empty() => Ok((k.clone(), &pair[1])),
-            other => Err(bad(format!("`{member}`: keys must be non-empty strings, got {other}"))),
+            other => Err(bad(format!(
+                "`{member}`: keys must be non-empty strings, got {other}"
+            ))),
         })
         .collect()
 }
 
-fn string_pairs(body: &Map<String, Value>, member: &str) -> Result<Vec<(String, String)>, Envelope> {
+fn string_pairs(
+    body: &Map<String, Value>,
+    member: &str,
+) -> Result<Vec<(String, String)>, Envelope> {
     pairs(body, member)?
         .into_iter()
         .map(|(k, v)| match v {
             Value::String(s) => Ok((k, s.clone())),
-            other => Err(bad(format!("`{member}`: the value of `{k}` must be a string, got {other}"))),
+            other => Err(bad(format!(
+                "`{member}`: the value of `{k}` must be a string, got {other}"
+            ))),
         })
         .collect()
 }
@@ -239,14 +263,19 @@ fn field_matches(body: &Map<String, Value>) -> Result<Vec<(Vec<String>, Value)>,
         .map(|(path, value)| {
             let segments: Vec<String> = path.split('.').map(String::from).collect();
             if segments.iter().any(String::is_empty) {
-                return Err(bad(format!("`fieldMatches`: `{path}` is not a dotted path such as `spec.nodeName`")));
+                return Err(bad(format!(
+                    "`fieldMatches`: `{path}` is not a dotted path such as `spec.nodeName`"
+                )));
             }
             Ok((segments, value.clone()))
         })
         .collect()
 }
 
-async fn api_groups(State(state): State<Arc<AppState>>, RawQuery(raw): RawQuery) -> Result<Envelope, Envelope> {
+async fn api_groups(
+    State(state): State<Arc<AppState>>,
+    RawQuery(raw): RawQuery,
+) -> Result<Envelope, Envelope> {
     let params = Params::parse(raw.as_deref(), &["forceUpdate"])?;
     let catalog = if params.flag("forceUpdate")? {
         refresh(&state).await?
@@ -256,7 +285,10 @@ async fn api_groups(State(state): State<Arc<AppState>>, RawQuery(raw): RawQuery)
     Ok(Envelope::ok("api groups", catalog.api_groups.clone()))
 }
 
-async fn api_group_resources(State(state): State<Arc<AppState>>, RawQuery(raw): RawQuery) -> Result<Envelope, Envelope> {
+async fn api_group_resources(
+    State(state): State<Arc<AppState>>,
+    RawQuery(raw): RawQuery,
+) -> Result<Envelope, Envelope> {
     let params = Params::parse(raw.as_deref(), &["group", "version", "forceUpdate"])?;
     let (Some(group), Some(version)) = (params.get("group"), params.non_empty("version")) else {
         return Err(Envelope::new(
@@ -285,21 +317,38 @@ async fn api_group_resources(State(state): State<Arc<AppState>>, RawQuery(raw): 
 async fn refresh(state: &AppState) -> Result<Arc<crate::kube::Catalog>, Envelope> {
     state.discovery.refresh().await.map_err(|e| {
         tracing::warn!(error = %e, "forced discovery refresh failed");
-        Envelope::new(StatusCode::BAD_GATEWAY, "the API server's discovery could not be read", Value::Null)
+        Envelope::new(
+            StatusCode::BAD_GATEWAY,
+            "the API server's discovery could not be read",
+            Value::Null,
+        )
     })
 }
 
-async fn cached_resources(State(state): State<Arc<AppState>>, RawQuery(raw): RawQuery) -> Result<Envelope, Envelope> {
+async fn cached_resources(
+    State(state): State<Arc<AppState>>,
+    RawQuery(raw): RawQuery,
+) -> Result<Envelope, Envelope> {
     Params::parse(raw.as_deref(), &[])?;
-    let gvks: BTreeSet<String> = state.watches.all().iter().map(|w| w.key.gvk.to_string()).collect();
+    let gvks: BTreeSet<String> = state
+        .watches
+        .all()
+        .iter()
+        .map(|w| w.key.gvk.to_string())
+        .collect();
     Ok(Envelope::ok("resources", json!(gvks)))
 }
 
-async fn cache_size(State(state): State<Arc<AppState>>, RawQuery(raw): RawQuery) -> Result<Envelope, Envelope> {
+async fn cache_size(
+    State(state): State<Arc<AppState>>,
+    RawQuery(raw): RawQuery,
+) -> Result<Envelope, Envelope> {
     let params = Params::parse(raw.as_deref(), &["group", "version", "kind"])?;
-    let (Some(group), Some(version), Some(kind)) =
-        (params.get("group"), params.non_empty("version"), params.non_empty("kind"))
-    else {
+    let (Some(group), Some(version), Some(kind)) = (
+        params.get("group"),
+        params.non_empty("version"),
+        params.non_empty("kind"),
+    ) else {
         return Err(Envelope::new(
             StatusCode::BAD_REQUEST,
             "missing required parameters",

@@ -28,8 +28,12 @@ pub(super) enum KindError {
 impl From<KindError> for Problem {
     fn from(e: KindError) -> Problem {
         match e {
-            KindError::Unresolved(e @ ResolveError::NotFound { .. }) => Problem::not_found(e.to_string()),
-            KindError::Unresolved(e @ ResolveError::Ambiguous { .. }) => Problem::bad_request("AmbiguousKind", e.to_string()),
+            KindError::Unresolved(e @ ResolveError::NotFound { .. }) => {
+                Problem::not_found(e.to_string())
+            }
+            KindError::Unresolved(e @ ResolveError::Ambiguous { .. }) => {
+                Problem::bad_request("AmbiguousKind", e.to_string())
+            }
             KindError::NotWatched(r) => Problem::new(
                 StatusCode::NOT_FOUND,
                 "NotWatched",
@@ -57,7 +61,11 @@ impl From<KindError> for Problem {
 
 /// Resolves a kind through the current discovery catalog.
 pub(super) fn resolve(state: &AppState, kind: &KindRef) -> Result<ResourceInfo, KindError> {
-    state.discovery.catalog().resolve(kind).map_err(KindError::Unresolved)
+    state
+        .discovery
+        .catalog()
+        .resolve(kind)
+        .map_err(KindError::Unresolved)
 }
 
 /// The synced watch holding `resource` objects for a query in `namespace`
@@ -79,12 +87,17 @@ pub(super) async fn synced_watch(
             {
                 return Err(KindError::SecretsRefused);
             }
-            state.watches.ensure(resource, WatchOptions::default(), true)
+            state
+                .watches
+                .ensure(resource, WatchOptions::default(), true)
         }
     };
     if watch.cache.wait_synced(state.config.sync_timeout).await {
         Ok(watch)
     } else {
-        Err(KindError::SyncTimeout(resource.clone(), state.config.sync_timeout.as_secs()))
+        Err(KindError::SyncTimeout(
+            resource.clone(),
+            state.config.sync_timeout.as_secs(),
+        ))
     }
 }

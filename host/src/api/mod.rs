@@ -55,8 +55,14 @@ pub fn router(state: Arc<AppState>) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::extract::DefaultBodyLimit::max(max_body))
-        .layer(middleware::from_fn_with_state(state.clone(), auth::require_token))
-        .layer(middleware::from_fn_with_state(state.clone(), record_metrics))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::require_token,
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            record_metrics,
+        ))
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(|_| {
             Problem::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -79,19 +85,29 @@ async fn method_not_allowed(request: Request) -> Problem {
     Problem::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "MethodNotAllowed",
-        format!("method {} is not allowed on `{}`", request.method(), request.uri().path()),
+        format!(
+            "method {} is not allowed on `{}`",
+            request.method(),
+            request.uri().path()
+        ),
     )
 }
 
-async fn record_metrics(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+async fn record_metrics(
+    State(state): State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let started = Instant::now();
     let route = request
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
     let response = next.run(request).await;
-    state
-        .metrics
-        .request(&route, response.status().as_u16(), started.elapsed().as_secs_f64());
+    state.metrics.request(
+        &route,
+        response.status().as_u16(),
+        started.elapsed().as_secs_f64(),
+    );
     response
 }

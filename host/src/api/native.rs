@@ -50,8 +50,14 @@ pub(super) fn routes() -> Router<Arc<AppState>> {
     Router::new()
         .route("/api/v1/objects/{kind}", get(list_cluster))
         .route("/api/v1/objects/{kind}/{name}", get(get_cluster))
-        .route("/api/v1/namespaces/{namespace}/objects/{kind}", get(list_namespaced))
-        .route("/api/v1/namespaces/{namespace}/objects/{kind}/{name}", get(get_namespaced))
+        .route(
+            "/api/v1/namespaces/{namespace}/objects/{kind}",
+            get(list_namespaced),
+        )
+        .route(
+            "/api/v1/namespaces/{namespace}/objects/{kind}/{name}",
+            get(get_namespaced),
+        )
         .route("/api/v1/kinds", get(kinds))
 }
 
@@ -88,7 +94,11 @@ async fn get_namespaced(
 }
 
 /// Parses `{kind}` and resolves it, checking the route fits its scope.
-fn resource(state: &AppState, kind: &str, namespace: Option<&str>) -> Result<ResourceInfo, Problem> {
+fn resource(
+    state: &AppState,
+    kind: &str,
+    namespace: Option<&str>,
+) -> Result<ResourceInfo, Problem> {
     let kind = KindRef::parse(kind).map_err(|e| Problem::bad_request("InvalidKind", e))?;
     let resource = resolve(state, &kind)?;
     if namespace.is_some() && !resource.namespaced {
@@ -103,7 +113,12 @@ fn resource(state: &AppState, kind: &str, namespace: Option<&str>) -> Result<Res
     Ok(resource)
 }
 
-async fn list(state: &AppState, namespace: Option<String>, kind: &str, raw: Option<&str>) -> Result<Response, Problem> {
+async fn list(
+    state: &AppState,
+    namespace: Option<String>,
+    kind: &str,
+    raw: Option<&str>,
+) -> Result<Response, Problem> {
     let params = Params::parse(raw, &LIST_PARAMS)?;
     let resource = resource(state, kind, namespace.as_deref())?;
     let query = Query {
@@ -128,7 +143,9 @@ async fn list(state: &AppState, namespace: Option<String>, kind: &str, raw: Opti
                 Err(_) => {
                     return Err(Problem::bad_request(
                         "InvalidParameter",
-                        format!("`resourceVersion` must be a resourceVersion this API returned, got `{rv}`"),
+                        format!(
+                            "`resourceVersion` must be a resourceVersion this API returned, got `{rv}`"
+                        ),
                     ));
                 }
             },
@@ -136,7 +153,9 @@ async fn list(state: &AppState, namespace: Option<String>, kind: &str, raw: Opti
         let options = StreamOptions {
             since,
             bookmarks: params.flag("allowWatchBookmarks")?,
-            timeout: params.number("timeoutSeconds", 86_400)?.map(Duration::from_secs),
+            timeout: params
+                .number("timeoutSeconds", 86_400)?
+                .map(Duration::from_secs),
         };
         let watch = synced_watch(state, &resource, namespace.as_deref()).await?;
         return stream::respond(watch, query, options);
@@ -169,7 +188,13 @@ async fn list(state: &AppState, namespace: Option<String>, kind: &str, raw: Opti
             "gvk": resource.gvk.to_string(),
             "ready": true,
         });
-        let mut body = Vec::with_capacity(64 + result.items.iter().map(|o| o.json().len() + 1).sum::<usize>());
+        let mut body = Vec::with_capacity(
+            64 + result
+                .items
+                .iter()
+                .map(|o| o.json().len() + 1)
+                .sum::<usize>(),
+        );
         body.extend_from_slice(
             format!(
                 r#"{{"apiVersion":"{}","kind":"{}List","metadata":{metadata},"items":["#,
@@ -226,7 +251,9 @@ fn selector<T: std::str::FromStr<Err = crate::query::SelectorError> + Default>(
     name: &str,
 ) -> Result<T, Problem> {
     match params.get(name) {
-        Some(text) => text.parse().map_err(|e: crate::query::SelectorError| Problem::bad_request("InvalidSelector", e.to_string())),
+        Some(text) => text.parse().map_err(|e: crate::query::SelectorError| {
+            Problem::bad_request("InvalidSelector", e.to_string())
+        }),
         None => Ok(T::default()),
     }
 }
@@ -234,7 +261,10 @@ fn selector<T: std::str::FromStr<Err = crate::query::SelectorError> + Default>(
 fn json_bytes(body: Vec<u8>, rv: &str) -> Response {
     let mut response = body.into_response();
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     if let Ok(rv) = HeaderValue::from_str(rv) {
         headers.insert("grw-resource-version", rv);
     }
@@ -242,7 +272,10 @@ fn json_bytes(body: Vec<u8>, rv: &str) -> Response {
     response
 }
 
-async fn kinds(State(state): State<Arc<AppState>>, RawQuery(raw): RawQuery) -> Result<Json<Value>, Problem> {
+async fn kinds(
+    State(state): State<Arc<AppState>>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>, Problem> {
     Params::parse(raw.as_deref(), &[])?;
     let items: Vec<Value> = state.watches.all().iter().map(|w| kind_status(w)).collect();
     let pending: Vec<Value> = state

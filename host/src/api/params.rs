@@ -12,8 +12,13 @@ pub struct Params(BTreeMap<String, String>);
 impl Params {
     /// Parses `raw` (the query string without `?`), accepting only `allowed` names.
     pub fn parse(raw: Option<&str>, allowed: &[&str]) -> Result<Params, Problem> {
-        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(raw.unwrap_or(""))
-            .map_err(|e| Problem::bad_request("InvalidParameter", format!("query string is not valid: {e}")))?;
+        let pairs: Vec<(String, String)> =
+            serde_urlencoded::from_str(raw.unwrap_or("")).map_err(|e| {
+                Problem::bad_request(
+                    "InvalidParameter",
+                    format!("query string is not valid: {e}"),
+                )
+            })?;
         let mut params = BTreeMap::new();
         for (name, value) in pairs {
             if !allowed.contains(&name.as_str()) {
@@ -21,7 +26,11 @@ impl Params {
                     "UnknownParameter",
                     format!(
                         "unknown query parameter `{name}`; this route accepts: {}",
-                        if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") }
+                        if allowed.is_empty() {
+                            "none".to_string()
+                        } else {
+                            allowed.join(", ")
+                        }
                     ),
                 ));
             }
@@ -66,7 +75,9 @@ impl Params {
             Ok(n) if n >= 1 && n <= max => Ok(Some(n)),
             _ => Err(Problem::bad_request(
                 "InvalidParameter",
-                format!("query parameter `{name}` must be a whole number from 1 to {max}, got `{text}`"),
+                format!(
+                    "query parameter `{name}` must be a whole number from 1 to {max}, got `{text}`"
+                ),
             )),
         }
     }
@@ -82,13 +93,23 @@ mod tests {
         let cases: [(&str, Result<(), &str>); 6] = [
             ("limit=5&watch=true", Ok(())),
             ("", Ok(())),
-            ("limit=5&limit=6", Err("query parameter `limit` is given more than once")),
-            ("nope=1", Err("unknown query parameter `nope`; this route accepts: limit, watch")),
+            (
+                "limit=5&limit=6",
+                Err("query parameter `limit` is given more than once"),
+            ),
+            (
+                "nope=1",
+                Err("unknown query parameter `nope`; this route accepts: limit, watch"),
+            ),
             ("limit=%zz", Ok(())),
-            ("watch=maybe", Err("query parameter `watch` must be `true` or `false`, got `maybe`")),
+            (
+                "watch=maybe",
+                Err("query parameter `watch` must be `true` or `false`, got `maybe`"),
+            ),
         ];
         for (raw, want) in cases {
-            let result = Params::parse(Some(raw), &allowed).and_then(|p| p.flag("watch").map(|_| ()));
+            let result =
+                Params::parse(Some(raw), &allowed).and_then(|p| p.flag("watch").map(|_| ()));
             match want {
                 Ok(()) => assert!(result.is_ok(), "{raw}: {result:?}"),
                 Err(msg) => assert_eq!(result.unwrap_err().message, msg, "{raw}"),
@@ -96,7 +117,16 @@ mod tests {
         }
         let p = Params::parse(Some("limit=0"), &allowed).unwrap();
         let err = p.number("limit", 10).unwrap_err();
-        assert_eq!(err.message, "query parameter `limit` must be a whole number from 1 to 10, got `0`");
-        assert_eq!(Params::parse(Some("limit=7"), &allowed).unwrap().number("limit", 10).unwrap(), Some(7));
+        assert_eq!(
+            err.message,
+            "query parameter `limit` must be a whole number from 1 to 10, got `0`"
+        );
+        assert_eq!(
+            Params::parse(Some("limit=7"), &allowed)
+                .unwrap()
+                .number("limit", 10)
+                .unwrap(),
+            Some(7)
+        );
     }
 }

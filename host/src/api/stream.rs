@@ -25,10 +25,15 @@ pub(super) struct StreamOptions {
     pub timeout: Option<Duration>,
 }
 
-pub(super) fn respond(watch: Arc<Watch>, query: Query, options: StreamOptions) -> Result<Response, Problem> {
-    let subscription = watch.cache.subscribe(options.since).map_err(|e| {
-        Problem::new(StatusCode::GONE, "Expired", e.to_string())
-    })?;
+pub(super) fn respond(
+    watch: Arc<Watch>,
+    query: Query,
+    options: StreamOptions,
+) -> Result<Response, Problem> {
+    let subscription = watch
+        .cache
+        .subscribe(options.since)
+        .map_err(|e| Problem::new(StatusCode::GONE, "Expired", e.to_string()))?;
     let gvk = watch.key.gvk.clone();
     let lines = async_stream::stream! {
         let mut last_rv = watch.cache.read().resource_version().to_string();
@@ -70,7 +75,10 @@ pub(super) fn respond(watch: Arc<Watch>, query: Query, options: StreamOptions) -
         }
     };
     let mut response = Body::from_stream(lines).into_response();
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     Ok(response)
 }
 

@@ -27,8 +27,8 @@ pub struct Flags {
     #[arg(long, value_name = "IP")]
     pub listen_address: Option<IpAddr>,
 
-    /// Port of the HTTP API; overrides `listenPort`
-    #[arg(long, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
+    /// Port of the HTTP API, 0 for any free port (logged at start-up); overrides `listenPort`
+    #[arg(long, value_name = "PORT")]
     pub listen_port: Option<u16>,
 
     /// Log threshold; overrides `minLogLevel`
@@ -128,12 +128,6 @@ impl Config {
             self.listen_address = address;
         }
         if let Some(port) = flags.listen_port {
-            if port == 0 {
-                return Err(flag_error(
-                    "--listen-port",
-                    "expected a number from 1 to 65535, got 0".to_string(),
-                ));
-            }
             self.listen_port = port;
         }
         if let Some(path) = &flags.replay {
@@ -337,7 +331,7 @@ mod tests {
     #[test]
     fn clap_rejects_bad_values() {
         let cases: &[(&[&str], &str)] = &[
-            (&["--listen-port", "0"], "--listen-port"),
+            (&["--listen-port", "65536"], "--listen-port"),
             (&["--listen-port", "http"], "--listen-port"),
             (&["--listen-address", "localhost"], "--listen-address"),
             (&["--log-level", "verbose"], "--log-level"),
@@ -381,13 +375,6 @@ mod tests {
                     ..Flags::default()
                 },
                 "command-line flag `--log-type`: expected one of json, pretty, hidden, got \"xml\"",
-            ),
-            (
-                Flags {
-                    listen_port: Some(0),
-                    ..Flags::default()
-                },
-                "command-line flag `--listen-port`: expected a number from 1 to 65535, got 0",
             ),
             (
                 Flags {

@@ -149,7 +149,10 @@ impl KubeClient {
         let request = http::Request::get(path)
             .body(Vec::new())
             .map_err(|e| ApiError::Protocol(e.to_string()))?;
-        self.get().request(request).await.map_err(ApiError::from_kube)
+        self.get()
+            .request(request)
+            .await
+            .map_err(ApiError::from_kube)
     }
 
     /// One page of a LIST.
@@ -165,7 +168,10 @@ impl KubeClient {
             params.push(("continue", token.to_string()));
         }
         let request = self.collection_request(resource, options, params)?;
-        self.get().request(request).await.map_err(ApiError::from_kube)
+        self.get()
+            .request(request)
+            .await
+            .map_err(ApiError::from_kube)
     }
 
     /// A WATCH from `resource_version`, with bookmarks, ending after `timeout_seconds`.
@@ -220,8 +226,8 @@ impl KubeClient {
         for (k, v) in &options.extra_params {
             params.push((k.as_str(), v.clone()));
         }
-        let query = serde_urlencoded::to_string(&params)
-            .map_err(|e| ApiError::Protocol(e.to_string()))?;
+        let query =
+            serde_urlencoded::to_string(&params).map_err(|e| ApiError::Protocol(e.to_string()))?;
         let path = resource.collection_path(options.namespace.as_deref());
         http::Request::get(format!("{path}?{query}"))
             .body(Vec::new())
@@ -278,9 +284,8 @@ async fn kube_config(config: &ClientConfig) -> Result<kube::Config, ApiError> {
 fn root_certs(config: &ClientConfig) -> Result<Option<Vec<Vec<u8>>>, ApiError> {
     let pem = match (&config.ca_cert_pem, &config.ca_cert_path) {
         (Some(pem), _) => pem.clone(),
-        (None, Some(path)) => std::fs::read(path).map_err(|e| {
-            ApiError::Config(format!("caCertPath {}: {e}", path.display()))
-        })?,
+        (None, Some(path)) => std::fs::read(path)
+            .map_err(|e| ApiError::Config(format!("caCertPath {}: {e}", path.display())))?,
         (None, None) => return Ok(None),
     };
     let certs = pem_certificates(&pem);
@@ -340,7 +345,11 @@ mod tests {
             kubeconfig_path: Some("/nonexistent/kubeconfig".into()),
             ..Default::default()
         };
-        let err = KubeClient::connect(&config).await.err().unwrap().to_string();
+        let err = KubeClient::connect(&config)
+            .await
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.contains("kubeconfig /nonexistent/kubeconfig"), "{err}");
     }
 
@@ -374,6 +383,9 @@ mod tests {
             ..Default::default()
         };
         let kc = kube_config(&cert).await.unwrap();
-        assert_eq!(kc.auth_info.client_certificate_data.as_deref(), Some("Q0VSVA=="));
+        assert_eq!(
+            kc.auth_info.client_certificate_data.as_deref(),
+            Some("Q0VSVA==")
+        );
     }
 }

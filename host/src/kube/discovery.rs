@@ -129,7 +129,9 @@ impl Catalog {
             e.info.gvk.kind == wanted.name
                 || e.info.plural.eq_ignore_ascii_case(&wanted.name)
                 || e.singular.eq_ignore_ascii_case(&wanted.name)
-                || e.short_names.iter().any(|s| s.eq_ignore_ascii_case(&wanted.name))
+                || e.short_names
+                    .iter()
+                    .any(|s| s.eq_ignore_ascii_case(&wanted.name))
                 || e.info.gvk.kind.eq_ignore_ascii_case(&wanted.name)
         };
         let matching: Vec<&ResourceEntry> = self
@@ -137,7 +139,12 @@ impl Catalog {
             .iter()
             .filter(|e| name_matches(e))
             .filter(|e| wanted.group.as_ref().is_none_or(|g| *g == e.info.gvk.group))
-            .filter(|e| wanted.version.as_ref().is_none_or(|v| *v == e.info.gvk.version))
+            .filter(|e| {
+                wanted
+                    .version
+                    .as_ref()
+                    .is_none_or(|v| *v == e.info.gvk.version)
+            })
             .collect();
         // Without a version, each group contributes its preferred version.
         let chosen: Vec<&ResourceEntry> = if wanted.version.is_some() {
@@ -182,7 +189,10 @@ impl Catalog {
 
     /// The resource of an exact GVK.
     pub fn get(&self, gvk: &Gvk) -> Option<&ResourceInfo> {
-        self.resources.iter().map(|e| &e.info).find(|i| &i.gvk == gvk)
+        self.resources
+            .iter()
+            .map(|e| &e.info)
+            .find(|i| &i.gvk == gvk)
     }
 }
 
@@ -268,10 +278,14 @@ impl Discovery {
                     catalog.resources.extend(entries(&gv, &list, preferred));
                     catalog.resource_lists.insert(gv, list);
                 }
-                Err(e) => tracing::warn!(group_version = %gv, error = %e, "discovery skipped a group version"),
+                Err(e) => {
+                    tracing::warn!(group_version = %gv, error = %e, "discovery skipped a group version")
+                }
             }
         }
-        catalog.resources.sort_by(|a, b| a.info.gvk.cmp(&b.info.gvk));
+        catalog
+            .resources
+            .sort_by(|a, b| a.info.gvk.cmp(&b.info.gvk));
         let catalog = Arc::new(catalog);
         let changed = {
             let mut current = self.catalog.write();
@@ -337,22 +351,32 @@ mod tests {
         let events = json!({"resources": [
             {"name": "events", "singularName": "event", "namespaced": true, "kind": "Event", "verbs": ["list", "watch"]},
         ]});
-        let istio = |v| json!({"resources": [
+        let istio = |v| {
+            json!({"resources": [
             {"name": "gateways", "singularName": "gateway", "namespaced": true, "kind": "Gateway", "verbs": ["list", "watch"]},
-        ], "groupVersion": format!("networking.istio.io/{v}")});
+        ], "groupVersion": format!("networking.istio.io/{v}")})
+        };
         let gw = json!({"resources": [
             {"name": "gateways", "singularName": "gateway", "namespaced": true, "kind": "Gateway", "verbs": ["list", "watch"]},
         ]});
         let mut resources = entries("v1", &core, true);
         resources.extend(entries("events.k8s.io/v1", &events, true));
         resources.extend(entries("networking.istio.io/v1", &istio("v1"), true));
-        resources.extend(entries("networking.istio.io/v1beta1", &istio("v1beta1"), false));
+        resources.extend(entries(
+            "networking.istio.io/v1beta1",
+            &istio("v1beta1"),
+            false,
+        ));
         resources.extend(entries("gateway.networking.k8s.io/v1", &gw, true));
-        Catalog { resources, ..Default::default() }
+        Catalog {
+            resources,
+            ..Default::default()
+        }
     }
 
     fn resolve(c: &Catalog, s: &str) -> Result<String, ResolveError> {
-        c.resolve(&KindRef::parse(s).unwrap()).map(|i| i.gvk.to_string())
+        c.resolve(&KindRef::parse(s).unwrap())
+            .map(|i| i.gvk.to_string())
     }
 
     #[test]
@@ -367,14 +391,32 @@ mod tests {
             ("core/Pod", "v1/Pod"),
             ("Event", "v1/Event"),
             ("events.events.k8s.io", "events.k8s.io/v1/Event"),
-            ("gateways.networking.istio.io", "networking.istio.io/v1/Gateway"),
-            ("Gateway.v1beta1.networking.istio.io", "networking.istio.io/v1beta1/Gateway"),
-            ("networking.istio.io/v1beta1/Gateway", "networking.istio.io/v1beta1/Gateway"),
+            (
+                "gateways.networking.istio.io",
+                "networking.istio.io/v1/Gateway",
+            ),
+            (
+                "Gateway.v1beta1.networking.istio.io",
+                "networking.istio.io/v1beta1/Gateway",
+            ),
+            (
+                "networking.istio.io/v1beta1/Gateway",
+                "networking.istio.io/v1beta1/Gateway",
+            ),
         ] {
             assert_eq!(resolve(&c, input).unwrap(), want, "{input}");
         }
-        assert_eq!(c.resources.iter().filter(|e| e.info.plural.contains('/')).count(), 0);
-        assert!(c.resources.iter().all(|e| e.info.gvk.kind != "Binding"), "unwatchable kinds are left out");
+        assert_eq!(
+            c.resources
+                .iter()
+                .filter(|e| e.info.plural.contains('/'))
+                .count(),
+            0
+        );
+        assert!(
+            c.resources.iter().all(|e| e.info.gvk.kind != "Binding"),
+            "unwatchable kinds are left out"
+        );
     }
 
     #[test]
@@ -392,17 +434,30 @@ mod tests {
             err.to_string(),
             "kind `Gateway` is ambiguous: it exists as `gateway.networking.k8s.io/v1/Gateway`, `networking.istio.io/v1/Gateway`; name the group"
         );
-        assert!(matches!(resolve(&c, "Nope"), Err(ResolveError::NotFound { candidates, .. }) if candidates.is_empty()));
+        assert!(
+            matches!(resolve(&c, "Nope"), Err(ResolveError::NotFound { candidates, .. }) if candidates.is_empty())
+        );
     }
 
     #[test]
     fn fixed_catalog_serves_discovery_documents() {
         let c = Catalog::fixed(vec![
-            ResourceInfo { gvk: Gvk::new("", "v1", "Pod"), plural: "pods".into(), namespaced: true },
-            ResourceInfo { gvk: Gvk::new("apps", "v1", "Deployment"), plural: "deployments".into(), namespaced: true },
+            ResourceInfo {
+                gvk: Gvk::new("", "v1", "Pod"),
+                plural: "pods".into(),
+                namespaced: true,
+            },
+            ResourceInfo {
+                gvk: Gvk::new("apps", "v1", "Deployment"),
+                plural: "deployments".into(),
+                namespaced: true,
+            },
         ]);
         assert_eq!(c.api_groups["groups"][0]["name"], "apps");
-        assert_eq!(c.resource_lists["apps/v1"]["resources"][0]["name"], "deployments");
+        assert_eq!(
+            c.resource_lists["apps/v1"]["resources"][0]["name"],
+            "deployments"
+        );
         assert_eq!(resolve(&c, "deployments").unwrap(), "apps/v1/Deployment");
     }
 }

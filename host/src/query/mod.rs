@@ -64,7 +64,10 @@ pub struct Page {
 impl Query {
     /// Whether `object` satisfies every condition.
     pub fn matches(&self, object: &StoredObject) -> bool {
-        if self.namespace.as_deref().is_some_and(|ns| ns != object.namespace())
+        if self
+            .namespace
+            .as_deref()
+            .is_some_and(|ns| ns != object.namespace())
             || self.name.as_deref().is_some_and(|n| n != object.name())
             || self.uid.as_deref().is_some_and(|u| u != object.uid())
             || self
@@ -81,7 +84,10 @@ impl Query {
         let value = object.to_value();
         self.fields.matches(&value)
             && self.annotations.iter().all(|(k, v)| {
-                value["metadata"]["annotations"].get(k).and_then(Value::as_str) == Some(v)
+                value["metadata"]["annotations"]
+                    .get(k)
+                    .and_then(Value::as_str)
+                    == Some(v)
             })
             && self
                 .json_fields
@@ -118,7 +124,9 @@ impl Query {
         after: Option<&ObjectKey>,
     ) -> Box<dyn Iterator<Item = &'v Arc<StoredObject>> + 'v> {
         if let Some(uid) = &self.uid {
-            let hit = view.get_by_uid(uid).filter(|o| after.is_none_or(|a| o.key() > a));
+            let hit = view
+                .get_by_uid(uid)
+                .filter(|o| after.is_none_or(|a| o.key() > a));
             return Box::new(hit.into_iter());
         }
         if let (Some(ns), Some(name)) = (&self.namespace, &self.name) {
@@ -149,10 +157,22 @@ impl Query {
             }
         };
         if let Some(ns) = &self.namespace {
-            consider(view.keys_in_namespace(ns).unwrap_or(&empty).iter().cloned().collect());
+            consider(
+                view.keys_in_namespace(ns)
+                    .unwrap_or(&empty)
+                    .iter()
+                    .cloned()
+                    .collect(),
+            );
         }
         if let Some(owner) = &self.owner_uid {
-            consider(view.keys_owned_by(owner).unwrap_or(&empty).iter().cloned().collect());
+            consider(
+                view.keys_owned_by(owner)
+                    .unwrap_or(&empty)
+                    .iter()
+                    .cloned()
+                    .collect(),
+            );
         }
         for requirement in self.labels.requirements() {
             match requirement {

@@ -33,7 +33,10 @@ impl Indexes {
                 .insert(key.clone());
         }
         for owner in object.owner_uids() {
-            self.by_owner.entry(owner.into()).or_default().insert(key.clone());
+            self.by_owner
+                .entry(owner.into())
+                .or_default()
+                .insert(key.clone());
         }
         if !object.uid().is_empty() {
             self.by_uid.insert(object.uid().into(), key.clone());
@@ -70,7 +73,10 @@ impl Indexes {
     }
 
     pub(super) fn label_values(&self, key: &str) -> impl Iterator<Item = &KeySet> {
-        self.by_label.get(key).into_iter().flat_map(|values| values.values())
+        self.by_label
+            .get(key)
+            .into_iter()
+            .flat_map(|values| values.values())
     }
 
     pub(super) fn owner(&self, uid: &str) -> Option<&KeySet> {

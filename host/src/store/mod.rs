@@ -109,7 +109,12 @@ impl Cache {
 
     /// Applies one watch event. Returns the change, or `None` when it changes
     /// nothing (the same resourceVersion again, or deleting an unknown object).
-    pub fn apply(&self, kind: ChangeType, object: StoredObject, origin: Origin) -> Option<Arc<Change>> {
+    pub fn apply(
+        &self,
+        kind: ChangeType,
+        object: StoredObject,
+        origin: Origin,
+    ) -> Option<Arc<Change>> {
         let mut state = self.state.write();
         let position = parse_rv(object.resource_version()).max(state.last_position);
         if !object.resource_version().is_empty() {
@@ -157,7 +162,12 @@ impl Cache {
     /// ADDED for new objects, MODIFIED for ones whose resourceVersion changed,
     /// DELETED (with the last known state) for vanished ones, nothing for the
     /// unchanged. Returns the changes made.
-    pub fn replace(&self, objects: Vec<StoredObject>, list_rv: &str, origin: Origin) -> Vec<Arc<Change>> {
+    pub fn replace(
+        &self,
+        objects: Vec<StoredObject>,
+        list_rv: &str,
+        origin: Origin,
+    ) -> Vec<Arc<Change>> {
         let mut state = self.state.write();
         let position = parse_rv(list_rv).max(state.last_position);
         let mut changes = Vec::new();

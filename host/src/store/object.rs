@@ -128,7 +128,9 @@ impl StoredObject {
             })
             .unwrap_or_default();
         // Serializing a `Value` we just parsed cannot fail: keys are strings.
-        let json = serde_json::to_vec(&value).unwrap_or_default().into_boxed_slice();
+        let json = serde_json::to_vec(&value)
+            .unwrap_or_default()
+            .into_boxed_slice();
         Ok(StoredObject {
             key,
             uid,
@@ -195,7 +197,11 @@ impl StoredObject {
 
     /// Bytes this object holds on the heap, for the memory figures.
     pub fn heap_bytes(&self) -> usize {
-        let labels: usize = self.labels.iter().map(|(k, v)| k.len() + v.len() + 32).sum();
+        let labels: usize = self
+            .labels
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 32)
+            .sum();
         let owners: usize = self.owner_uids.iter().map(|u| u.len() + 16).sum();
         self.json.len() + self.uid.len() + self.resource_version.len() + labels + owners
     }
@@ -239,7 +245,10 @@ mod tests {
         assert_eq!((o.uid(), o.resource_version()), ("u1", "42"));
         assert_eq!(o.label("app"), Some("web"));
         assert_eq!(o.label("nope"), None);
-        assert_eq!(o.labels().map(|(k, _)| k).collect::<Vec<_>>(), ["app", "tier"]);
+        assert_eq!(
+            o.labels().map(|(k, _)| k).collect::<Vec<_>>(),
+            ["app", "tier"]
+        );
         assert_eq!(o.owner_uids().collect::<Vec<_>>(), ["rs-1"]);
 
         let kept = StoredObject::from_value(pod(), &gvk, true).unwrap();

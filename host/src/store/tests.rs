@@ -18,7 +18,14 @@ fn pod(ns: &str, name: &str, rv: u64, labels: serde_json::Value) -> StoredObject
 fn summary(changes: &[Arc<Change>]) -> Vec<String> {
     changes
         .iter()
-        .map(|c| format!("{} {} {}", c.kind, c.object.key(), c.object.resource_version()))
+        .map(|c| {
+            format!(
+                "{} {} {}",
+                c.kind,
+                c.object.key(),
+                c.object.resource_version()
+            )
+        })
         .collect()
 }
 
@@ -34,7 +41,10 @@ fn relist_diff_emits_only_differences() {
         "3",
         Origin::Initial,
     );
-    assert_eq!(summary(&first), ["ADDED a/changed 2", "ADDED a/gone 3", "ADDED a/same 1"]);
+    assert_eq!(
+        summary(&first),
+        ["ADDED a/same 1", "ADDED a/changed 2", "ADDED a/gone 3"]
+    );
 
     let diff = cache.replace(
         vec![
@@ -59,21 +69,72 @@ fn relist_diff_emits_only_differences() {
 #[test]
 fn repeated_event_changes_nothing_and_unknown_delete_is_ignored() {
     let cache = Cache::new(gvk(), 100);
-    assert!(cache.apply(ChangeType::Added, pod("a", "x", 5, json!({})), Origin::Watch).is_some());
-    assert!(cache.apply(ChangeType::Modified, pod("a", "x", 5, json!({})), Origin::Watch).is_none());
-    let c = cache.apply(ChangeType::Added, pod("a", "x", 6, json!({})), Origin::Watch).unwrap();
-    assert_eq!(c.kind, ChangeType::Modified, "ADDED of a known object is a modification");
-    assert!(cache.apply(ChangeType::Deleted, pod("a", "nope", 7, json!({})), Origin::Watch).is_none());
-    let d = cache.apply(ChangeType::Deleted, pod("a", "x", 8, json!({})), Origin::Watch).unwrap();
-    assert_eq!((d.kind, d.object.resource_version()), (ChangeType::Deleted, "8"));
+    assert!(
+        cache
+            .apply(
+                ChangeType::Added,
+                pod("a", "x", 5, json!({})),
+                Origin::Watch
+            )
+            .is_some()
+    );
+    assert!(
+        cache
+            .apply(
+                ChangeType::Modified,
+                pod("a", "x", 5, json!({})),
+                Origin::Watch
+            )
+            .is_none()
+    );
+    let c = cache
+        .apply(
+            ChangeType::Added,
+            pod("a", "x", 6, json!({})),
+            Origin::Watch,
+        )
+        .unwrap();
+    assert_eq!(
+        c.kind,
+        ChangeType::Modified,
+        "ADDED of a known object is a modification"
+    );
+    assert!(
+        cache
+            .apply(
+                ChangeType::Deleted,
+                pod("a", "nope", 7, json!({})),
+                Origin::Watch
+            )
+            .is_none()
+    );
+    let d = cache
+        .apply(
+            ChangeType::Deleted,
+            pod("a", "x", 8, json!({})),
+            Origin::Watch,
+        )
+        .unwrap();
+    assert_eq!(
+        (d.kind, d.object.resource_version()),
+        (ChangeType::Deleted, "8")
+    );
     assert!(cache.read().is_empty());
 }
 
 #[test]
 fn indexes_follow_updates_and_deletes() {
     let cache = Cache::new(gvk(), 100);
-    cache.apply(ChangeType::Added, pod("a", "x", 1, json!({"app": "web"})), Origin::Watch);
-    cache.apply(ChangeType::Added, pod("b", "y", 2, json!({"app": "web"})), Origin::Watch);
+    cache.apply(
+        ChangeType::Added,
+        pod("a", "x", 1, json!({"app": "web"})),
+        Origin::Watch,
+    );
+    cache.apply(
+        ChangeType::Added,
+        pod("b", "y", 2, json!({"app": "web"})),
+        Origin::Watch,
+    );
     {
         let view = cache.read();
         assert_eq!(view.keys_with_label("app", "web").unwrap().len(), 2);
@@ -81,8 +142,16 @@ fn indexes_follow_updates_and_deletes() {
         assert_eq!(view.keys_owned_by("owner-web").unwrap().len(), 2);
         assert_eq!(view.get_by_uid("uid-b-y").unwrap().name(), "y");
     }
-    cache.apply(ChangeType::Modified, pod("a", "x", 3, json!({"app": "db"})), Origin::Watch);
-    cache.apply(ChangeType::Deleted, pod("b", "y", 4, json!({"app": "web"})), Origin::Watch);
+    cache.apply(
+        ChangeType::Modified,
+        pod("a", "x", 3, json!({"app": "db"})),
+        Origin::Watch,
+    );
+    cache.apply(
+        ChangeType::Deleted,
+        pod("b", "y", 4, json!({"app": "web"})),
+        Origin::Watch,
+    );
     let view = cache.read();
     assert!(view.keys_with_label("app", "web").is_none());
     assert_eq!(view.keys_with_label("app", "db").unwrap().len(), 1);
@@ -97,17 +166,41 @@ fn resume_from_resource_version_replays_later_changes_only() {
     let cache = Cache::new(gvk(), 3);
     cache.replace(vec![pod("a", "x", 10, json!({}))], "10", Origin::Initial);
     for rv in [11, 12, 13] {
-        cache.apply(ChangeType::Modified, pod("a", "x", rv, json!({})), Origin::Watch);
+        cache.apply(
+            ChangeType::Modified,
+            pod("a", "x", rv, json!({})),
+            Origin::Watch,
+        );
     }
     let sub = cache.subscribe(Since::ResourceVersion(11)).unwrap();
-    assert_eq!(summary(&sub.backlog), ["MODIFIED a/x 12", "MODIFIED a/x 13"]);
+    assert_eq!(
+        summary(&sub.backlog),
+        ["MODIFIED a/x 12", "MODIFIED a/x 13"]
+    );
     assert!(cache.subscribe(Since::ResourceVersion(10)).is_ok());
 
     // A fourth change evicts the change at 11: resuming from 10 is no longer exact.
-    cache.apply(ChangeType::Modified, pod("a", "x", 14, json!({})), Origin::Watch);
+    cache.apply(
+        ChangeType::Modified,
+        pod("a", "x", 14, json!({})),
+        Origin::Watch,
+    );
     let err = cache.subscribe(Since::ResourceVersion(10)).err().unwrap();
-    assert_eq!(err, TooOld { requested: 10, oldest: 11 });
-    assert_eq!(cache.subscribe(Since::ResourceVersion(11)).unwrap().backlog.len(), 3);
+    assert_eq!(
+        err,
+        TooOld {
+            requested: 10,
+            oldest: 11
+        }
+    );
+    assert_eq!(
+        cache
+            .subscribe(Since::ResourceVersion(11))
+            .unwrap()
+            .backlog
+            .len(),
+        3
+    );
 }
 
 #[tokio::test]
@@ -116,7 +209,11 @@ async fn snapshot_then_live_changes_without_gap() {
     cache.replace(vec![pod("a", "x", 1, json!({}))], "1", Origin::Initial);
     let mut sub = cache.subscribe(Since::Snapshot).unwrap();
     assert_eq!(summary(&sub.backlog), ["ADDED a/x 1"]);
-    cache.apply(ChangeType::Added, pod("a", "y", 2, json!({})), Origin::Watch);
+    cache.apply(
+        ChangeType::Added,
+        pod("a", "y", 2, json!({})),
+        Origin::Watch,
+    );
     let live = sub.live.recv().await.unwrap();
     assert_eq!(live.object.name(), "y");
     assert_eq!(live.id(), "uid-a-y/2/ADDED");

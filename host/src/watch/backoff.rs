@@ -14,7 +14,11 @@ pub struct Backoff {
 impl Backoff {
     /// A backoff starting at `initial`, never above `max`.
     pub fn new(initial: Duration, max: Duration) -> Self {
-        Backoff { initial, max, next: initial }
+        Backoff {
+            initial,
+            max,
+            next: initial,
+        }
     }
 
     /// The delay before the next attempt.

@@ -164,7 +164,12 @@ impl Watches {
 
     /// The watch for `resource` with `options`, started if it does not exist.
     /// Racing callers get the same watch: exactly one loop runs per key.
-    pub fn ensure(&self, resource: &ResourceInfo, options: WatchOptions, on_demand: bool) -> Arc<Watch> {
+    pub fn ensure(
+        &self,
+        resource: &ResourceInfo,
+        options: WatchOptions,
+        on_demand: bool,
+    ) -> Arc<Watch> {
         let key = WatchKey {
             gvk: resource.gvk.clone(),
             options,

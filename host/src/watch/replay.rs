@@ -68,7 +68,9 @@ impl Recording {
                 reason,
             };
             let (gvk, kind, object) = parse_event(&line).map_err(bad)?;
-            let namespaced = object["metadata"]["namespace"].as_str().is_some_and(|ns| !ns.is_empty());
+            let namespaced = object["metadata"]["namespace"]
+                .as_str()
+                .is_some_and(|ns| !ns.is_empty());
             resources
                 .entry(gvk.clone())
                 .or_insert_with(|| ResourceInfo {
@@ -102,7 +104,10 @@ fn parse_event(line: &str) -> Result<(Gvk, ChangeType, Value), String> {
     if api_version.is_empty() || kind_name.is_empty() {
         return Err("the object has no `apiVersion` and `kind`".into());
     }
-    if object["metadata"]["name"].as_str().is_none_or(str::is_empty) {
+    if object["metadata"]["name"]
+        .as_str()
+        .is_none_or(str::is_empty)
+    {
         return Err("the object has no `metadata.name`".into());
     }
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
@@ -115,7 +120,11 @@ pub fn plural_of(kind: &str) -> String {
     let lower = kind.to_lowercase();
     if lower.ends_with("endpoints") {
         lower
-    } else if lower.ends_with('s') || lower.ends_with('x') || lower.ends_with("ch") || lower.ends_with("sh") {
+    } else if lower.ends_with('s')
+        || lower.ends_with('x')
+        || lower.ends_with("ch")
+        || lower.ends_with("sh")
+    {
         format!("{lower}es")
     } else if let Some(stem) = lower.strip_suffix('y')
         && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
@@ -150,10 +159,22 @@ mod tests {
     fn bad_lines_name_the_line_and_the_problem() {
         let cases = [
             ("{not json", "line 2: not JSON"),
-            (r#"{"type":"UPSERT","object":{}}"#, "line 2: `type` must be ADDED, MODIFIED or DELETED"),
-            (r#"{"type":"ADDED"}"#, "line 2: `object` must be a Kubernetes object"),
-            (r#"{"type":"ADDED","object":{"metadata":{"name":"x"}}}"#, "line 2: the object has no `apiVersion` and `kind`"),
-            (r#"{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{}}}"#, "line 2: the object has no `metadata.name`"),
+            (
+                r#"{"type":"UPSERT","object":{}}"#,
+                "line 2: `type` must be ADDED, MODIFIED or DELETED",
+            ),
+            (
+                r#"{"type":"ADDED"}"#,
+                "line 2: `object` must be a Kubernetes object",
+            ),
+            (
+                r#"{"type":"ADDED","object":{"metadata":{"name":"x"}}}"#,
+                "line 2: the object has no `apiVersion` and `kind`",
+            ),
+            (
+                r#"{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{}}}"#,
+                "line 2: the object has no `metadata.name`",
+            ),
         ];
         for (line, want) in cases {
             let mut file = tempfile::NamedTempFile::new().unwrap();
@@ -162,21 +183,39 @@ mod tests {
             let err = Recording::read(file.path()).err().unwrap().to_string();
             assert!(err.contains(want), "{err}");
         }
-        let err = Recording::read(Path::new("/nonexistent.jsonl")).err().unwrap().to_string();
-        assert!(err.starts_with("cannot read recording /nonexistent.jsonl"), "{err}");
+        let err = Recording::read(Path::new("/nonexistent.jsonl"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.starts_with("cannot read recording /nonexistent.jsonl"),
+            "{err}"
+        );
     }
 
     #[test]
     fn reads_the_bundled_recording() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/cluster-recording.jsonl");
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/cluster-recording.jsonl");
         let recording = Recording::read(&path).unwrap();
         assert_eq!(recording.events.len(), 1737);
         assert_eq!(recording.resources.len(), 15);
-        let vs = recording.resources.iter().find(|r| r.gvk.kind == "VirtualService").unwrap();
-        assert_eq!(vs.gvk.to_string(), "networking.istio.io/v1beta1/VirtualService");
+        let vs = recording
+            .resources
+            .iter()
+            .find(|r| r.gvk.kind == "VirtualService")
+            .unwrap();
+        assert_eq!(
+            vs.gvk.to_string(),
+            "networking.istio.io/v1beta1/VirtualService"
+        );
         assert_eq!(vs.plural, "virtualservices");
         assert!(vs.namespaced);
-        let node = recording.resources.iter().find(|r| r.gvk.kind == "Node").unwrap();
+        let node = recording
+            .resources
+            .iter()
+            .find(|r| r.gvk.kind == "Node")
+            .unwrap();
         assert!(!node.namespaced);
     }
 }

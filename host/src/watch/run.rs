@@ -20,7 +20,12 @@ use crate::store::{Origin, StoredObject};
 /// for backoff, so a server that closes watches at once is not hammered.
 const MIN_HEALTHY_WATCH: Duration = Duration::from_secs(1);
 
-pub(super) async fn run(watch: Arc<Watch>, client: KubeClient, settings: WatchSettings, metrics: Arc<Metrics>) {
+pub(super) async fn run(
+    watch: Arc<Watch>,
+    client: KubeClient,
+    settings: WatchSettings,
+    metrics: Arc<Metrics>,
+) {
     let mut retry = Retry::new(&settings);
     let gvk = watch.key.gvk.to_string();
     // `None`: the resume point is lost, list first.
@@ -42,7 +47,12 @@ pub(super) async fn run(watch: Arc<Watch>, client: KubeClient, settings: WatchSe
         };
         let opened = Instant::now();
         let stream = client
-            .watch(&watch.resource, &watch.key.options, &rv, settings.watch_timeout_seconds)
+            .watch(
+                &watch.resource,
+                &watch.key.options,
+                &rv,
+                settings.watch_timeout_seconds,
+            )
             .await;
         let mut stream = match stream {
             Ok(s) => Box::pin(s),
@@ -64,7 +74,11 @@ pub(super) async fn run(watch: Arc<Watch>, client: KubeClient, settings: WatchSe
             match line {
                 Ok(WatchLine::Change(kind, value)) => {
                     saw_event = true;
-                    match StoredObject::from_value(value, &watch.key.gvk, settings.keep_managed_fields) {
+                    match StoredObject::from_value(
+                        value,
+                        &watch.key.gvk,
+                        settings.keep_managed_fields,
+                    ) {
                         Ok(object) => {
                             last_rv = object.resource_version().to_string();
                             if watch.cache.apply(kind, object, Origin::Watch).is_some() {
@@ -111,16 +125,29 @@ pub(super) async fn run(watch: Arc<Watch>, client: KubeClient, settings: WatchSe
 }
 
 /// Lists every page and replaces the cache with the result; returns the list's resourceVersion.
-async fn list(watch: &Watch, client: &KubeClient, settings: &WatchSettings) -> Result<String, ApiError> {
+async fn list(
+    watch: &Watch,
+    client: &KubeClient,
+    settings: &WatchSettings,
+) -> Result<String, ApiError> {
     let first = !watch.cache.is_synced();
     watch.update_status(|s| {
-        s.phase = if first { Phase::Syncing } else { Phase::Reconnecting };
+        s.phase = if first {
+            Phase::Syncing
+        } else {
+            Phase::Reconnecting
+        };
     });
     let mut objects = Vec::new();
     let mut token: Option<String> = None;
     let rv = loop {
         let page = match client
-            .list_page(&watch.resource, &watch.key.options, settings.page_size, token.as_deref())
+            .list_page(
+                &watch.resource,
+                &watch.key.options,
+                settings.page_size,
+                token.as_deref(),
+            )
             .await
         {
             // The continue token expired between pages: the snapshot is gone, start over.
@@ -142,7 +169,11 @@ async fn list(watch: &Watch, client: &KubeClient, settings: &WatchSettings) -> R
             _ => break page.metadata.resource_version,
         }
     };
-    let origin = if first { Origin::Initial } else { Origin::Relist };
+    let origin = if first {
+        Origin::Initial
+    } else {
+        Origin::Relist
+    };
     let changes = watch.cache.replace(objects, &rv, origin);
     watch.cache.mark_synced();
     let count = watch.cache.read().len();
@@ -191,10 +222,18 @@ impl Retry {
     /// Records the error and waits before the next attempt.
     async fn fail(&mut self, watch: &Watch, client: &KubeClient, e: &ApiError) {
         let denied = e.is_denied();
-        let delay = if denied { self.denied.next_delay() } else { self.normal.next_delay() };
+        let delay = if denied {
+            self.denied.next_delay()
+        } else {
+            self.normal.next_delay()
+        };
         tracing::warn!(gvk = %watch.key.gvk, error = %e, retry_in_ms = delay.as_millis() as u64, "watch failed");
         watch.update_status(|s| {
-            s.phase = if denied { Phase::Failed } else { Phase::Reconnecting };
+            s.phase = if denied {
+                Phase::Failed
+            } else {
+                Phase::Reconnecting
+            };
             s.last_error = Some(e.to_string());
         });
         tokio::time::sleep(delay).await;

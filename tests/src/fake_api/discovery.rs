@@ -138,7 +138,12 @@ impl ResourceDef {
         for sub in &self.subresources {
             let (kind, group, version, verbs): (&str, Option<&str>, Option<&str>, &[&str]) =
                 match sub.as_str() {
-                    "scale" => ("Scale", Some("autoscaling"), Some("v1"), &["get", "patch", "update"]),
+                    "scale" => (
+                        "Scale",
+                        Some("autoscaling"),
+                        Some("v1"),
+                        &["get", "patch", "update"],
+                    ),
                     "status" => (&self.kind, None, None, &["get", "patch", "update"]),
                     "log" => ("Pod", None, None, &["get"]),
                     "eviction" => ("Eviction", Some("policy"), Some("v1"), &["create"]),
@@ -182,19 +187,118 @@ pub(crate) fn builtin_resources() -> Vec<ResourceDef> {
     vec![
         bindings,
         b("", "v1", "ConfigMap", "configmaps", true, &["cm"], &[], &[]),
-        b("", "v1", "Namespace", "namespaces", false, &["ns"], &[], &["finalize", "status"]),
+        b(
+            "",
+            "v1",
+            "Namespace",
+            "namespaces",
+            false,
+            &["ns"],
+            &[],
+            &["finalize", "status"],
+        ),
         b("", "v1", "Node", "nodes", false, &["no"], &[], &["status"]),
-        b("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", true, &["pvc"], &[], &["status"]),
-        b("", "v1", "PersistentVolume", "persistentvolumes", false, &["pv"], &[], &["status"]),
-        b("", "v1", "Pod", "pods", true, &["po"], &["all"], &["binding", "eviction", "log", "status"]),
+        b(
+            "",
+            "v1",
+            "PersistentVolumeClaim",
+            "persistentvolumeclaims",
+            true,
+            &["pvc"],
+            &[],
+            &["status"],
+        ),
+        b(
+            "",
+            "v1",
+            "PersistentVolume",
+            "persistentvolumes",
+            false,
+            &["pv"],
+            &[],
+            &["status"],
+        ),
+        b(
+            "",
+            "v1",
+            "Pod",
+            "pods",
+            true,
+            &["po"],
+            &["all"],
+            &["binding", "eviction", "log", "status"],
+        ),
         b("", "v1", "Secret", "secrets", true, &[], &[], &[]),
-        b("", "v1", "Service", "services", true, &["svc"], &["all"], &["status"]),
-        b("apps", "v1", "DaemonSet", "daemonsets", true, &["ds"], &["all"], &["status"]),
-        b("apps", "v1", "Deployment", "deployments", true, &["deploy"], &["all"], &["scale", "status"]),
-        b("apps", "v1", "ReplicaSet", "replicasets", true, &["rs"], &["all"], &["scale", "status"]),
-        b("apps", "v1", "StatefulSet", "statefulsets", true, &["sts"], &["all"], &["scale", "status"]),
-        b("batch", "v1", "Job", "jobs", true, &[], &["all"], &["status"]),
-        b("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", true, &[], &[], &[]),
+        b(
+            "",
+            "v1",
+            "Service",
+            "services",
+            true,
+            &["svc"],
+            &["all"],
+            &["status"],
+        ),
+        b(
+            "apps",
+            "v1",
+            "DaemonSet",
+            "daemonsets",
+            true,
+            &["ds"],
+            &["all"],
+            &["status"],
+        ),
+        b(
+            "apps",
+            "v1",
+            "Deployment",
+            "deployments",
+            true,
+            &["deploy"],
+            &["all"],
+            &["scale", "status"],
+        ),
+        b(
+            "apps",
+            "v1",
+            "ReplicaSet",
+            "replicasets",
+            true,
+            &["rs"],
+            &["all"],
+            &["scale", "status"],
+        ),
+        b(
+            "apps",
+            "v1",
+            "StatefulSet",
+            "statefulsets",
+            true,
+            &["sts"],
+            &["all"],
+            &["scale", "status"],
+        ),
+        b(
+            "batch",
+            "v1",
+            "Job",
+            "jobs",
+            true,
+            &[],
+            &["all"],
+            &["status"],
+        ),
+        b(
+            "discovery.k8s.io",
+            "v1",
+            "EndpointSlice",
+            "endpointslices",
+            true,
+            &[],
+            &[],
+            &[],
+        ),
         b(
             "apiextensions.k8s.io",
             "v1",
@@ -210,7 +314,13 @@ pub(crate) fn builtin_resources() -> Vec<ResourceDef> {
 
 /// The two Istio kinds of the recording, as CRD-backed resources served in `v1beta1` and `v1`.
 pub(crate) fn istio_resources() -> Vec<ResourceDef> {
-    let mut gateway = ResourceDef::custom("networking.istio.io", "v1beta1", "Gateway", "gateways", true);
+    let mut gateway = ResourceDef::custom(
+        "networking.istio.io",
+        "v1beta1",
+        "Gateway",
+        "gateways",
+        true,
+    );
     gateway.versions.push("v1".to_string());
     gateway.short_names = vec!["gw".to_string()];
     gateway.categories = vec!["istio-io".to_string(), "networking-istio-io".to_string()];
@@ -232,7 +342,9 @@ pub(crate) fn istio_resources() -> Vec<ResourceDef> {
 pub(crate) fn compare_versions(a: &str, b: &str) -> Ordering {
     fn parse(v: &str) -> Option<(u8, u64, u64)> {
         let rest = v.strip_prefix('v')?;
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
         let major: u64 = rest[..digits].parse().ok()?;
         let tail = &rest[digits..];
         if tail.is_empty() {
@@ -248,9 +360,7 @@ pub(crate) fn compare_versions(a: &str, b: &str) -> Ordering {
         Some((stage, major, num.parse().ok()?))
     }
     match (parse(a), parse(b)) {
-        (Some((sa, ma, na)), Some((sb, mb, nb))) => {
-            sa.cmp(&sb).then(mb.cmp(&ma)).then(nb.cmp(&na))
-        }
+        (Some((sa, ma, na)), Some((sb, mb, nb))) => sa.cmp(&sb).then(mb.cmp(&ma)).then(nb.cmp(&na)),
         (Some(_), None) => Ordering::Less,
         (None, Some(_)) => Ordering::Greater,
         (None, None) => a.cmp(b),
@@ -291,7 +401,12 @@ fn groups<'a>(resources: impl Iterator<Item = &'a ResourceDef>) -> Vec<(String, 
             (g, vs)
         })
         .collect();
-    let rank = |g: &str| GROUP_ORDER.iter().position(|x| *x == g).unwrap_or(GROUP_ORDER.len());
+    let rank = |g: &str| {
+        GROUP_ORDER
+            .iter()
+            .position(|x| *x == g)
+            .unwrap_or(GROUP_ORDER.len())
+    };
     out.sort_by(|(a, _), (b, _)| rank(a).cmp(&rank(b)).then(a.cmp(b)));
     out
 }
@@ -315,7 +430,8 @@ pub(crate) fn api_group_list<'a>(
         .iter()
         .map(|(g, vs)| {
             let mut doc = group_doc(g, vs, addr);
-            doc.as_object_mut().map(|m| m.remove("serverAddressByClientCIDRs"));
+            doc.as_object_mut()
+                .map(|m| m.remove("serverAddressByClientCIDRs"));
             doc
         })
         .collect();
@@ -379,9 +495,16 @@ mod tests {
 
     #[test]
     fn version_priority() {
-        let mut vs = vec!["v1alpha1", "v1beta1", "v2", "v1", "v2beta3", "foo", "v1beta2"];
+        let mut vs = vec![
+            "v1alpha1", "v1beta1", "v2", "v1", "v2beta3", "foo", "v1beta2",
+        ];
         vs.sort_by(|a, b| compare_versions(a, b));
-        assert_eq!(vs, ["v2", "v1", "v2beta3", "v1beta2", "v1beta1", "v1alpha1", "foo"]);
+        assert_eq!(
+            vs,
+            [
+                "v2", "v1", "v2beta3", "v1beta2", "v1beta1", "v1alpha1", "foo"
+            ]
+        );
     }
 
     #[test]
@@ -390,6 +513,9 @@ mod tests {
         assert_eq!(defs[0].preferred_version(), "v1");
         let list = api_group_list(defs.iter(), "127.0.0.1:1");
         assert_eq!(list["groups"][0]["preferredVersion"]["version"], "v1");
-        assert_eq!(list["groups"][0]["versions"][1]["groupVersion"], "networking.istio.io/v1beta1");
+        assert_eq!(
+            list["groups"][0]["versions"][1]["groupVersion"],
+            "networking.istio.io/v1beta1"
+        );
     }
 }

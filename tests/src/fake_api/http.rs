@@ -45,7 +45,8 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         return error_response(code, &failure_message(code, method.as_str(), &path));
     }
     if method != Method::GET {
-        let message = format!("the server does not allow this method on the requested resource: {method}");
+        let message =
+            format!("the server does not allow this method on the requested resource: {method}");
         return error_response(405, &message);
     }
     route(shared, &path, &query).await
@@ -58,9 +59,10 @@ async fn route(shared: Arc<Shared>, path: &str, query: &str) -> Response {
         ["version"] => value_response(200, &discovery::version_info()),
         ["healthz" | "livez" | "readyz"] => {
             let mut response = Response::new("ok".into());
-            response
-                .headers_mut()
-                .insert(header::CONTENT_TYPE, http::HeaderValue::from_static("text/plain; charset=utf-8"));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                http::HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
             response
         }
         ["api"] => value_response(200, &discovery::api_versions(&addr)),
@@ -92,7 +94,13 @@ fn resource_list(shared: &Shared, group: &str, version: &str) -> Response {
 }
 
 /// Paths below a group version: collections and single objects.
-async fn resource(shared: Arc<Shared>, group: &str, version: &str, rest: &[&str], query: &str) -> Response {
+async fn resource(
+    shared: Arc<Shared>,
+    group: &str,
+    version: &str,
+    rest: &[&str],
+    query: &str,
+) -> Response {
     let (namespace, plural, name) = match rest {
         [plural] => (None, *plural, None),
         ["namespaces", ns, plural] => (Some(*ns), *plural, None),
@@ -115,7 +123,10 @@ async fn resource(shared: Arc<Shared>, group: &str, version: &str, rest: &[&str]
         return not_found();
     }
     if !listable {
-        return error_response(405, "the server does not allow this method on the requested resource");
+        return error_response(
+            405,
+            "the server does not allow this method on the requested resource",
+        );
     }
     if let Some(name) = name {
         if namespaced && namespace.is_none() {
@@ -155,8 +166,10 @@ fn get_object(
             } else {
                 format!("{}.{}", res.def.plural, res.def.group)
             };
-            let mut status = status_body(404, "NotFound", &format!("{resource} \"{name}\" not found"));
-            status["details"] = json!({"name": name, "group": res.def.group, "kind": res.def.plural});
+            let mut status =
+                status_body(404, "NotFound", &format!("{resource} \"{name}\" not found"));
+            status["details"] =
+                json!({"name": name, "group": res.def.group, "kind": res.def.plural});
             value_response(404, &status)
         }
     }

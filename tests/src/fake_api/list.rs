@@ -18,7 +18,8 @@ struct ContinueToken {
 
 impl ContinueToken {
     fn encode(&self) -> String {
-        let doc = json!({"v": "meta.k8s.io/v1", "rv": self.rv, "ns": self.after.0, "name": self.after.1});
+        let doc =
+            json!({"v": "meta.k8s.io/v1", "rv": self.rv, "ns": self.after.0, "name": self.after.1});
         super::util::hex_encode(doc.to_string().as_bytes())
     }
 
@@ -26,7 +27,10 @@ impl ContinueToken {
         let doc: Value = serde_json::from_slice(&super::util::hex_decode(token)?).ok()?;
         Some(ContinueToken {
             rv: doc["rv"].as_u64()?,
-            after: (doc["ns"].as_str()?.to_string(), doc["name"].as_str()?.to_string()),
+            after: (
+                doc["ns"].as_str()?.to_string(),
+                doc["name"].as_str()?.to_string(),
+            ),
         })
     }
 }
@@ -48,7 +52,10 @@ pub(crate) async fn list(
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
-    let selector = match Selector::parse(params.label_selector.as_deref(), params.field_selector.as_deref()) {
+    let selector = match Selector::parse(
+        params.label_selector.as_deref(),
+        params.field_selector.as_deref(),
+    ) {
         Ok(s) => s,
         Err(message) => return error_response(400, &message),
     };
@@ -60,7 +67,10 @@ pub(crate) async fn list(
     // Which snapshot, and where in it.
     let (snapshot_rv, after) = if let Some(token) = &params.continue_token {
         let Some(token) = ContinueToken::decode(token) else {
-            return error_response(400, "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+            return error_response(
+                400,
+                "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+            );
         };
         if token.rv < store.compacted_rv {
             return status_response(410, "Expired", CONTINUE_TOO_OLD);
@@ -74,11 +84,13 @@ pub(crate) async fn list(
         match (requested, params.resource_version_match.as_deref()) {
             (Some(rv), Some("Exact")) => {
                 if rv < store.compacted_rv {
-                    let message = format!("too old resource version: {rv} ({})", store.compacted_rv);
+                    let message =
+                        format!("too old resource version: {rv} ({})", store.compacted_rv);
                     return status_response(410, "Expired", &message);
                 }
                 if rv > store.rv {
-                    let message = format!("Too large resource version: {rv}, current: {}", store.rv);
+                    let message =
+                        format!("Too large resource version: {rv}, current: {}", store.rv);
                     return status_response(504, "Timeout", &message);
                 }
                 (rv, None)
@@ -112,7 +124,13 @@ pub(crate) async fn list(
     let mut metadata = json!({"resourceVersion": snapshot_rv.to_string()});
     if remaining > 0 {
         let last = page.last().map(|(k, _)| (*k).clone()).unwrap_or_default();
-        metadata["continue"] = json!(ContinueToken { rv: snapshot_rv, after: last }.encode());
+        metadata["continue"] = json!(
+            ContinueToken {
+                rv: snapshot_rv,
+                after: last
+            }
+            .encode()
+        );
         if selector.is_empty() {
             metadata["remainingItemCount"] = json!(remaining);
         }

@@ -152,7 +152,9 @@ impl FakeApiServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("binding the fake API server to 127.0.0.1");
-        let addr = listener.local_addr().expect("local address of the fake API server");
+        let addr = listener
+            .local_addr()
+            .expect("local address of the fake API server");
         let mut store = Store::new(discovery::builtin_resources());
         if options.istio_crds_installed {
             for def in discovery::istio_resources() {
@@ -239,12 +241,14 @@ impl FakeApiServer {
 
     /// Creates an object; fails if it already exists. Returns the new resourceVersion.
     pub fn create(&self, object: Value) -> anyhow::Result<u64> {
-        self.shared.mutate(|s| s.apply(Change::Create, object, None))
+        self.shared
+            .mutate(|s| s.apply(Change::Create, object, None))
     }
 
     /// Replaces an existing object; fails if it does not exist. Returns the new resourceVersion.
     pub fn update(&self, object: Value) -> anyhow::Result<u64> {
-        self.shared.mutate(|s| s.apply(Change::Update, object, None))
+        self.shared
+            .mutate(|s| s.apply(Change::Update, object, None))
     }
 
     /// Deletes an object (its stored state becomes the DELETED event's
@@ -267,8 +271,7 @@ impl FakeApiServer {
     /// kinds that are not served (e.g. Istio kinds while their CRDs are not
     /// installed) are skipped. Returns the number of events applied.
     pub fn load_recording(&self, path: &Path, max_events: Option<usize>) -> anyhow::Result<usize> {
-        self.shared
-            .mutate(|s| recording::load(s, path, max_events))
+        self.shared.mutate(|s| recording::load(s, path, max_events))
     }
 
     /// One current object with the given `apiVersion` and `kind` set, if it exists.

@@ -33,9 +33,8 @@ impl Params {
         let mut p = Params::default();
         for (key, value) in parse_query(query) {
             let non_empty = (!value.is_empty()).then(|| value.clone());
-            let flag = || {
-                parse_bool(&value).ok_or_else(|| format!("invalid value for {key}: {value:?}"))
-            };
+            let flag =
+                || parse_bool(&value).ok_or_else(|| format!("invalid value for {key}: {value:?}"));
             match key.as_str() {
                 "watch" => p.watch = flag()?,
                 "allowWatchBookmarks" => p.allow_bookmarks = flag()?,
@@ -98,7 +97,10 @@ mod tests {
         assert_eq!(p.label_selector.as_deref(), Some("app=web"));
         assert!(Params::parse("limit=x").is_err());
         assert_eq!(Params::parse("limit=0").unwrap().limit, None);
-        assert_eq!(Params::parse("resourceVersion=0").unwrap().numeric_rv(), Ok(None));
+        assert_eq!(
+            Params::parse("resourceVersion=0").unwrap().numeric_rv(),
+            Ok(None)
+        );
         assert!(is_watch("watch=1") && !is_watch("watch=false"));
     }
 }

@@ -13,7 +13,11 @@ use super::state::{Change, Store};
 /// applied. Recorded resourceVersions are kept while they increase; events of
 /// kinds the store does not serve (e.g. Istio kinds before their CRDs are
 /// installed) are skipped and not counted. Stops after `max_events` lines.
-pub(crate) fn load(store: &mut Store, path: &Path, max_events: Option<usize>) -> anyhow::Result<usize> {
+pub(crate) fn load(
+    store: &mut Store,
+    path: &Path,
+    max_events: Option<usize>,
+) -> anyhow::Result<usize> {
     let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let mut applied = 0;
     let mut seen = 0;
@@ -42,7 +46,9 @@ pub(crate) fn load(store: &mut Store, path: &Path, max_events: Option<usize>) ->
         let recorded_rv = object["metadata"]["resourceVersion"]
             .as_str()
             .and_then(|s| s.parse::<u64>().ok());
-        store.apply(change, object, recorded_rv).with_context(context)?;
+        store
+            .apply(change, object, recorded_rv)
+            .with_context(context)?;
         applied += 1;
     }
     Ok(applied)

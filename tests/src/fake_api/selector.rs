@@ -99,13 +99,15 @@ fn split_terms(s: &str) -> Vec<&str> {
         }
     }
     out.push(&s[start..]);
-    out.into_iter().map(str::trim).filter(|t| !t.is_empty()).collect()
+    out.into_iter()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect()
 }
 
 fn valid_key(k: &str) -> bool {
     !k.is_empty()
-        && k
-            .chars()
+        && k.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
 }
 
@@ -113,7 +115,9 @@ fn check_key(k: &str, term: &str) -> Result<String, String> {
     if valid_key(k) {
         Ok(k.to_string())
     } else {
-        Err(format!("unable to parse requirement: invalid label key {k:?} in {term:?}"))
+        Err(format!(
+            "unable to parse requirement: invalid label key {k:?} in {term:?}"
+        ))
     }
 }
 
@@ -122,13 +126,22 @@ fn parse_label_term(term: &str) -> Result<LabelReq, String> {
         return Ok(LabelReq::DoesNotExist(check_key(key.trim(), term)?));
     }
     if let Some((k, v)) = term.split_once("!=") {
-        return Ok(LabelReq::NotEquals(check_key(k.trim(), term)?, v.trim().to_string()));
+        return Ok(LabelReq::NotEquals(
+            check_key(k.trim(), term)?,
+            v.trim().to_string(),
+        ));
     }
     if let Some((k, v)) = term.split_once("==") {
-        return Ok(LabelReq::Equals(check_key(k.trim(), term)?, v.trim().to_string()));
+        return Ok(LabelReq::Equals(
+            check_key(k.trim(), term)?,
+            v.trim().to_string(),
+        ));
     }
     if let Some((k, v)) = term.split_once('=') {
-        return Ok(LabelReq::Equals(check_key(k.trim(), term)?, v.trim().to_string()));
+        return Ok(LabelReq::Equals(
+            check_key(k.trim(), term)?,
+            v.trim().to_string(),
+        ));
     }
     if let Some((k, set)) = split_set_op(term, " notin ") {
         return Ok(LabelReq::NotIn(check_key(k, term)?, parse_set(set, term)?));
@@ -148,7 +161,9 @@ fn parse_set(set: &str, term: &str) -> Result<Vec<String>, String> {
     let inner = set
         .strip_prefix('(')
         .and_then(|s| s.strip_suffix(')'))
-        .ok_or_else(|| format!("unable to parse requirement: expected a (value set) in {term:?}"))?;
+        .ok_or_else(|| {
+            format!("unable to parse requirement: expected a (value set) in {term:?}")
+        })?;
     Ok(inner
         .split(',')
         .map(|v| v.trim().to_string())
@@ -164,7 +179,9 @@ fn parse_field_term(term: &str) -> Result<FieldReq, String> {
     } else if let Some((k, v)) = term.split_once('=') {
         (k, v, false)
     } else {
-        return Err(format!("invalid selector: '{term}'; can't understand '{term}'"));
+        return Err(format!(
+            "invalid selector: '{term}'; can't understand '{term}'"
+        ));
     };
     Ok(FieldReq {
         path: path.trim().to_string(),

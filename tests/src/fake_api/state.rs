@@ -255,14 +255,16 @@ impl Store {
 
     /// Definitions of all served resources.
     pub(crate) fn served_defs(&self) -> impl Iterator<Item = &ResourceDef> {
-        self.resources
-            .values()
-            .filter(|r| r.served)
-            .map(|r| &r.def)
+        self.resources.values().filter(|r| r.served).map(|r| &r.def)
     }
 
     /// The served resource with this plural in `group`/`version`.
-    pub(crate) fn by_path(&self, group: &str, version: &str, plural: &str) -> Option<&ResourceStore> {
+    pub(crate) fn by_path(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<&ResourceStore> {
         self.resources
             .get(&(group.to_string(), plural.to_string()))
             .filter(|r| r.served && r.def.versions.iter().any(|v| v == version))
@@ -294,7 +296,8 @@ impl Store {
         let Value::Object(mut map) = object else {
             bail!("object must be a JSON object");
         };
-        let api_version = take_string(&mut map, "apiVersion").context("object has no apiVersion")?;
+        let api_version =
+            take_string(&mut map, "apiVersion").context("object has no apiVersion")?;
         let kind = take_string(&mut map, "kind").context("object has no kind")?;
         let key = self
             .by_kind(&api_version, &kind)
@@ -307,7 +310,11 @@ impl Store {
             .or_insert_with(|| json!({}))
             .as_object_mut()
             .context("metadata must be an object")?;
-        if meta.get("name").and_then(Value::as_str).is_none_or(str::is_empty) {
+        if meta
+            .get("name")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
             match meta.get("generateName").and_then(Value::as_str) {
                 Some(prefix) if change != Change::Delete => {
                     let name = format!("{prefix}{}", name_suffix());
@@ -317,14 +324,21 @@ impl Store {
             }
         }
         if namespaced {
-            if meta.get("namespace").and_then(Value::as_str).is_none_or(str::is_empty) {
+            if meta
+                .get("namespace")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
                 bail!("namespaced {kind} has no metadata.namespace");
             }
         } else {
             meta.remove("namespace");
         }
         let object_key = (
-            meta.get("namespace").and_then(Value::as_str).unwrap_or_default().to_string(),
+            meta.get("namespace")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
             meta["name"].as_str().unwrap_or_default().to_string(),
         );
         let previous = resource.objects.get(&object_key).cloned();
@@ -345,7 +359,11 @@ impl Store {
             _ => self.rv + 1,
         };
         let previous_meta = previous.as_ref().map(|p| p.value()["metadata"].clone());
-        if meta.get("uid").and_then(Value::as_str).is_none_or(str::is_empty) {
+        if meta
+            .get("uid")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
             let uid = previous_meta
                 .as_ref()
                 .and_then(|m| m["uid"].as_str().map(str::to_string))
@@ -465,7 +483,12 @@ impl Store {
         }
         let crd_name = format!("{plural}.{group}");
         if self
-            .get("apiextensions.k8s.io/v1", "CustomResourceDefinition", None, &crd_name)
+            .get(
+                "apiextensions.k8s.io/v1",
+                "CustomResourceDefinition",
+                None,
+                &crd_name,
+            )
             .is_some()
         {
             self.delete(
@@ -566,7 +589,9 @@ mod tests {
     fn apply_assigns_rv_uid_and_logs() {
         let mut store = Store::new(builtin_resources());
         let rv1 = store.apply(Change::Create, cm("x", "1"), None).unwrap();
-        let rv2 = store.apply(Change::Upsert, cm("x", "2"), Some(100)).unwrap();
+        let rv2 = store
+            .apply(Change::Upsert, cm("x", "2"), Some(100))
+            .unwrap();
         let rv3 = store.apply(Change::Create, cm("y", "1"), Some(50)).unwrap();
         assert_eq!((rv1, rv2, rv3), (1, 100, 101));
         assert!(store.apply(Change::Create, cm("x", "3"), None).is_err());
@@ -585,13 +610,24 @@ mod tests {
         assert_eq!(r.objects_at(101).len(), 2);
         store.delete("v1", "ConfigMap", Some("ns"), "x").unwrap();
         assert_eq!(store.objects("v1", "ConfigMap").len(), 1);
-        assert!(store.apply(Change::Upsert, json!({"apiVersion": "v9", "kind": "ConfigMap", "metadata": {"name": "z"}}), None).is_err());
+        assert!(
+            store
+                .apply(
+                    Change::Upsert,
+                    json!({"apiVersion": "v9", "kind": "ConfigMap", "metadata": {"name": "z"}}),
+                    None
+                )
+                .is_err()
+        );
     }
 
     #[test]
     fn typed_json_splices_kind() {
         let o = StoredObject::for_test("", "n", BTreeMap::new(), br#"{"metadata":{"name":"n"}}"#);
         let v: Value = serde_json::from_slice(&o.typed_json("Node", "v1")).unwrap();
-        assert_eq!(v, json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n"}}));
+        assert_eq!(
+            v,
+            json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n"}})
+        );
     }
 }

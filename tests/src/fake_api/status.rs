@@ -42,10 +42,12 @@ pub(crate) fn status_body(code: u16, reason: &str, message: &str) -> Value {
 /// A response carrying a JSON body.
 pub(crate) fn json_response(code: u16, body: impl Into<Body>) -> Response {
     let mut response = Response::new(body.into());
-    *response.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    *response.status_mut() =
+        StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     response
 }
 

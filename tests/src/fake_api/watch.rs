@@ -70,7 +70,10 @@ pub(crate) fn watch(
     namespace: Option<&str>,
     params: &Params,
 ) -> Response {
-    let selector = match Selector::parse(params.label_selector.as_deref(), params.field_selector.as_deref()) {
+    let selector = match Selector::parse(
+        params.label_selector.as_deref(),
+        params.field_selector.as_deref(),
+    ) {
         Ok(s) => s,
         Err(message) => return error_response(400, &message),
     };
@@ -105,7 +108,9 @@ pub(crate) fn watch(
         Some(rv) if rv < store.compacted_rv => {
             let message = format!("too old resource version: {rv} ({})", store.compacted_rv);
             let status = status_body(410, "Expired", &message);
-            initial.push(Bytes::from(format!("{{\"type\":\"ERROR\",\"object\":{status}}}\n")));
+            initial.push(Bytes::from(format!(
+                "{{\"type\":\"ERROR\",\"object\":{status}}}\n"
+            )));
             expired = true;
             rv
         }
@@ -145,7 +150,13 @@ type Sink = mpsc::Sender<Result<Bytes, io::Error>>;
 
 /// Streams live changes until the stream times out, is dropped, the client goes
 /// away, the server shuts down or the resource stops being served.
-async fn follow(shared: &Shared, spec: &WatchSpec, mut last_rv: u64, mut signals: Signals, tx: &Sink) {
+async fn follow(
+    shared: &Shared,
+    spec: &WatchSpec,
+    mut last_rv: u64,
+    mut signals: Signals,
+    tx: &Sink,
+) {
     let deadline = spec.timeout.map(|t| Instant::now() + t);
     let mut bookmarks = spec.allow_bookmarks.then(|| {
         let every = shared.bookmark_interval.max(Duration::from_millis(10));
@@ -175,7 +186,12 @@ async fn follow(shared: &Shared, spec: &WatchSpec, mut last_rv: u64, mut signals
         if ended {
             return;
         }
-        if std::mem::take(&mut bookmark_due) && tx.send(Ok(bookmark_line(spec, last_rv, false))).await.is_err() {
+        if std::mem::take(&mut bookmark_due)
+            && tx
+                .send(Ok(bookmark_line(spec, last_rv, false)))
+                .await
+                .is_err()
+        {
             return;
         }
         tokio::select! {
@@ -215,7 +231,10 @@ async fn sleep_until(deadline: Option<Instant>) {
 
 impl WatchSpec {
     fn accepts(&self, object: &StoredObject) -> bool {
-        self.namespace.as_ref().is_none_or(|ns| object.namespace == *ns) && self.selector.matches(object)
+        self.namespace
+            .as_ref()
+            .is_none_or(|ns| object.namespace == *ns)
+            && self.selector.matches(object)
     }
 }
 
