@@ -103,7 +103,7 @@ pub(crate) async fn list(
         }
     };
 
-    let objects = res.objects.clone();
+    let objects = res.objects_at(snapshot_rv);
     let candidates = objects
         .iter()
         .filter(|(key, _)| after.as_ref().is_none_or(|a| *key > a))
