@@ -9,15 +9,27 @@ use serde_json::json;
 #[test]
 fn bad_config_files_stop_startup_with_a_message_naming_the_key() {
     let cases = [
-        (r#"{"listenPort": "abc"}"#, r#"config key `listenPort`: expected a number from 1 to 65535, got "abc""#),
+        (
+            r#"{"listenPort": "abc"}"#,
+            r#"config key `listenPort`: expected a number from 1 to 65535, got "abc""#,
+        ),
         (r#"{"minLogLevel": "loud"}"#, "config key `minLogLevel`"),
-        (r#"{"initialWatchingResources": [{"group": "apps", "kind": "Deployment"}]}"#, "config key `initialWatchingResources[0].version`"),
+        (
+            r#"{"initialWatchingResources": [{"group": "apps", "kind": "Deployment"}]}"#,
+            "config key `initialWatchingResources[0].version`",
+        ),
         (
             r#"{"initialWatchingResources": [{"group": "", "version": "v1", "kind": "Pod", "notifiers": [{"webhookUrls": ["ftp://x"]}]}]}"#,
             "config key `initialWatchingResources[0].notifiers[0].webhookUrls",
         ),
-        (r#"{"k8sClientConfig": {"authType": "BearerToken"}}"#, "config key `k8sClientConfig"),
-        (r#"{"k8sClientConfig": {"caCertDataPemBase64": "%%%"}}"#, "not valid base64"),
+        (
+            r#"{"k8sClientConfig": {"authType": "BearerToken"}}"#,
+            "config key `k8sClientConfig",
+        ),
+        (
+            r#"{"k8sClientConfig": {"caCertDataPemBase64": "%%%"}}"#,
+            "not valid base64",
+        ),
         ("{\"listenPort\": 3000,}", "line 1"),
         ("[1]", "must hold a JSON object at the top level, got [1]"),
     ];
@@ -31,7 +43,11 @@ fn bad_config_files_stop_startup_with_a_message_naming_the_key() {
 
 #[test]
 fn a_named_config_file_that_is_missing_is_an_error() {
-    let (code, output) = run_to_exit(None, &["--config", "/nonexistent/grw.json"], Duration::from_secs(30));
+    let (code, output) = run_to_exit(
+        None,
+        &["--config", "/nonexistent/grw.json"],
+        Duration::from_secs(30),
+    );
     assert_eq!(code, Some(2), "{output}");
     assert!(output.contains("/nonexistent/grw.json"), "{output}");
 }
@@ -40,16 +56,30 @@ fn a_named_config_file_that_is_missing_is_an_error() {
 fn help_lists_the_flags() {
     let (code, output) = run_to_exit(None, &["--help"], Duration::from_secs(30));
     assert_eq!(code, Some(0), "{output}");
-    for flag in ["--config", "--listen-port", "--replay", "--kubeconfig", "--log-level", "--watch"] {
+    for flag in [
+        "--config",
+        "--listen-port",
+        "--replay",
+        "--kubeconfig",
+        "--log-level",
+        "--watch",
+    ] {
         assert!(output.contains(flag), "{flag}: {output}");
     }
 }
 
 #[test]
 fn an_unreadable_recording_is_reported() {
-    let (code, output) = run_to_exit(None, &["--replay", "/nonexistent.jsonl", "--listen-port", "0"], Duration::from_secs(30));
+    let (code, output) = run_to_exit(
+        None,
+        &["--replay", "/nonexistent.jsonl", "--listen-port", "0"],
+        Duration::from_secs(30),
+    );
     assert_eq!(code, Some(1), "{output}");
-    assert!(output.contains("cannot read recording /nonexistent.jsonl"), "{output}");
+    assert!(
+        output.contains("cannot read recording /nonexistent.jsonl"),
+        "{output}"
+    );
 }
 
 #[tokio::test]
@@ -62,7 +92,10 @@ async fn unknown_keys_are_warned_about_and_startup_goes_on() {
     .await;
     grw.wait_ready(Duration::from_secs(30)).await;
     let logs = grw.logs();
-    assert!(logs.contains("config key `listenPortt` is not known and is ignored"), "{logs}");
+    assert!(
+        logs.contains("config key `listenPortt` is not known and is ignored"),
+        "{logs}"
+    );
     assert!(logs.contains("`k8sClientConfig.colour`"), "{logs}");
     assert!(!logs.contains("autoReconnect"), "{logs}");
 }

@@ -1,0 +1,479 @@
+//! The real `grw` against the wire-level fake API server: sync, changes,
+//! dropped watches, `410 Gone`, concurrent first queries, refusals, CRDs
+//! appearing later and token rotation.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use grw_e2e::daemon::{EventStream, Grw, eventually, shared_data, summary};
+use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "t0k3n";
+const READY: Duration = Duration::from_secs(30);
+const QUIET: Duration = Duration::from_millis(1500);
+
+async fn cluster(recording: bool, istio: bool) -> FakeApiServer {
+    let fake = FakeApiServer::start(FakeApiOptions {
+        token: Some(TOKEN.into()),
+        bookmark_interval: Duration::from_millis(500),
+        istio_crds_installed: istio,
+    })
+    .await;
+    if recording {
+        fake.load_recording(&shared_data("cluster-recording.jsonl"), None)
+            .unwrap();
+    }
+    fake
+}
+
+/// Starts grw against `fake` with bearer-token auth and these initial kinds.
+async fn grw(fake: &FakeApiServer, resources: Value, extra: Value) -> Grw {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let mut config = json!({
+        "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": fake.url(), "tokenFilePath": token_file},
+        "initialWatchingResources": resources,
+        "apiGroupsSyncIntervalSecond": 3600,
+    });
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        config[k] = v.clone();
+    }
+    Grw::start_in(dir, config, &[]).await
+}
+
+fn kind(group: &str, version: &str, kind: &str) -> Value {
+    json!({"group": group, "version": version, "kind": kind})
+}
+
+fn identities(items: &[Value]) -> BTreeSet<(String, String, String)> {
+    items
+        .iter()
+        .map(|o| {
+            let m = &o["metadata"];
+            let s = |k: &str| m[k].as_str().unwrap_or("").to_string();
+            (s("namespace"), s("name"), s("resourceVersion"))
+        })
+        .collect()
+}
+
+async fn kind_status(grw: &Grw, gvk: &str) -> Value {
+    let (_, kinds) = grw.get("/api/v1/kinds").await;
+    kinds["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["gvk"] == gvk)
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+fn configmap(ns: &str, name: &str, data: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": ns, "name": name, "labels": {"team": "qa"}}, "data": {"k": data}})
+}
+
+/// A stream of pods in `shop` from the cache's current resourceVersion on.
+async fn pod_stream(grw: &Grw) -> EventStream {
+    let (_, list) = grw
+        .get("/api/v1/namespaces/shop/objects/pods?limit=1")
+        .await;
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    grw.stream(&format!(
+        "/api/v1/namespaces/shop/objects/pods?watch=true&resourceVersion={rv}"
+    ))
+    .await
+}
+
+#[tokio::test]
+async fn initial_sync_mirrors_the_cluster() {
+    let fake = cluster(true, true).await;
+    let grw = grw(
+        &fake,
+        json!([
+            kind("core", "v1", "Pod"),
+            kind("apps", "v1", "Deployment"),
+            kind("networking.istio.io", "v1beta1", "VirtualService")
+        ]),
+        json!({}),
+    )
+    .await;
+    grw.wait_ready(READY).await;
+    for (path, api_version, kind_name) in [
+        ("/api/v1/objects/pods", "v1", "Pod"),
+        ("/api/v1/objects/deployments.apps", "apps/v1", "Deployment"),
+        (
+            "/api/v1/objects/VirtualService.v1beta1.networking.istio.io",
+            "networking.istio.io/v1beta1",
+            "VirtualService",
+        ),
+    ] {
+        let (status, body) = grw.get(path).await;
+        assert_eq!(status, 200, "{path}: {body}");
+        let want = identities(&fake.objects(api_version, kind_name));
+        assert_eq!(
+            identities(body["items"].as_array().unwrap()),
+            want,
+            "{path}"
+        );
+    }
+    // 48 pods from the recording, listed in pages of 500 with bookmarks asked for.
+    let (_, pods) = grw.get("/api/v1/objects/pods").await;
+    assert_eq!(pods["items"].as_array().unwrap().len(), 48);
+    let requests = fake.requests();
+    let list = requests
+        .iter()
+        .find(|r| r.path == "/api/v1/pods" && !r.watch)
+        .unwrap();
+    assert!(list.query.contains("limit=500"), "{}", list.query);
+    let watch = requests
+        .iter()
+        .find(|r| r.path == "/api/v1/pods" && r.watch)
+        .unwrap();
+    assert!(
+        watch.query.contains("allowWatchBookmarks=true"),
+        "{}",
+        watch.query
+    );
+    let status = kind_status(&grw, "v1/Pod").await;
+    assert_eq!(
+        (status["status"]["phase"].clone(), status["objects"].clone()),
+        (json!("ready"), json!(48))
+    );
+    // Discovery comes from the server.
+    let (_, groups) = grw.get("/resources/apiGroups?forceUpdate=true").await;
+    assert!(
+        groups["data"]["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g["name"] == "networking.istio.io")
+    );
+    // A kind without version resolves to the group's preferred version (v1 here).
+    let (status, body) = grw
+        .get("/api/v1/namespaces/ingress/objects/gateways.networking.istio.io")
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["apiVersion"], "networking.istio.io/v1");
+}
+
+#[tokio::test]
+async fn changes_reach_the_cache_and_the_event_stream() {
+    let fake = cluster(false, true).await;
+    let grw = grw(&fake, json!([kind("", "v1", "ConfigMap")]), json!({})).await;
+    grw.wait_ready(READY).await;
+    let mut stream = grw
+        .stream("/api/v1/namespaces/team/objects/configmaps?watch=true&labelSelector=team%3Dqa")
+        .await;
+    fake.create(configmap("team", "settings", "1")).unwrap();
+    fake.create(configmap("other", "ignored", "1")).unwrap();
+    fake.update(configmap("team", "settings", "2")).unwrap();
+    fake.delete("v1", "ConfigMap", Some("team"), "settings")
+        .unwrap();
+    fake.create(configmap("team", "kept", "1")).unwrap();
+    let events = stream.drain(QUIET).await;
+    let summaries: Vec<String> = events.iter().map(summary).collect();
+    assert_eq!(
+        summaries,
+        [
+            "ADDED team/settings",
+            "MODIFIED team/settings",
+            "DELETED team/settings",
+            "ADDED team/kept"
+        ]
+    );
+    assert_eq!(events[1]["object"]["data"]["k"], "2");
+    let (status, kept) = grw
+        .get("/api/v1/namespaces/team/objects/configmaps/kept")
+        .await;
+    assert_eq!((status, kept["data"]["k"].clone()), (200, json!("1")));
+    let (status, _) = grw
+        .get("/api/v1/namespaces/team/objects/configmaps/settings")
+        .await;
+    assert_eq!(status, 404);
+    let status = kind_status(&grw, "v1/ConfigMap").await;
+    assert_eq!(status["status"]["events"], 5);
+}
+
+#[tokio::test]
+async fn a_deletion_while_disconnected_gives_exactly_one_deleted() {
+    let fake = cluster(true, true).await;
+    let grw = grw(&fake, json!([kind("", "v1", "Pod")]), json!({})).await;
+    grw.wait_ready(READY).await;
+    let mut stream = pod_stream(&grw).await;
+    let victim = fake
+        .objects("v1", "Pod")
+        .into_iter()
+        .find(|p| p["metadata"]["namespace"] == "shop")
+        .unwrap();
+    let name = victim["metadata"]["name"].as_str().unwrap().to_string();
+    // Hold GRW off while the pod goes away: its watch drops and reconnecting fails for a while.
+    fake.fail_requests("/api/v1/pods", 503, usize::MAX);
+    fake.drop_watches();
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            fake.open_watches() == 0
+        })
+        .await
+    );
+    fake.delete("v1", "Pod", Some("shop"), &name).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    fake.clear_failures();
+    let events: Vec<String> = stream
+        .drain(Duration::from_secs(3))
+        .await
+        .iter()
+        .map(summary)
+        .collect();
+    assert_eq!(events, [format!("DELETED shop/{name}")]);
+    let status = kind_status(&grw, "v1/Pod").await;
+    assert_eq!(
+        status["status"]["relists"], 0,
+        "resumed from the resourceVersion, no relist"
+    );
+    assert!(status["status"]["watchRestarts"].as_u64().unwrap() >= 1);
+    assert_eq!(fake.list_requests("/api/v1/pods"), 1);
+    assert_eq!(status["objects"], 47);
+}
+
+#[tokio::test]
+async fn gone_relists_and_emits_only_the_difference() {
+    let fake = cluster(true, true).await;
+    let grw = grw(&fake, json!([kind("", "v1", "Pod")]), json!({})).await;
+    grw.wait_ready(READY).await;
+    let mut stream = pod_stream(&grw).await;
+    let shop: Vec<Value> = fake
+        .objects("v1", "Pod")
+        .into_iter()
+        .filter(|p| p["metadata"]["namespace"] == "shop")
+        .collect();
+    let (changed, deleted) = (&shop[0], &shop[1]);
+    let deleted_rv = deleted["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    fake.fail_requests("/api/v1/pods", 503, usize::MAX);
+    fake.drop_watches();
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            fake.open_watches() == 0
+        })
+        .await
+    );
+    let mut modified = changed.clone();
+    modified["metadata"]["labels"]["relabelled"] = json!("yes");
+    fake.update(modified).unwrap();
+    fake.delete(
+        "v1",
+        "Pod",
+        Some("shop"),
+        deleted["metadata"]["name"].as_str().unwrap(),
+    )
+    .unwrap();
+    let mut added = deleted.clone();
+    added["metadata"]["name"] = json!("newcomer");
+    added["metadata"].as_object_mut().unwrap().remove("uid");
+    fake.create(added).unwrap();
+    // The server forgets those events: resuming is impossible.
+    fake.compact();
+    fake.clear_failures();
+    let events = stream.drain(Duration::from_secs(4)).await;
+    let mut summaries: Vec<String> = events.iter().map(summary).collect();
+    summaries.sort();
+    let mut want = vec![
+        format!(
+            "MODIFIED shop/{}",
+            changed["metadata"]["name"].as_str().unwrap()
+        ),
+        format!(
+            "DELETED shop/{}",
+            deleted["metadata"]["name"].as_str().unwrap()
+        ),
+        "ADDED shop/newcomer".to_string(),
+    ];
+    want.sort();
+    assert_eq!(summaries, want);
+    // The DELETED carries the last state GRW knew.
+    let gone = events.iter().find(|e| e["type"] == "DELETED").unwrap();
+    assert_eq!(
+        gone["object"]["metadata"]["resourceVersion"],
+        deleted_rv.as_str()
+    );
+    let status = kind_status(&grw, "v1/Pod").await;
+    assert_eq!(status["status"]["relists"], 1);
+    assert_eq!(fake.list_requests("/api/v1/pods"), 2);
+    let (_, pods) = grw.get("/api/v1/objects/pods").await;
+    assert_eq!(
+        identities(pods["items"].as_array().unwrap()),
+        identities(&fake.objects("v1", "Pod"))
+    );
+}
+
+#[tokio::test]
+async fn concurrent_first_queries_open_exactly_one_watch() {
+    let fake = cluster(true, true).await;
+    fake.set_list_page_delay(Duration::from_millis(300));
+    let grw = grw(&fake, json!([]), json!({})).await;
+    grw.wait_ready(READY).await;
+    let queries = (0..16).map(|i| {
+        let grw = &grw;
+        async move {
+            if i % 2 == 0 {
+                grw.get("/api/v1/objects/configmaps").await
+            } else {
+                grw.get("/resources/k8sObjects?group=core&version=v1&kind=ConfigMap")
+                    .await
+            }
+        }
+    });
+    let answers = futures::future::join_all(queries).await;
+    for (status, body) in &answers {
+        assert_eq!(*status, 200, "{body}");
+    }
+    assert_eq!(answers[0].1["items"].as_array().unwrap().len(), 18);
+    assert_eq!(answers[1].1["data"].as_array().unwrap().len(), 18);
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            fake.watch_requests("/api/v1/configmaps") == 1
+        })
+        .await
+    );
+    assert_eq!(fake.list_requests("/api/v1/configmaps"), 1);
+    let status = kind_status(&grw, "v1/ConfigMap").await;
+    assert_eq!(status["onDemand"], true);
+}
+
+#[tokio::test]
+async fn secrets_are_not_watched_on_demand() {
+    let fake = cluster(false, true).await;
+    let grw = grw(&fake, json!([]), json!({})).await;
+    grw.wait_ready(READY).await;
+    let (status, body) = grw.get("/api/v1/namespaces/shop/objects/secrets").await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("allowOnDemandSecrets")
+    );
+    assert_eq!(fake.list_requests("/api/v1/secrets"), 0);
+    let (status, body) = grw
+        .get("/resources/k8sObjects?group=core&version=v1&kind=Secret")
+        .await;
+    assert_eq!((status, body["code"].clone()), (403, json!(403)));
+}
+
+#[tokio::test]
+async fn forbidden_is_retried_slowly_and_then_recovers() {
+    let fake = cluster(true, true).await;
+    fake.fail_requests("/api/v1/pods", 403, usize::MAX);
+    let grw = grw(&fake, json!([kind("", "v1", "Pod")]), json!({})).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Denied requests back off from 5 s: in 3 s at most the first attempt went out.
+    assert_eq!(
+        fake.list_requests("/api/v1/pods"),
+        1,
+        "{:?}",
+        fake.requests()
+    );
+    let status = kind_status(&grw, "v1/Pod").await;
+    assert_eq!(status["status"]["phase"], "failed");
+    assert!(
+        status["status"]["lastError"]
+            .as_str()
+            .unwrap()
+            .contains("403"),
+        "{status}"
+    );
+    assert_eq!(grw.get_raw("/readyz").await.status(), 503);
+    fake.clear_failures();
+    grw.wait_ready(Duration::from_secs(20)).await;
+    let status = kind_status(&grw, "v1/Pod").await;
+    assert_eq!(
+        (status["status"]["phase"].clone(), status["objects"].clone()),
+        (json!("ready"), json!(48))
+    );
+}
+
+#[tokio::test]
+async fn a_kind_whose_crd_appears_later_is_watched_when_it_does() {
+    let fake = cluster(false, false).await;
+    let grw = grw(
+        &fake,
+        json!([kind("networking.istio.io", "v1beta1", "Gateway")]),
+        json!({}),
+    )
+    .await;
+    grw.wait_ready(READY).await;
+    let (_, kinds) = grw.get("/api/v1/kinds").await;
+    let pending = kinds["pending"].as_array().unwrap();
+    assert_eq!(pending.len(), 1, "{kinds}");
+    assert!(
+        pending[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("not served"),
+        "{kinds}"
+    );
+    fake.add_istio_crds();
+    let gateway = json!({"apiVersion": "networking.istio.io/v1beta1", "kind": "Gateway",
+        "metadata": {"namespace": "ingress", "name": "edge"}, "spec": {"servers": []}});
+    fake.create(gateway).unwrap();
+    // The CRD's ADDED event triggers discovery at once (the periodic re-read is an hour away).
+    let found = eventually(Duration::from_secs(10), || async {
+        grw.get("/api/v1/namespaces/ingress/objects/Gateway.v1beta1.networking.istio.io/edge")
+            .await
+            .0
+            == 200
+    })
+    .await;
+    assert!(found, "logs:\n{}", grw.logs());
+    let (_, kinds) = grw.get("/api/v1/kinds").await;
+    assert_eq!(kinds["pending"], json!([]));
+    let watched = kind_status(&grw, "networking.istio.io/v1beta1/Gateway").await;
+    assert_eq!(watched["onDemand"], false, "{kinds}");
+}
+
+#[tokio::test]
+async fn a_rotated_token_is_read_again_after_401() {
+    let fake = cluster(false, true).await;
+    let grw = grw(&fake, json!([kind("", "v1", "ConfigMap")]), json!({})).await;
+    grw.wait_ready(READY).await;
+    fake.set_token(Some("rotated".into()));
+    std::fs::write(grw.dir.path().join("token"), "rotated").unwrap();
+    fake.drop_watches();
+    fake.create(configmap("team", "after-rotation", "1"))
+        .unwrap();
+    let found = eventually(Duration::from_secs(20), || async {
+        grw.get("/api/v1/namespaces/team/objects/configmaps/after-rotation")
+            .await
+            .0
+            == 200
+    })
+    .await;
+    assert!(found, "logs:\n{}", grw.logs());
+}
+
+#[tokio::test]
+async fn an_unreachable_api_server_does_not_stop_grw() {
+    let fake = cluster(false, true).await;
+    let url = fake.url();
+    fake.shutdown().await;
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let config = json!({
+        "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": url, "tokenFilePath": token_file},
+        "initialWatchingResources": [kind("", "v1", "Pod")],
+    });
+    let grw = Grw::start_in(dir, config, &[]).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(grw.get_raw("/healthz").await.status(), 200);
+    let readyz = grw.get_raw("/readyz").await;
+    assert_eq!(readyz.status(), 503);
+    assert_eq!(readyz.text().await.unwrap(), "waiting for discovery");
+    assert!(grw.logs().contains("discovery failed"), "{}", grw.logs());
+}
