@@ -194,18 +194,16 @@ fn crd_watch(watches: &Watches, crds: &ResourceInfo) -> broadcast::Receiver<Arc<
         .live()
 }
 
-/// Waits for a CRD change that is not part of the first list; `false` if the
-/// CRD watch went away.
+/// Waits for a CRD change; `false` if the CRD watch went away. The first
+/// list counts too: a CRD installed between the first discovery and that list
+/// would otherwise be noticed only by the periodic re-read.
 async fn next_crd_change(rx: &mut Option<broadcast::Receiver<Arc<Change>>>) -> bool {
     let Some(rx) = rx else {
         return std::future::pending().await;
     };
-    loop {
-        match rx.recv().await {
-            Ok(change) if change.origin == Origin::Initial => continue,
-            Ok(_) | Err(RecvError::Lagged(_)) => return true,
-            Err(RecvError::Closed) => return false,
-        }
+    match rx.recv().await {
+        Ok(_) | Err(RecvError::Lagged(_)) => true,
+        Err(RecvError::Closed) => false,
     }
 }
 

@@ -477,3 +477,63 @@ async fn an_unreachable_api_server_does_not_stop_grw() {
     assert_eq!(readyz.text().await.unwrap(), "waiting for discovery");
     assert!(grw.logs().contains("discovery failed"), "{}", grw.logs());
 }
+
+#[tokio::test]
+async fn a_kubeconfig_with_a_token_user_reaches_the_server() {
+    let fake = cluster(true, true).await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    let text = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: {}\nusers:\n- name: robot\n  user:\n    token: {TOKEN}\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: robot\ncurrent-context: fake\n",
+        fake.url()
+    );
+    std::fs::write(&kubeconfig, text).unwrap();
+    let config = json!({
+        "k8sClientConfig": {"authType": "KubeConfig", "kubeConfigFilePath": kubeconfig},
+        "initialWatchingResources": [kind("core", "v1", "Node")],
+    });
+    let grw = Grw::start_in(dir, config, &[]).await;
+    grw.wait_ready(READY).await;
+    let (_, nodes) = grw.get("/api/v1/objects/nodes").await;
+    assert_eq!(nodes["items"].as_array().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn on_demand_watches_can_be_turned_off() {
+    let fake = cluster(true, true).await;
+    let grw = grw(&fake, json!([]), json!({"onDemandWatch": false})).await;
+    grw.wait_ready(READY).await;
+    let (status, body) = grw.get("/api/v1/objects/pods").await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(body["reason"], "NotWatched");
+    assert!(body["message"].as_str().unwrap().contains("onDemandWatch"));
+    assert_eq!(fake.list_requests("/api/v1/pods"), 0);
+}
+
+#[tokio::test]
+async fn a_sync_slower_than_the_timeout_answers_504_then_serves() {
+    let fake = cluster(true, true).await;
+    fake.set_list_page_delay(Duration::from_secs(3));
+    let grw = grw(&fake, json!([]), json!({"syncTimeoutSecond": 1})).await;
+    grw.wait_ready(READY).await;
+    let (status, body) = grw.get("/api/v1/objects/configmaps").await;
+    assert_eq!(status, 504, "{body}");
+    assert_eq!(body["reason"], "SyncTimeout");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("did not sync within 1 s"),
+        "{body}"
+    );
+    let served = eventually(Duration::from_secs(10), || async {
+        grw.get("/api/v1/objects/configmaps").await.0 == 200
+    })
+    .await;
+    assert!(served);
+    assert_eq!(
+        fake.list_requests("/api/v1/configmaps"),
+        1,
+        "the timed-out query's watch went on syncing"
+    );
+}
