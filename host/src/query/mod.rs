@@ -12,6 +12,7 @@ pub mod label;
 mod paging;
 
 use std::collections::BTreeSet;
+use std::ops::Bound;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -134,75 +135,87 @@ impl Query {
             let hit = view.get(&key).filter(|_| after.is_none_or(|a| &key > a));
             return Box::new(hit.into_iter());
         }
+        let start = match after {
+            Some(a) => Bound::Excluded(a.clone()),
+            None => Bound::Unbounded,
+        };
         match self.smallest_index(view) {
-            Some(keys) => {
-                let keys: Vec<ObjectKey> = match after {
-                    Some(a) => keys.into_iter().filter(|k| k > a).collect(),
-                    None => keys,
-                };
-                Box::new(keys.into_iter().filter_map(move |k| view.get(&k)))
-            }
             None => view.iter_after(after),
+            Some(Candidates::Set(keys)) => Box::new(
+                keys.range((start, Bound::Unbounded))
+                    .filter_map(move |k| view.get(k)),
+            ),
+            Some(Candidates::Merged(keys)) => {
+                let from = after.map_or(0, |a| keys.partition_point(|k| k <= a));
+                Box::new(
+                    keys.into_iter()
+                        .skip(from)
+                        .filter_map(move |k| view.get(&k)),
+                )
+            }
         }
     }
 
     /// The smallest key set an index offers for this query's conditions;
-    /// `None` means scanning everything is the only way.
-    fn smallest_index(&self, view: &CacheView<'_>) -> Option<Vec<ObjectKey>> {
-        let empty = BTreeSet::new();
-        let mut best: Option<Vec<ObjectKey>> = None;
-        let mut consider = |keys: Vec<ObjectKey>| {
-            if best.as_ref().is_none_or(|b| keys.len() < b.len()) {
-                best = Some(keys);
+    /// `None` means scanning everything is the only way. A single index entry
+    /// is walked in place; only `in` and bare-key conditions merge several.
+    fn smallest_index<'v>(&self, view: &'v CacheView<'_>) -> Option<Candidates<'v>> {
+        static EMPTY: BTreeSet<ObjectKey> = BTreeSet::new();
+        let mut best: Option<Candidates<'v>> = None;
+        let mut consider = |candidates: Candidates<'v>| {
+            if best.as_ref().is_none_or(|b| candidates.len() < b.len()) {
+                best = Some(candidates);
             }
         };
         if let Some(ns) = &self.namespace {
-            consider(
-                view.keys_in_namespace(ns)
-                    .unwrap_or(&empty)
-                    .iter()
-                    .cloned()
-                    .collect(),
-            );
+            consider(Candidates::Set(
+                view.keys_in_namespace(ns).unwrap_or(&EMPTY),
+            ));
         }
         if let Some(owner) = &self.owner_uid {
-            consider(
-                view.keys_owned_by(owner)
-                    .unwrap_or(&empty)
-                    .iter()
-                    .cloned()
-                    .collect(),
-            );
+            consider(Candidates::Set(view.keys_owned_by(owner).unwrap_or(&EMPTY)));
         }
         for requirement in self.labels.requirements() {
             match requirement {
-                Requirement::Equals { key, value } => consider(
-                    view.keys_with_label(key, value)
-                        .unwrap_or(&empty)
-                        .iter()
-                        .cloned()
-                        .collect(),
-                ),
+                Requirement::Equals { key, value } => {
+                    consider(Candidates::Set(
+                        view.keys_with_label(key, value).unwrap_or(&EMPTY),
+                    ));
+                }
                 Requirement::In { key, values } => {
-                    let mut keys: Vec<ObjectKey> = values
-                        .iter()
-                        .filter_map(|v| view.keys_with_label(key, v))
-                        .flatten()
-                        .cloned()
-                        .collect();
-                    keys.sort();
-                    consider(keys);
+                    let sets = values.iter().filter_map(|v| view.keys_with_label(key, v));
+                    consider(Candidates::merge(sets));
                 }
                 Requirement::Exists { key } => {
-                    let mut keys: Vec<ObjectKey> =
-                        view.keys_with_label_key(key).flatten().cloned().collect();
-                    keys.sort();
-                    consider(keys);
+                    consider(Candidates::merge(view.keys_with_label_key(key)));
                 }
                 _ => {}
             }
         }
         best
+    }
+}
+
+/// Keys an index yields for a query, in key order.
+enum Candidates<'v> {
+    /// One index entry, borrowed.
+    Set(&'v BTreeSet<ObjectKey>),
+    /// The union of several entries (disjoint: one label has one value per object).
+    Merged(Vec<ObjectKey>),
+}
+
+impl<'v> Candidates<'v> {
+    fn merge(sets: impl Iterator<Item = &'v BTreeSet<ObjectKey>>) -> Self {
+        let mut keys: Vec<ObjectKey> = sets.flatten().cloned().collect();
+        keys.sort_unstable();
+        Candidates::Merged(keys)
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Candidates::Set(keys) => keys.len(),
+            Candidates::Merged(keys) => keys.len(),
+        }
     }
 }
 
