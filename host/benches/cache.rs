@@ -808,7 +808,15 @@ struct Row {
 
 fn run_child(store: StoreKind, input: Input, n: usize) -> Value {
     eprintln!("  {} from {}, {n} objects…", store.name(), input.name());
-    let exe = std::env::current_exe().expect("own executable");
+    // `/proc/self/exe` names the very file this process runs, even if a build
+    // in the same target directory replaces the path meanwhile: every child
+    // then runs the same code as the parent.
+    let proc_exe = PathBuf::from("/proc/self/exe");
+    let exe = if proc_exe.exists() {
+        proc_exe
+    } else {
+        std::env::current_exe().expect("own executable")
+    };
     let output = Command::new(exe)
         .args(["--child", store.name(), input.name(), &n.to_string()])
         .stderr(Stdio::inherit())
@@ -962,7 +970,7 @@ fn grouped(x: f64) -> String {
     let digits = (x.round() as i64).unsigned_abs().to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
