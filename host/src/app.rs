@@ -14,6 +14,7 @@ use crate::config::{Config, WatchOptions};
 use crate::gvk::{Gvk, KindRef, ResourceInfo};
 use crate::kube::{Catalog, Discovery, KubeClient};
 use crate::metrics::Metrics;
+use crate::plugin::{Limits, Plugins};
 use crate::store::{Change, Origin, StoredObject};
 use crate::watch::{Pending, Recording, WatchSettings, Watches};
 
@@ -79,6 +80,7 @@ pub async fn run(
             (discovery, watches, Some(client))
         }
     };
+    let plugins = load_plugins(&config, &metrics).await?;
     let state = Arc::new(AppState {
         config: config.clone(),
         discovery,
@@ -86,6 +88,7 @@ pub async fn run(
         metrics,
         client,
         token,
+        plugins,
     });
     let address = (config.listen_address, config.listen_port);
     let listener = TcpListener::bind(address)
@@ -105,6 +108,26 @@ pub async fn run(
         Err(_) => tracing::info!("event streams still open after the grace period; exiting"),
     }
     Ok(())
+}
+
+/// Loads the plugin directory before the API answers, then follows it.
+async fn load_plugins(config: &Config, metrics: &Arc<Metrics>) -> anyhow::Result<Arc<Plugins>> {
+    let Some(dir) = config.plugin_dir.clone() else {
+        return Ok(Plugins::none(metrics.clone()));
+    };
+    if !dir.is_dir() {
+        anyhow::bail!("pluginDir {} is not a directory", dir.display());
+    }
+    let cache_dir = config.plugin_cache_dir.clone().unwrap_or_else(|| {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let uid = unsafe { libc::geteuid() };
+        std::env::temp_dir().join(format!("grw-plugin-cache-{uid}"))
+    });
+    let plugins = Plugins::new(dir, Some(cache_dir), Limits::default(), metrics.clone())?;
+    let scanning = plugins.clone();
+    tokio::task::spawn_blocking(move || scanning.scan()).await?;
+    plugins.watch().map_err(anyhow::Error::msg)?;
+    Ok(plugins)
 }
 
 fn replay(recording: &Recording, watches: &Watches, metrics: &Metrics, keep_managed_fields: bool) {

@@ -3,12 +3,15 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use grw::config::{self, Config, Flags, LogLevel, LogType};
+use grw::config::{self, Command, Config, Flags, LogLevel, LogType, PluginCommand};
 use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let flags = Flags::parse();
+    if let Some(Command::Plugin(command)) = &flags.command {
+        return plugin_tool(command);
+    }
     let loaded = match config::load(&flags, &|name| std::env::var(name).ok()) {
         Ok(loaded) => loaded,
         Err(e) => {
@@ -29,6 +32,30 @@ async fn main() -> ExitCode {
         Err(e) => {
             tracing::error!(error = format!("{e:#}"), "grw stopped");
             eprintln!("grw: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `grw plugin check|test`: a report on stdout, guest output and errors on stderr.
+fn plugin_tool(command: &PluginCommand) -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn,grw=info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let mut out = std::io::stdout().lock();
+    let result = match command {
+        PluginCommand::Check(args) => grw::plugin::tool::check(args, &mut out),
+        PluginCommand::Test { plugin, events } => {
+            grw::plugin::tool::test(plugin, events, &mut out).map(|_| ())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("grw: {e}");
             ExitCode::FAILURE
         }
     }

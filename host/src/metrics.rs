@@ -25,6 +25,17 @@ struct TypeLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PluginLabels {
+    plugin: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PluginResultLabels {
+    plugin: String,
+    result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
     route: String,
     status: u16,
@@ -38,6 +49,9 @@ pub struct Metrics {
     relists: Family<KindLabels, Counter>,
     watch_restarts: Family<KindLabels, Counter>,
     request_seconds: Family<RequestLabels, Histogram>,
+    plugin_calls: Family<PluginResultLabels, Counter>,
+    plugin_call_seconds: Family<PluginLabels, Histogram>,
+    plugin_loads: Family<PluginResultLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -78,6 +92,27 @@ impl Metrics {
             "Watch requests re-opened, per kind",
             watch_restarts.clone(),
         );
+        let plugin_calls = Family::<PluginResultLabels, Counter>::default();
+        let plugin_loads = Family::<PluginResultLabels, Counter>::default();
+        let plugin_call_seconds = Family::<PluginLabels, Histogram>::new_with_constructor(|| {
+            // 1 µs to 100 ms: a filter call takes microseconds; the default deadline is 100 ms.
+            Histogram::new([0.000001, 0.00001, 0.0001, 0.001, 0.01, 0.1])
+        });
+        registry.register(
+            "plugin_calls",
+            "Plugin calls, per plugin and result (ok, timeout, memory, trap)",
+            plugin_calls.clone(),
+        );
+        registry.register(
+            "plugin_call_duration_seconds",
+            "Plugin call latency, per plugin",
+            plugin_call_seconds.clone(),
+        );
+        registry.register(
+            "plugin_loads",
+            "Plugin load attempts, per plugin and result (ok, error)",
+            plugin_loads.clone(),
+        );
         registry.register(
             "http_request_duration_seconds",
             "HTTP API request latency, per route and status",
@@ -90,7 +125,33 @@ impl Metrics {
             relists,
             watch_restarts,
             request_seconds,
+            plugin_calls,
+            plugin_call_seconds,
+            plugin_loads,
         }
+    }
+
+    /// Records one plugin call; `failure` is `None` when it answered.
+    pub fn plugin_call(&self, plugin: &str, seconds: f64, failure: Option<&str>) {
+        let labels = PluginResultLabels {
+            plugin: plugin.to_string(),
+            result: failure.unwrap_or("ok").to_string(),
+        };
+        self.plugin_calls.get_or_create(&labels).inc();
+        self.plugin_call_seconds
+            .get_or_create(&PluginLabels {
+                plugin: plugin.to_string(),
+            })
+            .observe(seconds);
+    }
+
+    /// Records one plugin load attempt.
+    pub fn plugin_load(&self, plugin: &str, ok: bool) {
+        let labels = PluginResultLabels {
+            plugin: plugin.to_string(),
+            result: if ok { "ok" } else { "error" }.to_string(),
+        };
+        self.plugin_loads.get_or_create(&labels).inc();
     }
 
     /// Sets the object count of a kind.

@@ -3,3 +3,4 @@
 
 pub mod daemon;
 pub mod fake_api;
+pub mod plugins;

@@ -8,6 +8,7 @@ mod kinds;
 mod native;
 mod ops;
 mod params;
+mod plugins;
 mod problem;
 mod stream;
 
@@ -27,6 +28,7 @@ pub use problem::Problem;
 use crate::config::Config;
 use crate::kube::{Discovery, KubeClient};
 use crate::metrics::Metrics;
+use crate::plugin::Plugins;
 use crate::watch::Watches;
 
 /// What every handler can reach.
@@ -43,6 +45,8 @@ pub struct AppState {
     pub client: Option<KubeClient>,
     /// Required bearer token of API clients, if configured.
     pub token: Option<ApiToken>,
+    /// Plugins of the plugin directory.
+    pub plugins: Arc<Plugins>,
 }
 
 /// The whole HTTP API.
@@ -52,6 +56,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(native::routes())
         .merge(compat::routes())
         .merge(ops::routes())
+        .merge(plugins::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::extract::DefaultBodyLimit::max(max_body))

@@ -28,14 +28,16 @@ use super::kinds::{resolve, synced_watch};
 use super::stream::{self, StreamOptions};
 use super::{AppState, Params, Problem};
 use crate::gvk::{KindRef, ResourceInfo};
+use crate::plugin::Plugin;
 use crate::query::{ContinueToken, FieldSelector, LabelSelector, PageRequest, Query};
-use crate::store::{ObjectKey, Since};
+use crate::store::{Change, ObjectKey, Since, StoredObject};
 use crate::watch::Watch;
 
 /// Largest page a client may ask for.
 const MAX_LIMIT: u64 = 100_000;
 
-const LIST_PARAMS: [&str; 8] = [
+const LIST_PARAMS: [&str; 9] = [
+    "filter",
     "labelSelector",
     "fieldSelector",
     "limit",
@@ -156,6 +158,7 @@ async fn list(
             timeout: params
                 .number("timeoutSeconds", 86_400)?
                 .map(Duration::from_secs),
+            filters: filter_plugins(state, &params)?,
         };
         let watch = synced_watch(state, &resource, namespace.as_deref()).await?;
         return stream::respond(watch, query, options);
@@ -177,42 +180,107 @@ async fn list(
             .map_err(|e| Problem::bad_request("InvalidContinue", e.to_string()))?
             .map(|t| t.key().clone()),
     };
+    let filters = filter_plugins(state, &params)?;
     let watch = synced_watch(state, &resource, namespace.as_deref()).await?;
-    let (body, rv) = {
+    if filters.is_empty() {
         let view = watch.cache.read();
         let result = query.run(&view, &page);
-        let rv = view.resource_version().to_string();
-        let metadata = json!({
-            "resourceVersion": rv,
-            "continue": result.next.map(|t| t.to_string()),
-            "gvk": resource.gvk.to_string(),
-            "ready": true,
-        });
-        let mut body = Vec::with_capacity(
-            64 + result
-                .items
-                .iter()
-                .map(|o| o.json().len() + 1)
-                .sum::<usize>(),
+        let body = list_body(
+            &resource,
+            &result.items,
+            result.next,
+            view.resource_version(),
         );
-        body.extend_from_slice(
-            format!(
-                r#"{{"apiVersion":"{}","kind":"{}List","metadata":{metadata},"items":["#,
-                resource.gvk.api_version(),
-                resource.gvk.kind
-            )
-            .as_bytes(),
-        );
-        for (i, object) in result.items.iter().enumerate() {
-            if i > 0 {
-                body.push(b',');
-            }
-            body.extend_from_slice(object.json());
-        }
-        body.extend_from_slice(b"]}");
-        (body, rv)
+        return Ok(json_bytes(body, view.resource_version()));
+    }
+    // Plugins run outside the cache's lock: a slow plugin must not hold up the watch.
+    let (candidates, rv) = {
+        let view = watch.cache.read();
+        let all = PageRequest {
+            limit: None,
+            after: page.after.clone(),
+        };
+        (
+            query.run(&view, &all).items,
+            view.resource_version().to_string(),
+        )
     };
-    Ok(json_bytes(body, &rv))
+    let gvk = resource.gvk.clone();
+    let limit = page.limit.unwrap_or(usize::MAX);
+    let (items, more) = tokio::task::spawn_blocking(move || {
+        let mut items = Vec::new();
+        for object in candidates {
+            let change = Change::snapshot(object);
+            if filters.iter().all(|f| f.decide(&gvk, &change)) {
+                if items.len() == limit {
+                    return (items, true);
+                }
+                items.push(change.object);
+            }
+        }
+        (items, false)
+    })
+    .await
+    .map_err(|_| {
+        Problem::new(
+            http::StatusCode::INTERNAL_SERVER_ERROR,
+            "InternalError",
+            "a filter plugin call failed unexpectedly",
+        )
+    })?;
+    let next = items
+        .last()
+        .filter(|_| more)
+        .map(|o| ContinueToken::after(o.key()));
+    Ok(json_bytes(list_body(&resource, &items, next, &rv), &rv))
+}
+
+/// `{"apiVersion", "kind": "<Kind>List", "metadata", "items"}` around the stored bytes.
+fn list_body(
+    resource: &ResourceInfo,
+    items: &[Arc<StoredObject>],
+    next: Option<ContinueToken>,
+    rv: &str,
+) -> Vec<u8> {
+    let metadata = json!({
+        "resourceVersion": rv,
+        "continue": next.map(|t| t.to_string()),
+        "gvk": resource.gvk.to_string(),
+        "ready": true,
+    });
+    let mut body = Vec::with_capacity(64 + items.iter().map(|o| o.json().len() + 1).sum::<usize>());
+    body.extend_from_slice(
+        format!(
+            r#"{{"apiVersion":"{}","kind":"{}List","metadata":{metadata},"items":["#,
+            resource.gvk.api_version(),
+            resource.gvk.kind
+        )
+        .as_bytes(),
+    );
+    for (i, object) in items.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(object.json());
+    }
+    body.extend_from_slice(b"]}");
+    body
+}
+
+/// The filter plugins named by `filter=a,b`.
+fn filter_plugins(state: &AppState, params: &Params) -> Result<Vec<Arc<Plugin>>, Problem> {
+    let Some(names) = params.non_empty("filter") else {
+        return Ok(Vec::new());
+    };
+    names
+        .split(',')
+        .map(|name| {
+            state
+                .plugins
+                .filter(name.trim())
+                .map_err(|e| Problem::bad_request("UnknownFilter", e))
+        })
+        .collect()
 }
 
 async fn get_one(

@@ -11,6 +11,7 @@ use bytes::Bytes;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::Problem;
+use crate::plugin::Plugin;
 use crate::query::Query;
 use crate::store::{Change, Since};
 use crate::watch::Watch;
@@ -23,6 +24,7 @@ pub(super) struct StreamOptions {
     pub since: Since,
     pub bookmarks: bool,
     pub timeout: Option<Duration>,
+    pub filters: Vec<Arc<Plugin>>,
 }
 
 pub(super) fn respond(
@@ -34,11 +36,19 @@ pub(super) fn respond(
         .cache
         .subscribe(options.since)
         .map_err(|e| Problem::new(StatusCode::GONE, "Expired", e.to_string()))?;
+    let filters = options.filters;
+    let filter_gvk = watch.key.gvk.clone();
+    let passes = move |change: &Change| {
+        query.matches(&change.object)
+            && (filters.is_empty()
+                // Plugin calls block for at most their deadline.
+                || tokio::task::block_in_place(|| filters.iter().all(|f| f.decide(&filter_gvk, change))))
+    };
     let gvk = watch.key.gvk.clone();
     let lines = async_stream::stream! {
         let mut last_rv = watch.cache.read().resource_version().to_string();
         for change in subscription.backlog {
-            if query.matches(&change.object) {
+            if passes(&change) {
                 last_rv = change.object.resource_version().to_string();
                 yield Ok::<Bytes, std::convert::Infallible>(line(&change));
             }
@@ -59,7 +69,7 @@ pub(super) fn respond(
             };
             match change {
                 Ok(change) => {
-                    if query.matches(&change.object) {
+                    if passes(&change) {
                         last_rv = change.object.resource_version().to_string();
                         yield Ok(line(&change));
                     }

@@ -75,6 +75,8 @@ const TOP_KEYS: &[&str] = &[
     "replayFile",
     "eventHistorySize",
     "maxRequestBodyBytes",
+    "pluginDir",
+    "pluginCacheDir",
 ];
 
 const RESOURCE_KEYS: &[&str] = &["group", "version", "kind", "watchOptions", "notifiers"];
@@ -137,6 +139,8 @@ impl Default for Config {
             sync_timeout: Duration::from_secs(30),
             api_token_file: None,
             replay_file: None,
+            plugin_dir: None,
+            plugin_cache_dir: None,
             event_history_size: 10_000,
             max_request_body_bytes: 1024 * 1024,
         }
@@ -567,6 +571,8 @@ impl Reader<'_> {
         }
         config.api_token_file = self.optional_path(&top, "apiTokenFile")?;
         config.replay_file = self.optional_path(&top, "replayFile")?;
+        config.plugin_dir = self.optional_path(&top, "pluginDir")?;
+        config.plugin_cache_dir = self.optional_path(&top, "pluginCacheDir")?;
         if let Some(v) = top.get("eventHistorySize") {
             config.event_history_size = count(&top.key("eventHistorySize"), v, 0)?;
         }
@@ -959,6 +965,8 @@ mod tests {
       "syncTimeoutSecond": 12,
       "apiTokenFile": "~/grw.token",
       "replayFile": "/data/events.jsonl",
+      "pluginDir": "/plugins",
+      "pluginCacheDir": "/cache",
       "eventHistorySize": 0,
       "maxRequestBodyBytes": 4096
     }"#;
@@ -1034,6 +1042,8 @@ mod tests {
             sync_timeout: Duration::from_secs(12),
             api_token_file: Some(PathBuf::from("/home/u/grw.token")),
             replay_file: Some(PathBuf::from("/data/events.jsonl")),
+            plugin_dir: Some(PathBuf::from("/plugins")),
+            plugin_cache_dir: Some(PathBuf::from("/cache")),
             event_history_size: 0,
             max_request_body_bytes: 4096,
         };
@@ -1409,7 +1419,7 @@ mod tests {
     fn unknown_keys_warn_with_full_paths() {
         let text = r#"{
           "listenPort": 3000,
-          "pluginDir": "/x",
+          "pluginsDir": "/x",
           "initialWebHookUrls": [],
           "initialWatchingResources": [
             {"version": "v1", "kind": "Pod", "watchOption": {},
@@ -1423,7 +1433,7 @@ mod tests {
             warnings,
             [
                 "config key `initialWebHookUrls` is not known and is ignored",
-                "config key `pluginDir` is not known and is ignored",
+                "config key `pluginsDir` is not known and is ignored",
                 "config key `initialWatchingResources[0].watchOption` is not known and is ignored",
                 "config key `initialWatchingResources[0].watchOptions.resync` is not known and is ignored",
                 "config key `initialWatchingResources[0].notifiers[1].retries` is not known and is ignored",

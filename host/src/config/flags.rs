@@ -59,6 +59,14 @@ pub struct Flags {
     #[arg(long, value_name = "FILE")]
     pub api_token_file: Option<PathBuf>,
 
+    /// Directory of plugin components (NAME.wasm + optional NAME.json); overrides `pluginDir`
+    #[arg(long, value_name = "DIR")]
+    pub plugin_dir: Option<PathBuf>,
+
+    /// A tool instead of the daemon.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// Keep metadata.managedFields in cached objects; overrides `keepManagedFields`
     #[arg(long)]
     pub keep_managed_fields: bool,
@@ -75,6 +83,43 @@ pub struct Flags {
     /// repeatable; adds to `initialWatchingResources`
     #[arg(long, value_name = "KIND")]
     pub watch: Vec<String>,
+}
+
+/// Tools besides the daemon.
+#[derive(clap::Subcommand, Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Check and try out plugin components
+    #[command(subcommand)]
+    Plugin(PluginCommand),
+}
+
+/// `grw plugin ...`
+#[derive(clap::Subcommand, Debug, Clone, PartialEq)]
+pub enum PluginCommand {
+    /// Show a component's world and WIT version, what it asks for, and whether it loads and accepts its config
+    Check(PluginArgs),
+    /// Run a component over recorded watch events and print each decision
+    Test {
+        /// The plugin and its configuration
+        #[command(flatten)]
+        plugin: PluginArgs,
+        /// Recorded events, one `{"type", "object"}` per line
+        #[arg(long, value_name = "RECORDING")]
+        events: PathBuf,
+    },
+}
+
+/// The component to check or test and its configuration.
+#[derive(clap::Args, Debug, Clone, PartialEq)]
+pub struct PluginArgs {
+    /// The `.wasm` component
+    pub file: PathBuf,
+    /// Manifest (default: the `.json` beside the file, if any)
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
+    /// Configuration JSON passed to `init`, instead of the manifest's `config`
+    #[arg(long, value_name = "JSON")]
+    pub config: Option<String>,
 }
 
 const WATCH_FORM: &str = "`group/version/Kind` such as `apps/v1/Deployment` or `v1/Pod`";
@@ -135,6 +180,9 @@ impl Config {
         }
         if let Some(path) = &flags.kubeconfig {
             self.client.kubeconfig_path = Some(path.clone());
+        }
+        if let Some(path) = &flags.plugin_dir {
+            self.plugin_dir = Some(path.clone());
         }
         if let Some(path) = &flags.api_token_file {
             self.api_token_file = Some(path.clone());

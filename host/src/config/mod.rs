@@ -13,7 +13,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 pub use file::parse;
-pub use flags::Flags;
+pub use flags::{Command, Flags, PluginArgs, PluginCommand};
 pub use types::*;
 
 /// Where the config file is looked for when neither `--config` nor

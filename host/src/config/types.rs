@@ -44,6 +44,11 @@ pub struct Config {
     pub event_history_size: usize,
     /// Largest accepted request body (`maxRequestBodyBytes`, default 1 MiB).
     pub max_request_body_bytes: usize,
+    /// Directory of plugin components (`pluginDir`); none = no plugins.
+    pub plugin_dir: Option<PathBuf>,
+    /// Where compiled plugins are cached (`pluginCacheDir`, default
+    /// `$TMPDIR/grw-plugin-cache-<uid>`).
+    pub plugin_cache_dir: Option<PathBuf>,
 }
 
 /// Log threshold; `silly` is an alias of `trace`, `fatal` of `error`.

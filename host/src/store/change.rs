@@ -71,6 +71,18 @@ pub struct Change {
 }
 
 impl Change {
+    /// The change that presents an existing object to someone who has not
+    /// seen it: an ADDED from the initial state.
+    pub fn snapshot(object: Arc<StoredObject>) -> Change {
+        Change {
+            kind: ChangeType::Added,
+            object,
+            old: None,
+            origin: Origin::Initial,
+            position: 0,
+        }
+    }
+
     /// Stable id of this change for de-duplication: `uid/resourceVersion/TYPE`.
     pub fn id(&self) -> String {
         format!(

@@ -1,0 +1,48 @@
+//! Plugin status: `GET /api/v1/plugins` and `GET /api/v1/plugins/{name}`.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, RawQuery, State};
+use axum::routing::get;
+use serde_json::{Value, json};
+
+use super::{AppState, Params, Problem};
+
+pub(super) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/api/v1/plugins", get(list))
+        .route("/api/v1/plugins/{name}", get(one))
+}
+
+async fn list(
+    State(state): State<Arc<AppState>>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>, Problem> {
+    Params::parse(raw.as_deref(), &[])?;
+    Ok(Json(json!({
+        "enabled": state.plugins.enabled(),
+        "witVersion": wit_version(),
+        "items": state.plugins.statuses(),
+    })))
+}
+
+async fn one(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>, Problem> {
+    Params::parse(raw.as_deref(), &[])?;
+    match state.plugins.status(&name) {
+        Some(status) => Ok(Json(json!(status))),
+        None => Err(Problem::not_found(format!(
+            "no plugin `{name}` in the plugin directory"
+        ))),
+    }
+}
+
+fn wit_version() -> String {
+    let (major, minor, patch) = crate::plugin::WIT_VERSION;
+    format!("{major}.{minor}.{patch}")
+}

@@ -1,0 +1,133 @@
+//! What a plugin's store holds: an empty WASI context (no files, no
+//! environment, no network), its memory limit, and its stdout/stderr
+//! forwarded into GRW's log with the plugin's name.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use wasmtime::{StoreLimits, StoreLimitsBuilder};
+use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
+use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
+use wasmtime_wasi::{ResourceTable, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+/// Longest guest output line kept; longer lines are cut so a guest cannot
+/// make GRW buffer without bound.
+const MAX_LINE: usize = 4096;
+
+/// Per-store state of one plugin instance.
+pub(super) struct GuestState {
+    pub(super) plugin: Arc<str>,
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(super) limits: StoreLimits,
+}
+
+impl GuestState {
+    pub(super) fn new(plugin: Arc<str>, memory_bytes: usize) -> Self {
+        let wasi = WasiCtxBuilder::new()
+            .stdout(GuestOutput::new(plugin.clone(), "stdout"))
+            .stderr(GuestOutput::new(plugin.clone(), "stderr"))
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .build();
+        GuestState {
+            wasi,
+            table: ResourceTable::new(),
+            limits: StoreLimitsBuilder::new()
+                .memory_size(memory_bytes)
+                // A trap names the cause; a failed grow would surface as an
+                // allocation failure somewhere inside the guest instead.
+                .trap_on_grow_failure(true)
+                .build(),
+            plugin,
+        }
+    }
+}
+
+impl WasiView for GuestState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// A guest's stdout or stderr: complete lines go to the log at once.
+#[derive(Clone)]
+struct GuestOutput {
+    plugin: Arc<str>,
+    stream: &'static str,
+    pending: Arc<Mutex<Vec<u8>>>,
+}
+
+impl GuestOutput {
+    fn new(plugin: Arc<str>, stream: &'static str) -> Self {
+        GuestOutput {
+            plugin,
+            stream,
+            pending: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+
+    fn emit(&self, line: &[u8]) {
+        let text = String::from_utf8_lossy(line);
+        let text = text.trim_end();
+        if !text.is_empty() {
+            tracing::info!(plugin = %self.plugin, stream = self.stream, "{text}");
+        }
+    }
+}
+
+impl OutputStream for GuestOutput {
+    fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
+        let mut pending = self.pending.lock();
+        pending.extend_from_slice(&bytes);
+        while let Some(end) = pending.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            self.emit(&line);
+        }
+        if pending.len() > MAX_LINE {
+            self.emit(&pending[..MAX_LINE]);
+            pending.clear();
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> StreamResult<()> {
+        let mut pending = self.pending.lock();
+        if !pending.is_empty() {
+            self.emit(&pending);
+            pending.clear();
+        }
+        Ok(())
+    }
+
+    fn check_write(&mut self) -> StreamResult<usize> {
+        Ok(64 * 1024)
+    }
+}
+
+#[wasmtime_wasi::async_trait]
+impl Pollable for GuestOutput {
+    async fn ready(&mut self) {}
+}
+
+impl IsTerminal for GuestOutput {
+    fn is_terminal(&self) -> bool {
+        false
+    }
+}
+
+impl StdoutStream for GuestOutput {
+    fn p2_stream(&self) -> Box<dyn OutputStream> {
+        Box::new(self.clone())
+    }
+
+    fn async_stream(&self) -> Box<dyn tokio::io::AsyncWrite + Send + Sync> {
+        // Only WASIp3 guests write through this; GRW links WASIp2.
+        Box::new(tokio::io::sink())
+    }
+}

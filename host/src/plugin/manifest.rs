@@ -1,0 +1,250 @@
+//! `NAME.json`, the optional manifest beside `NAME.wasm`.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::PluginError;
+
+/// What kind of plugin a component is, by the world it was built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PluginKind {
+    /// Exports `grw:plugin/filter`.
+    Filter,
+    /// Exports `grw:plugin/notifier`.
+    Notifier,
+    /// Exports `grw:plugin/analyzer`.
+    Analyzer,
+}
+
+impl PluginKind {
+    /// The name as manifests and the status API spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PluginKind::Filter => "filter",
+            PluginKind::Notifier => "notifier",
+            PluginKind::Analyzer => "analyzer",
+        }
+    }
+
+    /// The exported interface of this kind, without version.
+    pub fn interface(self) -> &'static str {
+        match self {
+            PluginKind::Filter => "grw:plugin/filter",
+            PluginKind::Notifier => "grw:plugin/notifier",
+            PluginKind::Analyzer => "grw:plugin/analyzer",
+        }
+    }
+}
+
+/// What happens when a plugin cannot answer (trap, timeout, crash loop).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FailMode {
+    /// The event passes as if the filter said yes.
+    Open,
+    /// The event is dropped as if the filter said no.
+    Closed,
+}
+
+/// Limits of one plugin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    /// Wall-clock deadline of one call.
+    #[serde(rename = "timeoutMs", serialize_with = "millis")]
+    pub timeout: Duration,
+    /// Largest linear memory, in bytes.
+    #[serde(rename = "memoryMb", serialize_with = "megabytes")]
+    pub memory_bytes: usize,
+    /// Failures within [`Limits::breaker_window`] that open the crash-loop breaker.
+    pub breaker_failures: u32,
+    /// Window of the breaker, and how long it stays open.
+    #[serde(rename = "breakerWindowMs", serialize_with = "millis")]
+    pub breaker_window: Duration,
+}
+
+fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_millis() as u64)
+}
+
+fn megabytes<S: serde::Serializer>(bytes: &usize, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64((*bytes >> 20) as u64)
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            // A filter judging one event should take microseconds; 100 ms means it is stuck.
+            timeout: Duration::from_millis(100),
+            memory_bytes: 64 << 20,
+            breaker_failures: 5,
+            breaker_window: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A parsed manifest; every member optional.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    /// The kind the operator expects; the component's world must agree.
+    pub kind: Option<PluginKind>,
+    /// Passed to the plugin's `init` as JSON text.
+    pub config: Value,
+    /// Fail open (default) or closed.
+    pub fail_mode: FailMode,
+    /// Limits, defaults applied.
+    pub limits: Limits,
+}
+
+impl Manifest {
+    /// The manifest of a plugin without `NAME.json`.
+    pub fn default_with(limits: Limits) -> Self {
+        Manifest {
+            kind: None,
+            config: Value::Object(Default::default()),
+            fail_mode: FailMode::Open,
+            limits,
+        }
+    }
+
+    /// Parses `NAME.json`; errors name the member and what was expected.
+    pub fn parse(text: &str, defaults: Limits) -> Result<Manifest, PluginError> {
+        let bad = |m: String| PluginError::Manifest(m);
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+        let Value::Object(map) = value else {
+            return Err(bad("must be a JSON object".into()));
+        };
+        let mut manifest = Manifest::default_with(defaults);
+        for (key, v) in &map {
+            match (key.as_str(), v) {
+                ("kind", Value::String(s)) => {
+                    manifest.kind = Some(match s.as_str() {
+                        "filter" => PluginKind::Filter,
+                        "notifier" => PluginKind::Notifier,
+                        "analyzer" => PluginKind::Analyzer,
+                        _ => {
+                            return Err(bad(format!(
+                                "`kind` must be filter, notifier or analyzer, got \"{s}\""
+                            )));
+                        }
+                    })
+                }
+                ("config", v) => manifest.config = v.clone(),
+                ("failMode", Value::String(s)) if s == "open" => {
+                    manifest.fail_mode = FailMode::Open
+                }
+                ("failMode", Value::String(s)) if s == "closed" => {
+                    manifest.fail_mode = FailMode::Closed
+                }
+                ("limits", Value::Object(limits)) => {
+                    for (name, v) in limits {
+                        let n = v.as_u64().filter(|n| *n > 0).ok_or_else(|| {
+                            bad(format!(
+                                "`limits.{name}` must be a positive whole number, got {v}"
+                            ))
+                        })?;
+                        match name.as_str() {
+                            "timeoutMs" => manifest.limits.timeout = Duration::from_millis(n),
+                            "memoryMb" => {
+                                manifest.limits.memory_bytes = (n as usize).saturating_mul(1 << 20)
+                            }
+                            "breakerFailures" => {
+                                manifest.limits.breaker_failures = n.min(u64::from(u32::MAX)) as u32
+                            }
+                            "breakerWindowMs" => {
+                                manifest.limits.breaker_window = Duration::from_millis(n)
+                            }
+                            other => {
+                                return Err(bad(format!(
+                                    "unknown member `limits.{other}`; accepted: timeoutMs, memoryMb, breakerFailures, breakerWindowMs"
+                                )));
+                            }
+                        }
+                    }
+                }
+                ("kind" | "failMode" | "limits", v) => {
+                    let want = match key.as_str() {
+                        "kind" => "filter, notifier or analyzer",
+                        "failMode" => "\"open\" or \"closed\"",
+                        _ => "an object",
+                    };
+                    return Err(bad(format!("`{key}` must be {want}, got {v}")));
+                }
+                (other, _) => {
+                    return Err(bad(format!(
+                        "unknown member `{other}`; accepted: kind, config, failMode, limits"
+                    )));
+                }
+            }
+        }
+        Ok(manifest)
+    }
+
+    /// The config as the text `init` receives.
+    pub fn config_text(&self) -> String {
+        self.config.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_full_manifest() {
+        let m = Manifest::parse(
+            r#"{"kind": "filter", "config": {"include": ["shop"]}, "failMode": "closed",
+                "limits": {"timeoutMs": 50, "memoryMb": 16, "breakerFailures": 2, "breakerWindowMs": 1000}}"#,
+            Limits::default(),
+        )
+        .unwrap();
+        assert_eq!(m.kind, Some(PluginKind::Filter));
+        assert_eq!(m.fail_mode, FailMode::Closed);
+        assert_eq!(m.config_text(), r#"{"include":["shop"]}"#);
+        assert_eq!(m.limits.timeout, Duration::from_millis(50));
+        assert_eq!(m.limits.memory_bytes, 16 << 20);
+        assert_eq!(m.limits.breaker_failures, 2);
+        let empty = Manifest::parse("{}", Limits::default()).unwrap();
+        assert_eq!(empty, Manifest::default_with(Limits::default()));
+        assert_eq!(empty.config_text(), "{}");
+    }
+
+    #[test]
+    fn bad_manifests_say_what_is_wrong() {
+        let cases = [
+            ("nope", "not valid JSON"),
+            ("[]", "must be a JSON object"),
+            (
+                r#"{"kind": "mapper"}"#,
+                "`kind` must be filter, notifier or analyzer, got \"mapper\"",
+            ),
+            (
+                r#"{"kind": 3}"#,
+                "`kind` must be filter, notifier or analyzer, got 3",
+            ),
+            (
+                r#"{"failMode": "sometimes"}"#,
+                "`failMode` must be \"open\" or \"closed\"",
+            ),
+            (
+                r#"{"limits": {"timeoutMs": 0}}"#,
+                "`limits.timeoutMs` must be a positive whole number, got 0",
+            ),
+            (r#"{"limits": {"cpu": 1}}"#, "unknown member `limits.cpu`"),
+            (r#"{"limits": 5}"#, "`limits` must be an object"),
+            (
+                r#"{"extra": 1}"#,
+                "unknown member `extra`; accepted: kind, config, failMode, limits",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = Manifest::parse(text, Limits::default())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{text}: {err}");
+        }
+    }
+}

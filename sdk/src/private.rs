@@ -1,0 +1,297 @@
+//! Glue between the generated bindings and the SDK's types. Used by the
+//! `export_*!` macros; not part of the API.
+
+#![allow(missing_docs)]
+
+use std::cell::RefCell;
+use std::thread::LocalKey;
+
+use crate::{
+    Analyzer, Cache, DeliveryError, Event, EventType, Filter, Gvk, Http, HttpRequest, HttpResponse,
+    Interest, Notifier, Object,
+};
+
+pub mod filter_bindings {
+    wit_bindgen::generate!({
+        world: "filter-plugin",
+        path: "../wit",
+        // The export macro is invoked from plugin crates, through the SDK's
+        // `export_filter!`.
+        pub_export_macro: true,
+        export_macro_name: "export_filter_world",
+    });
+}
+
+pub mod notifier_bindings {
+    wit_bindgen::generate!({
+        world: "notifier-plugin",
+        path: "../wit",
+        pub_export_macro: true,
+        export_macro_name: "export_notifier_world",
+        // One set of shared types and one log import for all three worlds,
+        // so conversions are written once.
+        with: {
+            "grw:plugin/types@0.1.0": crate::__private::filter_bindings::grw::plugin::types,
+            "grw:plugin/log@0.1.0": crate::__private::filter_bindings::grw::plugin::log,
+        },
+    });
+}
+
+pub mod analyzer_bindings {
+    wit_bindgen::generate!({
+        world: "analyzer-plugin",
+        path: "../wit",
+        pub_export_macro: true,
+        export_macro_name: "export_analyzer_world",
+        with: {
+            "grw:plugin/types@0.1.0": crate::__private::filter_bindings::grw::plugin::types,
+            "grw:plugin/log@0.1.0": crate::__private::filter_bindings::grw::plugin::log,
+        },
+    });
+}
+
+use analyzer_bindings::exports::grw::plugin::analyzer as raw_analyzer;
+pub use filter_bindings::grw::plugin::types as raw;
+use notifier_bindings::exports::grw::plugin::notifier as raw_notifier;
+
+/// Where an exported plugin keeps its instance between calls. A component
+/// instance is single-threaded, so a thread-local holds it without asking
+/// plugins to be `Sync`.
+pub type PluginCell<T> = LocalKey<RefCell<Option<T>>>;
+
+fn event_from_raw(event: raw::Event) -> Event {
+    Event::from_parts(
+        match event.event_type {
+            raw::EventType::Added => EventType::Added,
+            raw::EventType::Modified => EventType::Modified,
+            raw::EventType::Deleted => EventType::Deleted,
+        },
+        Gvk::new(event.gvk.group, event.gvk.version, event.gvk.kind),
+        event.namespace,
+        event.name,
+        event.uid,
+        event.resource_version,
+        event.labels,
+        event.object,
+        event.old_object,
+    )
+}
+
+fn event_type_to_raw(event_type: EventType) -> raw::EventType {
+    match event_type {
+        EventType::Added => raw::EventType::Added,
+        EventType::Modified => raw::EventType::Modified,
+        EventType::Deleted => raw::EventType::Deleted,
+    }
+}
+
+fn gvk_to_raw(gvk: &Gvk) -> raw::Gvk {
+    raw::Gvk {
+        group: gvk.group.clone(),
+        version: gvk.version.clone(),
+        kind: gvk.kind.clone(),
+    }
+}
+
+fn interest_to_raw(interest: Interest) -> raw::Interest {
+    raw::Interest {
+        kinds: interest
+            .kinds
+            .into_iter()
+            .map(|k| raw::KindPattern {
+                group: k.group,
+                version: k.version,
+                kind: k.kind,
+            })
+            .collect(),
+        event_types: interest
+            .event_types
+            .into_iter()
+            .map(event_type_to_raw)
+            .collect(),
+    }
+}
+
+/// Runs the plugin's `init` and keeps the instance. A failed init clears any
+/// earlier instance, so later calls report the plugin as uninitialised
+/// rather than run with a configuration the operator has replaced.
+fn init<T>(
+    cell: &'static PluginCell<T>,
+    config: String,
+    run: impl FnOnce(&str) -> Result<(T, Interest), String>,
+) -> Result<raw::Interest, String> {
+    cell.with(|c| c.borrow_mut().take());
+    let (plugin, interest) = run(&config)?;
+    cell.with(|c| *c.borrow_mut() = Some(plugin));
+    Ok(interest_to_raw(interest))
+}
+
+/// Runs `call` on the instance, or reports (once per call) that there is none.
+fn with_plugin<T, R>(
+    cell: &'static PluginCell<T>,
+    function: &str,
+    call: impl FnOnce(&T) -> R,
+) -> Option<R> {
+    cell.with(|c| match c.borrow().as_ref() {
+        Some(plugin) => Some(call(plugin)),
+        None => {
+            crate::log::error(format!(
+                "`{function}` called before a successful `init`; ignoring the event"
+            ));
+            None
+        }
+    })
+}
+
+pub fn filter_init<T: Filter>(
+    cell: &'static PluginCell<T>,
+    config: String,
+) -> Result<raw::Interest, String> {
+    init(cell, config, T::init)
+}
+
+pub fn filter_decide<T: Filter>(cell: &'static PluginCell<T>, event: raw::Event) -> bool {
+    let event = event_from_raw(event);
+    with_plugin(cell, "decide", |plugin| plugin.decide(&event)).unwrap_or(false)
+}
+
+pub fn notifier_init<T: Notifier>(
+    cell: &'static PluginCell<T>,
+    config: String,
+) -> Result<raw::Interest, String> {
+    init(cell, config, T::init)
+}
+
+pub fn notifier_deliver<T: Notifier>(
+    cell: &'static PluginCell<T>,
+    event: raw::Event,
+) -> Result<(), raw_notifier::DeliveryError> {
+    let event = event_from_raw(event);
+    let result = with_plugin(cell, "deliver", |plugin| plugin.deliver(&event, &HostHttp))
+        .unwrap_or_else(|| Err(DeliveryError::GiveUp("plugin is not initialised".into())));
+    result.map_err(|e| match e {
+        DeliveryError::Retry(m) => raw_notifier::DeliveryError::Retry(m),
+        DeliveryError::GiveUp(m) => raw_notifier::DeliveryError::GiveUp(m),
+    })
+}
+
+pub fn analyzer_init<T: Analyzer>(
+    cell: &'static PluginCell<T>,
+    config: String,
+) -> Result<raw::Interest, String> {
+    init(cell, config, T::init)
+}
+
+pub fn analyzer_analyze<T: Analyzer>(
+    cell: &'static PluginCell<T>,
+    event: raw::Event,
+) -> Vec<raw_analyzer::Relationship> {
+    let event = event_from_raw(event);
+    with_plugin(cell, "analyze", |plugin| plugin.analyze(&event, &HostCache))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| raw_analyzer::Relationship {
+            relation: r.relation,
+            target: raw::ObjectRef {
+                gvk: gvk_to_raw(&r.target.gvk),
+                namespace: r.target.namespace,
+                name: r.target.name,
+            },
+        })
+        .collect()
+}
+
+/// Outbound HTTP through the host's `outbound-http` import.
+struct HostHttp;
+
+impl Http for HostHttp {
+    #[cfg(target_arch = "wasm32")]
+    fn send(&self, request: &HttpRequest) -> Result<HttpResponse, String> {
+        use notifier_bindings::grw::plugin::outbound_http as host;
+        let response = host::send(&host::Request {
+            method: request.method.clone(),
+            url: request.url.clone(),
+            headers: request.headers.clone(),
+            body: request.body.clone(),
+        })?;
+        Ok(HttpResponse {
+            status: response.status,
+            headers: response.headers,
+            body: response.body,
+        })
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn send(&self, _request: &HttpRequest) -> Result<HttpResponse, String> {
+        Err("outbound HTTP is only available inside GRW; use grw_sdk::testing::RecordingHttp in tests".into())
+    }
+}
+
+/// Cache lookups through the host's `cache` import.
+struct HostCache;
+
+/// Parses objects the host sent; one that does not parse is logged and
+/// skipped, since it can only come from a host bug and the rest are usable.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+fn parse_host_objects(texts: Vec<String>) -> Vec<Object> {
+    texts
+        .iter()
+        .filter_map(|text| match Object::from_json(text) {
+            Ok(object) => Some(object),
+            Err(e) => {
+                crate::log::warn(format!("cache returned an unreadable object: {e}"));
+                None
+            }
+        })
+        .collect()
+}
+
+impl Cache for HostCache {
+    #[cfg(target_arch = "wasm32")]
+    fn get(&self, gvk: &Gvk, namespace: &str, name: &str) -> Option<Object> {
+        let text = analyzer_bindings::grw::plugin::cache::get(&gvk_to_raw(gvk), namespace, name)?;
+        parse_host_objects(vec![text]).pop()
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn list(
+        &self,
+        gvk: &Gvk,
+        namespace: &str,
+        label_selector: &str,
+    ) -> Result<Vec<Object>, String> {
+        analyzer_bindings::grw::plugin::cache::list(&gvk_to_raw(gvk), namespace, label_selector)
+            .map(parse_host_objects)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn owned_by(&self, gvk: &Gvk, owner_uid: &str) -> Vec<Object> {
+        parse_host_objects(analyzer_bindings::grw::plugin::cache::owned_by(
+            &gvk_to_raw(gvk),
+            owner_uid,
+        ))
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn get(&self, _gvk: &Gvk, _namespace: &str, _name: &str) -> Option<Object> {
+        None
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn list(
+        &self,
+        _gvk: &Gvk,
+        _namespace: &str,
+        _label_selector: &str,
+    ) -> Result<Vec<Object>, String> {
+        Err(
+            "the cache is only available inside GRW; use grw_sdk::testing::MemoryCache in tests"
+                .into(),
+        )
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn owned_by(&self, _gvk: &Gvk, _owner_uid: &str) -> Vec<Object> {
+        Vec::new()
+    }
+}

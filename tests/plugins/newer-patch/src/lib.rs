@@ -1,0 +1,35 @@
+//! A filter built against `grw:plugin@0.1.1`: the same contract with a newer
+//! patch version. It exports `grw:plugin/filter@0.1.1`, which the host must
+//! accept as compatible with 0.1.0. It passes every event. `build.rs` derives
+//! the WIT from the real one.
+
+mod bindings {
+    wit_bindgen::generate!({
+        world: "filter-plugin",
+        path: concat!(env!("OUT_DIR"), "/wit"),
+    });
+}
+
+use bindings::exports::grw::plugin::filter::{Event, Guest, Interest};
+use bindings::grw::plugin::log;
+
+struct NewerPatch;
+
+impl Guest for NewerPatch {
+    fn init(_config: String) -> Result<Interest, String> {
+        log::log(
+            log::Level::Info,
+            "newer-patch plugin (grw:plugin@0.1.1) initialised",
+        );
+        Ok(Interest {
+            kinds: Vec::new(),
+            event_types: Vec::new(),
+        })
+    }
+
+    fn decide(_event: Event) -> bool {
+        true
+    }
+}
+
+bindings::export!(NewerPatch with_types_in bindings);

@@ -1,0 +1,488 @@
+//! Plugins end to end: the real `grw` loading real components from a plugin
+//! directory, filtering queries and event streams, reloading on change, and
+//! surviving plugins that misbehave.
+
+use std::path::Path;
+use std::time::Duration;
+
+use grw_e2e::daemon::{Grw, bundled_recording, eventually, run_to_exit, summary};
+use grw_e2e::plugins::{install, plugin_wasm, write_atomically};
+use serde_json::{Value, json};
+
+/// Starts grw on `recording` with `plugins` as its plugin directory.
+async fn grw_with_plugins(plugins: &Path, recording: &Path) -> Grw {
+    let grw = Grw::start(
+        json!({"pluginDir": plugins, "pluginCacheDir": plugins.join(".cache")}),
+        &["--replay", recording.to_str().unwrap()],
+    )
+    .await;
+    grw.wait_ready(Duration::from_secs(60)).await;
+    grw
+}
+
+async fn plugin_status(grw: &Grw, name: &str) -> Value {
+    grw.get(&format!("/api/v1/plugins/{name}")).await.1
+}
+
+fn names(body: &Value) -> Vec<String> {
+    body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o["metadata"]["namespace"].as_str().unwrap_or(""),
+                o["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// A small recording: two pods, one named to make the trap plugin panic.
+fn small_recording(dir: &Path) -> std::path::PathBuf {
+    let pod = |name: &str, rv: u32| {
+        json!({"type": "ADDED", "object": {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"namespace": "lab", "name": name, "uid": format!("uid-{name}"), "resourceVersion": rv.to_string(), "labels": {"app": name}}}})
+    };
+    let path = dir.join("small.jsonl");
+    std::fs::write(
+        &path,
+        format!("{}\n{}\n", pod("calm-1", 10), pod("boom-1", 11)),
+    )
+    .unwrap();
+    path
+}
+
+#[tokio::test]
+async fn shipped_filters_decide_on_real_events() {
+    let dir = tempfile::tempdir().unwrap();
+    install(
+        dir.path(),
+        "shop-only",
+        "grw-plugin-namespace-filter",
+        Some(json!({"kind": "filter", "config": {"include": ["shop"]}})),
+    );
+    install(
+        dir.path(),
+        "frontend",
+        "grw-plugin-label-filter",
+        Some(json!({"config": {"selector": "app.kubernetes.io/name in (frontend)"}})),
+    );
+    install(
+        dir.path(),
+        "replicas",
+        "grw-plugin-changed-fields",
+        Some(json!({"config": {"paths": ["spec.replicas"], "passOtherTypes": false}})),
+    );
+    let grw = grw_with_plugins(dir.path(), &bundled_recording()).await;
+
+    let (status, body) = grw.get("/api/v1/objects/pods?filter=shop-only").await;
+    assert_eq!(status, 200, "{body}");
+    let shop = names(&body);
+    let (_, all_shop) = grw.get("/api/v1/namespaces/shop/objects/pods").await;
+    assert_eq!(shop, names(&all_shop));
+    assert!(!shop.is_empty());
+
+    let (_, both) = grw
+        .get("/api/v1/objects/pods?filter=shop-only,frontend")
+        .await;
+    let (_, selected) = grw
+        .get("/api/v1/namespaces/shop/objects/pods?labelSelector=app.kubernetes.io/name%3Dfrontend")
+        .await;
+    assert_eq!(names(&both), names(&selected));
+
+    // Paging through a filter still covers every match once.
+    let (_, page) = grw
+        .get("/api/v1/objects/pods?filter=shop-only&limit=5")
+        .await;
+    assert_eq!(page["items"].as_array().unwrap().len(), 5);
+    let token = page["metadata"]["continue"].as_str().unwrap();
+    let (_, rest) = grw
+        .get(&format!(
+            "/api/v1/objects/pods?filter=shop-only&continue={token}"
+        ))
+        .await;
+    assert_eq!(names(&page).len() + names(&rest).len(), shop.len());
+
+    // changed-fields: only MODIFIED events whose spec.replicas changed.
+    let mut stream = grw.stream("/api/v1/namespaces/shop/objects/deployments?watch=true&resourceVersion=1&filter=replicas").await;
+    let events = stream.drain(Duration::from_secs(2)).await;
+    assert!(!events.is_empty());
+    assert!(
+        events.iter().all(|e| e["type"] == "MODIFIED"),
+        "{:?}",
+        events.iter().map(summary).collect::<Vec<_>>()
+    );
+    // frontend was scaled 3→5→2: both changes are there.
+    let frontend = events
+        .iter()
+        .filter(|e| e["object"]["metadata"]["name"] == "frontend")
+        .count();
+    assert!(frontend >= 2, "{frontend}");
+
+    let status = plugin_status(&grw, "shop-only").await;
+    assert_eq!(status["state"], "ready");
+    assert_eq!(status["kind"], "filter");
+    assert_eq!(status["witVersion"], "0.1.0");
+    assert!(status["stats"]["calls"].as_u64().unwrap() >= 48);
+    assert_eq!(status["hash"].as_str().unwrap().len(), 64);
+
+    // Bad filter names are 400s that say what exists.
+    let (status, body) = grw.get("/api/v1/objects/pods?filter=nope").await;
+    assert_eq!(status, 400);
+    assert!(
+        body["message"].as_str().unwrap().contains(
+            "unknown filter plugin `nope`; loaded plugins: frontend, replicas, shop-only"
+        ),
+        "{body}"
+    );
+}
+
+async fn deployments(grw: &Grw) -> Vec<String> {
+    names(
+        &grw.get("/api/v1/namespaces/shop/objects/deployments?filter=sel")
+            .await
+            .1,
+    )
+}
+
+fn loads(grw: &Grw) -> usize {
+    grw.log_events("plugin loaded").len()
+}
+
+#[tokio::test]
+async fn plugins_reload_when_their_files_change() {
+    let dir = tempfile::tempdir().unwrap();
+    install(
+        dir.path(),
+        "sel",
+        "grw-plugin-label-filter",
+        Some(json!({"config": {"selector": "app.kubernetes.io/name=cart"}})),
+    );
+    let grw = grw_with_plugins(dir.path(), &bundled_recording()).await;
+    assert_eq!(deployments(&grw).await, ["shop/cart"]);
+    let first_hash = plugin_status(&grw, "sel").await["hash"].clone();
+
+    // A new manifest: new behaviour within a second or so.
+    write_atomically(
+        &dir.path().join("sel.json"),
+        json!({"config": {"selector": "app.kubernetes.io/name=catalog"}})
+            .to_string()
+            .as_bytes(),
+    );
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            deployments(&grw).await == ["shop/catalog"]
+        })
+        .await
+    );
+
+    // Identical content again: a no-op (no new load attempt).
+    let before = loads(&grw);
+    write_atomically(
+        &dir.path().join("sel.json"),
+        json!({"config": {"selector": "app.kubernetes.io/name=catalog"}})
+            .to_string()
+            .as_bytes(),
+    );
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(loads(&grw), before);
+
+    // A corrupt file: the previous version keeps serving, the error is visible.
+    write_atomically(&dir.path().join("sel.wasm"), b"\0asm garbage");
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            plugin_status(&grw, "sel").await["state"] == "stale"
+        })
+        .await
+    );
+    let status = plugin_status(&grw, "sel").await;
+    assert!(
+        status["lastError"]
+            .as_str()
+            .unwrap()
+            .contains("not a valid WebAssembly component"),
+        "{status}"
+    );
+    assert_eq!(status["hash"], first_hash);
+    assert_eq!(deployments(&grw).await, ["shop/catalog"]);
+
+    // A good file again, written in place (not by rename).
+    std::fs::write(
+        dir.path().join("sel.wasm"),
+        std::fs::read(plugin_wasm("grw-plugin-label-filter")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            plugin_status(&grw, "sel").await["state"] == "ready"
+        })
+        .await
+    );
+
+    // Removed: unloaded.
+    std::fs::remove_file(dir.path().join("sel.wasm")).unwrap();
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            grw.get("/api/v1/plugins/sel").await.0 == 404
+        })
+        .await
+    );
+    let (status, _) = grw
+        .get("/api/v1/namespaces/shop/objects/deployments?filter=sel")
+        .await;
+    assert_eq!(status, 400);
+}
+
+#[tokio::test]
+async fn misbehaving_plugins_never_take_the_daemon_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let recording = small_recording(dir.path());
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    install(
+        &plugins,
+        "spin",
+        "grw-test-plugin-loop-forever",
+        Some(json!({"limits": {"timeoutMs": 50}})),
+    );
+    install(
+        &plugins,
+        "hog",
+        "grw-test-plugin-memory-hog",
+        Some(json!({"limits": {"memoryMb": 8}, "failMode": "closed"})),
+    );
+    install(&plugins, "boom", "grw-test-plugin-trap", None);
+    install(
+        &plugins,
+        "picky",
+        "grw-test-plugin-reject-config",
+        Some(json!({"config": {}})),
+    );
+    install(
+        &plugins,
+        "notifier",
+        "grw-test-plugin-wrong-world",
+        Some(json!({"kind": "filter"})),
+    );
+    install(&plugins, "escape", "grw-test-plugin-forbidden-import", None);
+    install(&plugins, "newer", "grw-test-plugin-newer-patch", None);
+    install(&plugins, "future", "grw-test-plugin-incompatible", None);
+    install(
+        &plugins,
+        "good",
+        "grw-plugin-namespace-filter",
+        Some(json!({"config": {"include": ["lab"]}})),
+    );
+    let grw = grw_with_plugins(&plugins, &recording).await;
+
+    // Deadline: fail open (the default), the daemon answers.
+    let (status, body) = grw.get("/api/v1/objects/pods?filter=spin").await;
+    assert_eq!((status, names(&body).len()), (200, 2), "{body}");
+    let spin = plugin_status(&grw, "spin").await;
+    assert_eq!(spin["stats"]["failures"]["timeout"], 2, "{spin}");
+    assert!(
+        spin["lastError"].as_str().unwrap().contains("deadline"),
+        "{spin}"
+    );
+
+    // Memory cap: fail closed drops everything.
+    let (status, body) = grw.get("/api/v1/objects/pods?filter=hog").await;
+    assert_eq!((status, names(&body).len()), (200, 0), "{body}");
+    let hog = plugin_status(&grw, "hog").await;
+    assert!(
+        hog["stats"]["failures"]["memory"].as_u64().unwrap() >= 1,
+        "{hog}"
+    );
+
+    // A trap on one object: that one fails open, the instance is replaced, the next call works.
+    let (_, body) = grw.get("/api/v1/objects/pods?filter=boom").await;
+    assert_eq!(names(&body), ["lab/boom-1", "lab/calm-1"]);
+    let boom = plugin_status(&grw, "boom").await;
+    assert_eq!(
+        (
+            boom["stats"]["calls"].clone(),
+            boom["stats"]["failures"]["trap"].clone()
+        ),
+        (json!(2), json!(1)),
+        "{boom}"
+    );
+    assert!(
+        boom["lastError"].as_str().unwrap().contains("trapped"),
+        "{boom}"
+    );
+
+    // Load failures: state + message.
+    for (name, want) in [
+        (
+            "picky",
+            "rejected its configuration: config needs `threshold`",
+        ),
+        ("notifier", "the component is a notifier plugin"),
+        ("escape", "evil:escape/exec"),
+        ("future", "built against grw:plugin@0.2.0"),
+    ] {
+        let status = plugin_status(&grw, name).await;
+        assert_eq!(status["state"], "failed", "{name}: {status}");
+        assert!(
+            status["lastError"].as_str().unwrap().contains(want),
+            "{name}: {status}"
+        );
+        let (code, body) = grw
+            .get(&format!("/api/v1/objects/pods?filter={name}"))
+            .await;
+        assert_eq!(code, 400, "{body}");
+    }
+    // A newer patch version of the contract loads.
+    let newer = plugin_status(&grw, "newer").await;
+    assert_eq!(
+        (newer["state"].clone(), newer["witVersion"].clone()),
+        (json!("ready"), json!("0.1.1")),
+        "{newer}"
+    );
+
+    // Others are unaffected.
+    let (_, body) = grw.get("/api/v1/objects/pods?filter=good").await;
+    assert_eq!(names(&body).len(), 2);
+    assert_eq!(grw.get("/healthz").await.0, 200);
+    let metrics = grw.get_raw("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains(r#"grw_plugin_calls_total{plugin="spin",result="timeout"} 2"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"grw_plugin_loads_total{plugin="escape",result="error"} 1"#),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn a_crash_looping_plugin_is_rested() {
+    let dir = tempfile::tempdir().unwrap();
+    let recording = small_recording(dir.path());
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    install(
+        &plugins,
+        "spin",
+        "grw-test-plugin-loop-forever",
+        Some(json!({"limits": {"timeoutMs": 20, "breakerFailures": 3, "breakerWindowMs": 60000}})),
+    );
+    let grw = grw_with_plugins(&plugins, &recording).await;
+    for _ in 0..3 {
+        grw.get("/api/v1/objects/pods?filter=spin").await;
+    }
+    let status = plugin_status(&grw, "spin").await;
+    assert_eq!(status["state"], "broken", "{status}");
+    assert_eq!(status["stats"]["failures"]["timeout"], 3, "{status}");
+    assert!(
+        status["stats"]["skipped"].as_u64().unwrap() >= 3,
+        "{status}"
+    );
+}
+
+#[tokio::test]
+async fn guest_output_lands_in_the_log_with_the_plugin_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let recording = small_recording(dir.path());
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    install(&plugins, "chatty", "grw-test-plugin-logger", None);
+    let grw = grw_with_plugins(&plugins, &recording).await;
+    grw.get("/api/v1/objects/pods?filter=chatty").await;
+    let logs = grw.logs();
+    let lines: Vec<Value> = logs
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|e: &Value| e["plugin"] == "chatty")
+        .collect();
+    assert!(lines.iter().any(|e| e["stream"] == "stdout"), "{logs}");
+    assert!(lines.iter().any(|e| e["stream"] == "stderr"), "{logs}");
+    assert!(
+        lines
+            .iter()
+            .any(|e| e["stream"].is_null() && e["message"].is_string()),
+        "log import: {logs}"
+    );
+}
+
+#[tokio::test]
+async fn compiled_plugins_are_cached_across_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    install(
+        dir.path(),
+        "shop-only",
+        "grw-plugin-namespace-filter",
+        Some(json!({"config": {"include": ["shop"]}})),
+    );
+    let first = grw_with_plugins(dir.path(), &bundled_recording()).await;
+    assert_eq!(plugin_status(&first, "shop-only").await["fromCache"], false);
+    drop(first);
+    let second = grw_with_plugins(dir.path(), &bundled_recording()).await;
+    let status = plugin_status(&second, "shop-only").await;
+    assert_eq!(status["fromCache"], true, "{status}");
+    assert_eq!(status["state"], "ready");
+}
+
+#[test]
+fn plugin_check_and_test_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let wasm = plugin_wasm("grw-plugin-namespace-filter");
+    let (code, out) = run_to_exit(
+        None,
+        &[
+            "plugin",
+            "check",
+            wasm.to_str().unwrap(),
+            "--config",
+            r#"{"include":["shop"]}"#,
+        ],
+        Duration::from_secs(120),
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("world:     filter-plugin, grw:plugin@0.1.0"),
+        "{out}"
+    );
+    assert!(out.contains("config:    accepted"), "{out}");
+    let (code, out) = run_to_exit(
+        None,
+        &[
+            "plugin",
+            "check",
+            wasm.to_str().unwrap(),
+            "--config",
+            r#"{"include": 5}"#,
+        ],
+        Duration::from_secs(120),
+    );
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("rejected its configuration"), "{out}");
+
+    let recording = small_recording(dir.path());
+    let (code, out) = run_to_exit(
+        None,
+        &[
+            "plugin",
+            "test",
+            wasm.to_str().unwrap(),
+            "--config",
+            r#"{"include":["elsewhere"]}"#,
+            "--events",
+            recording.to_str().unwrap(),
+        ],
+        Duration::from_secs(120),
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("DROP ADDED    v1/Pod lab/calm-1"), "{out}");
+    assert!(out.contains("0 passed, 2 dropped, 0 failed calls"), "{out}");
+
+    let (code, out) = run_to_exit(
+        None,
+        &["plugin", "check", "/nonexistent.wasm"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("cannot read /nonexistent.wasm"), "{out}");
+}
