@@ -133,26 +133,7 @@ impl Cache {
                 }
             }
             ChangeType::Added | ChangeType::Modified => {
-                if state.is_unchanged(&object) {
-                    return None;
-                }
-                let object = Arc::new(object);
-                match state.upsert(object.clone()) {
-                    Some(old) => Change {
-                        kind: ChangeType::Modified,
-                        object,
-                        old: Some(old),
-                        origin,
-                        position,
-                    },
-                    None => Change {
-                        kind: ChangeType::Added,
-                        object,
-                        old: None,
-                        origin,
-                        position,
-                    },
-                }
+                state.upsert_change(object, origin, position)?
             }
         };
         Some(self.publish(&mut state, change))
@@ -174,27 +155,7 @@ impl Cache {
         let mut seen = BTreeSet::new();
         for object in objects {
             seen.insert(object.key().clone());
-            if state.is_unchanged(&object) {
-                continue;
-            }
-            let object = Arc::new(object);
-            let change = match state.upsert(object.clone()) {
-                Some(old) => Change {
-                    kind: ChangeType::Modified,
-                    object,
-                    old: Some(old),
-                    origin,
-                    position,
-                },
-                None => Change {
-                    kind: ChangeType::Added,
-                    object,
-                    old: None,
-                    origin,
-                    position,
-                },
-            };
-            changes.push(change);
+            changes.extend(state.upsert_change(object, origin, position));
         }
         let vanished: Vec<ObjectKey> = state
             .objects
@@ -317,11 +278,34 @@ impl Cache {
 }
 
 impl State {
-    /// The cache already holds this very version of the object.
-    fn is_unchanged(&self, object: &StoredObject) -> bool {
-        self.objects
+    /// Adds or replaces an object; the ADDED or MODIFIED it makes, or `None`
+    /// when the cache already holds this very version.
+    fn upsert_change(
+        &mut self,
+        object: StoredObject,
+        origin: Origin,
+        position: u64,
+    ) -> Option<Change> {
+        let unchanged = self
+            .objects
             .get(object.key())
-            .is_some_and(|cached| cached.resource_version() == object.resource_version())
+            .is_some_and(|cached| cached.resource_version() == object.resource_version());
+        if unchanged {
+            return None;
+        }
+        let object = Arc::new(object);
+        let old = self.upsert(object.clone());
+        Some(Change {
+            kind: if old.is_some() {
+                ChangeType::Modified
+            } else {
+                ChangeType::Added
+            },
+            object,
+            old,
+            origin,
+            position,
+        })
     }
 
     fn upsert(&mut self, object: Arc<StoredObject>) -> Option<Arc<StoredObject>> {
