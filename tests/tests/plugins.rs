@@ -54,6 +54,13 @@ fn small_recording(dir: &Path) -> std::path::PathBuf {
     path
 }
 
+/// The small recording plus an empty plugin directory, both in `dir`.
+fn lab(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let plugins = dir.join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    (small_recording(dir), plugins)
+}
+
 #[tokio::test]
 async fn shipped_filters_decide_on_real_events() {
     let dir = tempfile::tempdir().unwrap();
@@ -238,9 +245,7 @@ async fn plugins_reload_when_their_files_change() {
 #[tokio::test]
 async fn misbehaving_plugins_never_take_the_daemon_down() {
     let dir = tempfile::tempdir().unwrap();
-    let recording = small_recording(dir.path());
-    let plugins = dir.path().join("plugins");
-    std::fs::create_dir(&plugins).unwrap();
+    let (recording, plugins) = lab(dir.path());
     install(
         &plugins,
         "spin",
@@ -360,9 +365,7 @@ async fn misbehaving_plugins_never_take_the_daemon_down() {
 #[tokio::test]
 async fn a_crash_looping_plugin_is_rested() {
     let dir = tempfile::tempdir().unwrap();
-    let recording = small_recording(dir.path());
-    let plugins = dir.path().join("plugins");
-    std::fs::create_dir(&plugins).unwrap();
+    let (recording, plugins) = lab(dir.path());
     install(
         &plugins,
         "spin",
@@ -385,9 +388,7 @@ async fn a_crash_looping_plugin_is_rested() {
 #[tokio::test]
 async fn guest_output_lands_in_the_log_with_the_plugin_name() {
     let dir = tempfile::tempdir().unwrap();
-    let recording = small_recording(dir.path());
-    let plugins = dir.path().join("plugins");
-    std::fs::create_dir(&plugins).unwrap();
+    let (recording, plugins) = lab(dir.path());
     install(&plugins, "chatty", "grw-test-plugin-logger", None);
     let grw = grw_with_plugins(&plugins, &recording).await;
     grw.get("/api/v1/objects/pods?filter=chatty").await;
