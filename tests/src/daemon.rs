@@ -197,12 +197,17 @@ impl Grw {
         }
     }
 
+    /// Polls `path` until it answers `status`; `false` if `timeout` passed first.
+    pub async fn wait_for_status(&self, path: &str, status: u16, timeout: Duration) -> bool {
+        eventually(timeout, || async {
+            self.get_raw(path).await.status().as_u16() == status
+        })
+        .await
+    }
+
     /// Waits until `/readyz` answers 200.
     pub async fn wait_ready(&self, timeout: Duration) {
-        let ok = eventually(timeout, || async {
-            self.get_raw("/readyz").await.status().as_u16() == 200
-        })
-        .await;
+        let ok = self.wait_for_status("/readyz", 200, timeout).await;
         assert!(ok, "grw not ready in {timeout:?}; logs:\n{}", self.logs());
     }
 

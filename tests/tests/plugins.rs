@@ -231,10 +231,8 @@ async fn plugins_reload_when_their_files_change() {
     // Removed: unloaded.
     std::fs::remove_file(dir.path().join("sel.wasm")).unwrap();
     assert!(
-        eventually(Duration::from_secs(5), || async {
-            grw.get("/api/v1/plugins/sel").await.0 == 404
-        })
-        .await
+        grw.wait_for_status("/api/v1/plugins/sel", 404, Duration::from_secs(5))
+            .await
     );
     let (status, _) = grw
         .get("/api/v1/namespaces/shop/objects/deployments?filter=sel")

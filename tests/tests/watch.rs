@@ -423,13 +423,13 @@ async fn a_kind_whose_crd_appears_later_is_watched_when_it_does() {
         "metadata": {"namespace": "ingress", "name": "edge"}, "spec": {"servers": []}});
     fake.create(gateway).unwrap();
     // The CRD's ADDED event triggers discovery at once (the periodic re-read is an hour away).
-    let found = eventually(Duration::from_secs(10), || async {
-        grw.get("/api/v1/namespaces/ingress/objects/Gateway.v1beta1.networking.istio.io/edge")
-            .await
-            .0
-            == 200
-    })
-    .await;
+    let found = grw
+        .wait_for_status(
+            "/api/v1/namespaces/ingress/objects/Gateway.v1beta1.networking.istio.io/edge",
+            200,
+            Duration::from_secs(10),
+        )
+        .await;
     assert!(found, "logs:\n{}", grw.logs());
     let (_, kinds) = grw.get("/api/v1/kinds").await;
     assert_eq!(kinds["pending"], json!([]));
@@ -447,13 +447,13 @@ async fn a_rotated_token_is_read_again_after_401() {
     fake.drop_watches();
     fake.create(configmap("team", "after-rotation", "1"))
         .unwrap();
-    let found = eventually(Duration::from_secs(20), || async {
-        grw.get("/api/v1/namespaces/team/objects/configmaps/after-rotation")
-            .await
-            .0
-            == 200
-    })
-    .await;
+    let found = grw
+        .wait_for_status(
+            "/api/v1/namespaces/team/objects/configmaps/after-rotation",
+            200,
+            Duration::from_secs(20),
+        )
+        .await;
     assert!(found, "logs:\n{}", grw.logs());
 }
 
@@ -526,10 +526,9 @@ async fn a_sync_slower_than_the_timeout_answers_504_then_serves() {
             .contains("did not sync within 1 s"),
         "{body}"
     );
-    let served = eventually(Duration::from_secs(10), || async {
-        grw.get("/api/v1/objects/configmaps").await.0 == 200
-    })
-    .await;
+    let served = grw
+        .wait_for_status("/api/v1/objects/configmaps", 200, Duration::from_secs(10))
+        .await;
     assert!(served);
     assert_eq!(
         fake.list_requests("/api/v1/configmaps"),
