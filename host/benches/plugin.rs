@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use grw::gvk::Gvk;
 use grw::metrics::Metrics;
-use grw::plugin::{Limits, Manifest, Plugin, PluginEngine, Plugins};
+use grw::plugin::{AllowedHosts, Limits, Manifest, Plugin, PluginEngine, Plugins};
 use grw::store::{Change, StoredObject};
 use grw_plugin_label_filter::LabelFilter;
 use grw_sdk::{Event, EventType, Filter};
@@ -141,6 +141,7 @@ fn main() {
         plugins_dir.clone(),
         Some(dir.path().join("cache")),
         Limits::default(),
+        Vec::new(),
         Arc::new(Metrics::new()),
     )
     .unwrap();
@@ -211,7 +212,15 @@ fn load(engine: &PluginEngine, name: &str, wasm: &[u8], config: &str) -> Plugin 
         config: serde_json::from_str(config).unwrap(),
         ..Manifest::default_with(Limits::default())
     };
-    Plugin::load(engine, name, wasm, manifest, Arc::new(Metrics::new())).unwrap()
+    Plugin::load(
+        engine,
+        name,
+        wasm,
+        manifest,
+        &AllowedHosts::none(),
+        Arc::new(Metrics::new()),
+    )
+    .unwrap()
 }
 
 /// A Pod whose compact JSON is about `target` bytes: a real shape, padded

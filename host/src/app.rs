@@ -14,6 +14,7 @@ use crate::config::{Config, WatchOptions};
 use crate::gvk::{Gvk, KindRef, ResourceInfo};
 use crate::kube::{Catalog, Discovery, KubeClient};
 use crate::metrics::Metrics;
+use crate::notify::Notifications;
 use crate::plugin::{Limits, Plugins};
 use crate::store::{Change, Origin, StoredObject};
 use crate::watch::{Pending, Recording, WatchSettings, Watches};
@@ -72,15 +73,26 @@ pub async fn run(
                     reason: "waiting for discovery".into(),
                 });
             }
-            tokio::spawn(keep_discovery(
-                discovery.clone(),
-                watches.clone(),
-                config.clone(),
-            ));
             (discovery, watches, Some(client))
         }
     };
     let plugins = load_plugins(&config, &metrics).await?;
+    let notifications = Notifications::open(
+        &config,
+        watches.clone(),
+        discovery.clone(),
+        plugins.clone(),
+        metrics.clone(),
+    )?;
+    notifications.start();
+    if client.is_some() {
+        tokio::spawn(keep_discovery(
+            discovery.clone(),
+            watches.clone(),
+            notifications.clone(),
+            config.clone(),
+        ));
+    }
     let state = Arc::new(AppState {
         config: config.clone(),
         discovery,
@@ -89,6 +101,7 @@ pub async fn run(
         client,
         token,
         plugins,
+        notifications,
     });
     let address = (config.listen_address, config.listen_port);
     let listener = TcpListener::bind(address)
@@ -123,7 +136,13 @@ async fn load_plugins(config: &Config, metrics: &Arc<Metrics>) -> anyhow::Result
         let uid = unsafe { libc::geteuid() };
         std::env::temp_dir().join(format!("grw-plugin-cache-{uid}"))
     });
-    let plugins = Plugins::new(dir, Some(cache_dir), Limits::default(), metrics.clone())?;
+    let plugins = Plugins::new(
+        dir,
+        Some(cache_dir),
+        Limits::default(),
+        config.plugin_allowed_hosts.clone(),
+        metrics.clone(),
+    )?;
     let scanning = plugins.clone();
     tokio::task::spawn_blocking(move || scanning.scan()).await?;
     plugins.watch().map_err(anyhow::Error::msg)?;
@@ -165,7 +184,12 @@ fn replay(recording: &Recording, watches: &Watches, metrics: &Metrics, keep_mana
 /// every `apiGroupsSyncIntervalSecond`, and soon after a CRD is added or
 /// removed. After each refresh, configured kinds that were missing are
 /// watched if they now exist.
-async fn keep_discovery(discovery: Arc<Discovery>, watches: Arc<Watches>, config: Arc<Config>) {
+async fn keep_discovery(
+    discovery: Arc<Discovery>,
+    watches: Arc<Watches>,
+    notifications: Arc<Notifications>,
+    config: Arc<Config>,
+) {
     let mut backoff =
         crate::watch::Backoff::new(Duration::from_millis(500), Duration::from_secs(30));
     while let Err(e) = discovery.refresh().await {
@@ -174,6 +198,7 @@ async fn keep_discovery(discovery: Arc<Discovery>, watches: Arc<Watches>, config
         tokio::time::sleep(delay).await;
     }
     start_pending(&discovery, &watches);
+    notifications.attach_waiting();
     let crds = discovery
         .catalog()
         .get(&Gvk::new(
@@ -201,7 +226,10 @@ async fn keep_discovery(discovery: Arc<Discovery>, watches: Arc<Watches>, config
             }
         }
         match discovery.refresh().await {
-            Ok(_) => start_pending(&discovery, &watches),
+            Ok(_) => {
+                start_pending(&discovery, &watches);
+                notifications.attach_waiting();
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "discovery refresh failed; keeping the previous one")
             }

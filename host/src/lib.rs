@@ -12,6 +12,7 @@ pub mod config;
 pub mod gvk;
 pub mod kube;
 pub mod metrics;
+pub mod notify;
 pub mod plugin;
 pub mod query;
 pub mod store;

@@ -1,5 +1,7 @@
 //! Prometheus metrics of the whole process.
 
+use std::sync::atomic::AtomicU64;
+
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -36,6 +38,11 @@ struct PluginResultLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SubscriptionLabels {
+    subscription: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
     route: String,
     status: u16,
@@ -52,6 +59,35 @@ pub struct Metrics {
     plugin_calls: Family<PluginResultLabels, Counter>,
     plugin_call_seconds: Family<PluginLabels, Histogram>,
     plugin_loads: Family<PluginResultLabels, Counter>,
+    subscription_pending: Family<SubscriptionLabels, Gauge>,
+    subscription_oldest_seconds: Family<SubscriptionLabels, Gauge<f64, AtomicU64>>,
+    subscription_dead_letters: Family<SubscriptionLabels, Gauge>,
+    subscription_deliveries: Family<SubscriptionLabels, Counter>,
+    subscription_retries: Family<SubscriptionLabels, Counter>,
+    subscription_failures: Family<SubscriptionLabels, Counter>,
+    subscription_dead_lettered: Family<SubscriptionLabels, Counter>,
+}
+
+/// Gauges of one subscription's queue, read at scrape time.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct QueueGauges {
+    /// Deliveries waiting.
+    pub pending: u64,
+    /// Age of the oldest waiting delivery, seconds (0 when none).
+    pub oldest_seconds: f64,
+    /// Dead letters kept.
+    pub dead_letters: u64,
+}
+
+/// What happened to one delivery attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attempt {
+    /// The sink took it.
+    Delivered,
+    /// Failed; tried again later.
+    Retried,
+    /// Refused; moved to the dead letters.
+    DeadLettered,
 }
 
 impl Default for Metrics {
@@ -118,7 +154,57 @@ impl Metrics {
             "HTTP API request latency, per route and status",
             request_seconds.clone(),
         );
+        let subscription_pending = Family::<SubscriptionLabels, Gauge>::default();
+        let subscription_oldest_seconds =
+            Family::<SubscriptionLabels, Gauge<f64, AtomicU64>>::default();
+        let subscription_dead_letters = Family::<SubscriptionLabels, Gauge>::default();
+        let subscription_deliveries = Family::<SubscriptionLabels, Counter>::default();
+        let subscription_retries = Family::<SubscriptionLabels, Counter>::default();
+        let subscription_failures = Family::<SubscriptionLabels, Counter>::default();
+        let subscription_dead_lettered = Family::<SubscriptionLabels, Counter>::default();
+        registry.register(
+            "subscription_pending_deliveries",
+            "Deliveries waiting in the outbox, per subscription",
+            subscription_pending.clone(),
+        );
+        registry.register(
+            "subscription_oldest_pending_seconds",
+            "Age of the oldest waiting delivery, per subscription",
+            subscription_oldest_seconds.clone(),
+        );
+        registry.register(
+            "subscription_dead_letters",
+            "Dead letters kept, per subscription",
+            subscription_dead_letters.clone(),
+        );
+        registry.register(
+            "subscription_deliveries",
+            "Deliveries the destination took, per subscription",
+            subscription_deliveries.clone(),
+        );
+        registry.register(
+            "subscription_retries",
+            "Attempts that failed and are retried, per subscription",
+            subscription_retries.clone(),
+        );
+        registry.register(
+            "subscription_failures",
+            "Failed attempts (retried or dead-lettered), per subscription",
+            subscription_failures.clone(),
+        );
+        registry.register(
+            "subscription_dead_lettered",
+            "Deliveries moved to the dead letters, per subscription",
+            subscription_dead_lettered.clone(),
+        );
         Metrics {
+            subscription_pending,
+            subscription_oldest_seconds,
+            subscription_dead_letters,
+            subscription_deliveries,
+            subscription_retries,
+            subscription_failures,
+            subscription_dead_lettered,
             registry,
             objects,
             events,
@@ -129,6 +215,56 @@ impl Metrics {
             plugin_call_seconds,
             plugin_loads,
         }
+    }
+
+    /// Records one delivery attempt of a subscription.
+    pub fn delivery_attempt(&self, subscription: &str, attempt: Attempt) {
+        let labels = SubscriptionLabels {
+            subscription: subscription.to_string(),
+        };
+        match attempt {
+            Attempt::Delivered => {
+                self.subscription_deliveries.get_or_create(&labels).inc();
+            }
+            Attempt::Retried => {
+                self.subscription_retries.get_or_create(&labels).inc();
+                self.subscription_failures.get_or_create(&labels).inc();
+            }
+            Attempt::DeadLettered => {
+                self.subscription_dead_lettered.get_or_create(&labels).inc();
+                self.subscription_failures.get_or_create(&labels).inc();
+            }
+        }
+    }
+
+    /// Sets the queue gauges of a subscription.
+    pub fn queue(&self, subscription: &str, gauges: QueueGauges) {
+        let labels = SubscriptionLabels {
+            subscription: subscription.to_string(),
+        };
+        self.subscription_pending
+            .get_or_create(&labels)
+            .set(gauges.pending as i64);
+        self.subscription_oldest_seconds
+            .get_or_create(&labels)
+            .set(gauges.oldest_seconds);
+        self.subscription_dead_letters
+            .get_or_create(&labels)
+            .set(gauges.dead_letters as i64);
+    }
+
+    /// Forgets the metrics of a deleted subscription.
+    pub fn forget_subscription(&self, subscription: &str) {
+        let labels = SubscriptionLabels {
+            subscription: subscription.to_string(),
+        };
+        self.subscription_pending.remove(&labels);
+        self.subscription_oldest_seconds.remove(&labels);
+        self.subscription_dead_letters.remove(&labels);
+        self.subscription_deliveries.remove(&labels);
+        self.subscription_retries.remove(&labels);
+        self.subscription_failures.remove(&labels);
+        self.subscription_dead_lettered.remove(&labels);
     }
 
     /// Records one plugin call; `failure` is `None` when it answered.

@@ -1,6 +1,6 @@
 //! RFC 3339 timestamps without a date-time dependency.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// Formats a time since the Unix epoch as `2026-11-21T00:25:17Z` (UTC, seconds).
 pub fn rfc3339(since_epoch: Duration) -> String {
@@ -21,6 +21,22 @@ pub fn rfc3339(since_epoch: Duration) -> String {
         rest / 3600,
         rest % 3600 / 60,
         rest % 60
+    )
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn unix_millis() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The current time in RFC 3339, UTC.
+pub fn now_rfc3339() -> String {
+    rfc3339(
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default(),
     )
 }
 

@@ -181,6 +181,43 @@ pub trait Http {
     /// allowed, connection refused, timeout); a response with an error
     /// status is not an error here (see [`HttpResponse::error_for_status`]).
     fn send(&self, request: &HttpRequest) -> Result<HttpResponse, String>;
+
+    /// Sends a request and judges the outcome as most notifiers want:
+    /// - a 2xx response is returned;
+    /// - a failure to send (refused host, connection error, timeout) and
+    ///   408, 429 and 5xx answers are [`DeliveryError::Retry`]: they may pass later;
+    /// - any other status is [`DeliveryError::GiveUp`]: other 4xx will not
+    ///   change by retrying, and GRW does not follow redirects, so a 3xx
+    ///   means the configured URL needs fixing.
+    ///
+    /// The error of a failure to send is the host's message as it is.
+    ///
+    /// ```
+    /// use grw_sdk::{DeliveryError, Http, HttpRequest, HttpResponse};
+    /// use grw_sdk::testing::RecordingHttp;
+    ///
+    /// let http = RecordingHttp::new()
+    ///     .respond(HttpResponse::new(503))
+    ///     .respond(HttpResponse::new(301));
+    /// let request = HttpRequest::post("https://hooks.example.com/grw");
+    /// assert!(matches!(http.deliver(&request), Err(DeliveryError::Retry(_))));
+    /// assert!(matches!(http.deliver(&request), Err(DeliveryError::GiveUp(_))));
+    /// assert_eq!(http.deliver(&request).unwrap().status, 200);
+    /// ```
+    fn deliver(&self, request: &HttpRequest) -> Result<HttpResponse, DeliveryError> {
+        let response = self
+            .send(request)
+            .map_err(DeliveryError::Retry)?
+            .error_for_status()?;
+        if response.is_success() {
+            Ok(response)
+        } else {
+            Err(DeliveryError::GiveUp(format!(
+                "receiver answered {}; GRW does not follow redirects, so point the plugin at the final URL",
+                response.status
+            )))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -226,6 +263,48 @@ mod tests {
             DeliveryError::GiveUp("receiver answered 400: bad field".into())
         );
         assert_eq!(e.message(), "receiver answered 400: bad field");
+    }
+
+    /// Answers every request with one status, or fails to send.
+    struct Fixed(Result<u16, &'static str>);
+
+    impl Http for Fixed {
+        fn send(&self, _request: &HttpRequest) -> Result<HttpResponse, String> {
+            self.0
+                .map(|status| HttpResponse::new(status).with_body("why"))
+                .map_err(String::from)
+        }
+    }
+
+    #[test]
+    fn deliver_judges_the_outcome() {
+        let request = HttpRequest::post("http://hook");
+        let outcome = |answer| Fixed(answer).deliver(&request);
+        assert_eq!(outcome(Ok(200)).unwrap().status, 200);
+        assert_eq!(outcome(Ok(204)).unwrap().status, 204);
+        for status in [408, 429, 500, 503] {
+            assert_eq!(
+                outcome(Ok(status)),
+                Err(DeliveryError::Retry(format!(
+                    "receiver answered {status}: why"
+                )))
+            );
+        }
+        assert_eq!(
+            outcome(Err("host x:443 is not allowed: ...")),
+            Err(DeliveryError::Retry(
+                "host x:443 is not allowed: ...".into()
+            ))
+        );
+        assert_eq!(
+            outcome(Ok(404)),
+            Err(DeliveryError::GiveUp("receiver answered 404: why".into()))
+        );
+        let redirect = outcome(Ok(302)).unwrap_err();
+        assert!(
+            matches!(&redirect, DeliveryError::GiveUp(m) if m.starts_with("receiver answered 302; GRW does not follow redirects")),
+            "{redirect:?}"
+        );
     }
 
     #[test]

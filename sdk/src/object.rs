@@ -238,6 +238,23 @@ impl FieldPath {
         &self.text
     }
 
+    /// The keys and indexes along the path, whichever the spelling:
+    /// `spec.replicas` and `/spec/replicas` both give `["spec", "replicas"]`,
+    /// and pointer escapes are undone (`/a~1b` gives `["a/b"]`).
+    ///
+    /// ```
+    /// use grw_sdk::FieldPath;
+    ///
+    /// let dotted: FieldPath = "metadata.labels".parse()?;
+    /// let pointer: FieldPath = "/metadata/labels/app.kubernetes.io~1name".parse()?;
+    /// assert!(pointer.segments().starts_with(dotted.segments()));
+    /// assert_eq!(pointer.segments()[2], "app.kubernetes.io/name");
+    /// # Ok::<(), grw_sdk::Error>(())
+    /// ```
+    pub fn segments(&self) -> &[String] {
+        &self.segments
+    }
+
     /// The value at this path inside `value`.
     pub fn get<'v>(&self, value: &'v Value) -> Option<&'v Value> {
         self.segments
@@ -373,6 +390,16 @@ mod tests {
         let parsed: FieldPath = serde_json::from_value(json!("spec.replicas")).unwrap();
         assert_eq!(parsed.as_str(), "spec.replicas");
         assert!(serde_json::from_value::<FieldPath>(json!("a..b")).is_err());
+    }
+
+    #[test]
+    fn field_path_segments_are_the_same_for_both_spellings() {
+        let dotted = FieldPath::parse("spec.containers.0").unwrap();
+        let pointer = FieldPath::parse("/spec/containers/0").unwrap();
+        assert_eq!(dotted.segments(), ["spec", "containers", "0"]);
+        assert_eq!(dotted.segments(), pointer.segments());
+        let escaped = FieldPath::parse("/metadata/annotations/a~1b~0c").unwrap();
+        assert_eq!(escaped.segments(), ["metadata", "annotations", "a/b~c"]);
     }
 
     #[test]

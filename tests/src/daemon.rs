@@ -183,6 +183,18 @@ impl Grw {
         (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
     }
 
+    /// DELETE, answer parsed as JSON.
+    pub async fn delete(&self, path: &str) -> (u16, Value) {
+        let response = self
+            .request(reqwest::Method::DELETE, path)
+            .send()
+            .await
+            .expect("DELETE");
+        let status = response.status().as_u16();
+        let body = response.bytes().await.expect("body");
+        (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
+    }
+
     /// Opens an event stream (`?watch=true` route) and returns its lines as they come.
     pub async fn stream(&self, path: &str) -> EventStream {
         let response = self
@@ -209,6 +221,14 @@ impl Grw {
     pub async fn wait_ready(&self, timeout: Duration) {
         let ok = self.wait_for_status("/readyz", 200, timeout).await;
         assert!(ok, "grw not ready in {timeout:?}; logs:\n{}", self.logs());
+    }
+
+    /// Kills the process at once (SIGKILL), as a crash or an OOM kill would,
+    /// and hands back its directory so a new `grw` can start in it.
+    pub fn kill(mut self) -> tempfile::TempDir {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::mem::replace(&mut self.dir, tempfile::tempdir().expect("tempdir"))
     }
 
     /// Sends SIGTERM and waits for the exit.

@@ -1,6 +1,8 @@
-//! Test support: a wire-level fake Kubernetes API server, and a harness that
-//! runs the real `grw` binary and talks to it.
+//! Test support: a wire-level fake Kubernetes API server, a harness that
+//! runs the real `grw` binary and talks to it, and a real NATS server.
 
 pub mod daemon;
 pub mod fake_api;
+pub mod nats;
 pub mod plugins;
+pub mod receiver;

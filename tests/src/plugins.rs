@@ -6,10 +6,12 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// Every plugin package the tests use; built in one Cargo run.
-const PACKAGES: [&str; 12] = [
+const PACKAGES: [&str; 15] = [
     "grw-plugin-namespace-filter",
     "grw-plugin-label-filter",
     "grw-plugin-changed-fields",
+    "grw-plugin-chat-notifier",
+    "grw-plugin-webhook-template",
     "grw-test-plugin-loop-forever",
     "grw-test-plugin-memory-hog",
     "grw-test-plugin-trap",
@@ -19,6 +21,7 @@ const PACKAGES: [&str; 12] = [
     "grw-test-plugin-newer-patch",
     "grw-test-plugin-incompatible",
     "grw-test-plugin-logger",
+    "grw-test-plugin-notifier-fault",
 ];
 
 /// The component built from `package` (one of the plugin packages).

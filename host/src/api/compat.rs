@@ -19,10 +19,9 @@ use super::kinds::{KindError, resolve, synced_watch};
 use super::{AppState, Params, Problem};
 use crate::gvk::{Gvk, KindRef};
 use crate::kube::ResolveError;
-use crate::query::{LabelSelector, PageRequest, Query};
+use crate::query::{PAIR_MEMBERS, PageRequest, Query, add_pair_conditions};
 
 const OBJECT_MEMBERS: [&str; 6] = ["group", "version", "kind", "name", "namespace", "uid"];
-const BODY_ONLY_MEMBERS: [&str; 3] = ["labelSelectors", "annotationSelectors", "fieldMatches"];
 
 pub(super) fn routes() -> Router<Arc<AppState>> {
     Router::new()
@@ -109,15 +108,13 @@ async fn objects(
         ));
     };
     let gvk = Gvk::new(&group, &version, &kind);
-    let query = Query {
+    let mut query = Query {
         namespace: member("namespace")?.filter(|s| !s.is_empty()),
         name: member("name")?.filter(|s| !s.is_empty()),
         uid: member("uid")?.filter(|s| !s.is_empty()),
-        labels: label_pairs(&body)?,
-        annotations: string_pairs(&body, "annotationSelectors")?,
-        json_fields: field_matches(&body)?,
         ..Query::default()
     };
+    add_pair_conditions(&body, &mut query).map_err(bad)?;
     let resource =
         resolve(&state, &KindRef::exact(&gvk)).map_err(|e| not_found(&state, &gvk, e))?;
     let watch = synced_watch(&state, &resource, query.namespace.as_deref())
@@ -192,12 +189,12 @@ fn parse_body(body: Result<Bytes, BytesRejection>) -> Result<Map<String, Value>,
     match serde_json::from_slice::<Value>(&bytes) {
         Ok(Value::Object(map)) => {
             if let Some(unknown) = map.keys().find(|k| {
-                !OBJECT_MEMBERS.contains(&k.as_str()) && !BODY_ONLY_MEMBERS.contains(&k.as_str())
+                !OBJECT_MEMBERS.contains(&k.as_str()) && !PAIR_MEMBERS.contains(&k.as_str())
             }) {
                 return Err(bad(format!(
                     "unknown body member `{unknown}`; accepted: {}, {}",
                     OBJECT_MEMBERS.join(", "),
-                    BODY_ONLY_MEMBERS.join(", ")
+                    PAIR_MEMBERS.join(", ")
                 )));
             }
             Ok(map)
@@ -205,71 +202,6 @@ fn parse_body(body: Result<Bytes, BytesRejection>) -> Result<Map<String, Value>,
         Ok(_) => Err(bad("request body must be a JSON object")),
         Err(e) => Err(bad(format!("request body is not valid JSON: {e}"))),
     }
-}
-
-/// A flat `[key1, value1, key2, value2, ...]` array.
-fn pairs<'b>(
-    body: &'b Map<String, Value>,
-    member: &str,
-) -> Result<Vec<(String, &'b Value)>, Envelope> {
-    let Some(value) = body.get(member).filter(|v| !v.is_null()) else {
-        return Ok(Vec::new());
-    };
-    let items = value
-        .as_array()
-        .filter(|a| a.len() % 2 == 0)
-        .ok_or_else(|| bad(format!("`{member}` must be a flat array of key, value pairs: [key1, value1, key2, value2, ...]")))?;
-    items
-        .chunks(2)
-        .map(|pair| match &pair[0] {
-            Value::String(k) if !k.is_empty() => Ok((k.clone(), &pair[1])),
-            other => Err(bad(format!(
-                "`{member}`: keys must be non-empty strings, got {other}"
-            ))),
-        })
-        .collect()
-}
-
-fn string_pairs(
-    body: &Map<String, Value>,
-    member: &str,
-) -> Result<Vec<(String, String)>, Envelope> {
-    pairs(body, member)?
-        .into_iter()
-        .map(|(k, v)| match v {
-            Value::String(s) => Ok((k, s.clone())),
-            other => Err(bad(format!(
-                "`{member}`: the value of `{k}` must be a string, got {other}"
-            ))),
-        })
-        .collect()
-}
-
-/// Label pairs are equality conditions, validated as Kubernetes would
-/// validate keys and values, through the selector parser.
-fn label_pairs(body: &Map<String, Value>) -> Result<LabelSelector, Envelope> {
-    let text = string_pairs(body, "labelSelectors")?
-        .iter()
-        .map(|(key, value)| format!("{key}={value}"))
-        .collect::<Vec<_>>()
-        .join(",");
-    text.parse::<LabelSelector>()
-        .map_err(|e| bad(format!("`labelSelectors`: {e}")))
-}
-
-fn field_matches(body: &Map<String, Value>) -> Result<Vec<(Vec<String>, Value)>, Envelope> {
-    pairs(body, "fieldMatches")?
-        .into_iter()
-        .map(|(path, value)| {
-            let segments: Vec<String> = path.split('.').map(String::from).collect();
-            if segments.iter().any(String::is_empty) {
-                return Err(bad(format!(
-                    "`fieldMatches`: `{path}` is not a dotted path such as `spec.nodeName`"
-                )));
-            }
-            Ok((segments, value.clone()))
-        })
-        .collect()
 }
 
 async fn api_groups(

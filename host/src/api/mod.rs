@@ -11,6 +11,7 @@ mod params;
 mod plugins;
 mod problem;
 mod stream;
+mod subscriptions;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -28,6 +29,7 @@ pub use problem::Problem;
 use crate::config::Config;
 use crate::kube::{Discovery, KubeClient};
 use crate::metrics::Metrics;
+use crate::notify::Notifications;
 use crate::plugin::Plugins;
 use crate::watch::Watches;
 
@@ -47,6 +49,8 @@ pub struct AppState {
     pub token: Option<ApiToken>,
     /// Plugins of the plugin directory.
     pub plugins: Arc<Plugins>,
+    /// Subscriptions and their deliveries.
+    pub notifications: Arc<Notifications>,
 }
 
 /// The whole HTTP API.
@@ -57,6 +61,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(compat::routes())
         .merge(ops::routes())
         .merge(plugins::routes())
+        .merge(subscriptions::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::extract::DefaultBodyLimit::max(max_body))

@@ -46,6 +46,7 @@ async fn readyz(State(state): State<Arc<AppState>>) -> Response {
 }
 
 async fn metrics(State(state): State<Arc<AppState>>) -> Response {
+    state.notifications.update_metrics();
     let mut response = state.metrics.encode().into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -77,6 +77,9 @@ const TOP_KEYS: &[&str] = &[
     "maxRequestBodyBytes",
     "pluginDir",
     "pluginCacheDir",
+    "pluginAllowedHosts",
+    "dataDir",
+    "subscriptions",
 ];
 
 const RESOURCE_KEYS: &[&str] = &["group", "version", "kind", "watchOptions", "notifiers"];
@@ -141,6 +144,9 @@ impl Default for Config {
             replay_file: None,
             plugin_dir: None,
             plugin_cache_dir: None,
+            plugin_allowed_hosts: Vec::new(),
+            data_dir: None,
+            subscriptions: Vec::new(),
             event_history_size: 10_000,
             max_request_body_bytes: 1024 * 1024,
         }
@@ -238,7 +244,8 @@ pub(super) fn is_plain_name(s: &str) -> bool {
 
 /// Whether `s` is an `http://` or `https://` URL with a host (and, if given,
 /// a numeric port).
-fn is_http_url(s: &str) -> bool {
+/// Whether `s` is an http:// or https:// URL with a host (and a valid port, if any).
+pub fn is_http_url(s: &str) -> bool {
     let Some(rest) =
         strip_prefix_ignore_case(s, "http://").or_else(|| strip_prefix_ignore_case(s, "https://"))
     else {
@@ -400,6 +407,18 @@ fn url_list(
         .iter()
         .enumerate()
         .map(|(i, item)| http_url(&format!("{key}[{i}]"), item))
+        .collect()
+}
+
+/// An array of non-empty strings; `what` describes the whole array.
+fn string_list(key: &str, value: &Value, what: &str) -> Result<Vec<String>, ConfigError> {
+    as_array(key, value, what)?
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match item.as_str() {
+            Some(s) if !s.is_empty() => Ok(s.to_string()),
+            _ => Err(expected(format!("{key}[{i}]"), NAME_EXPECTED, item)),
+        })
         .collect()
 }
 
@@ -573,6 +592,18 @@ impl Reader<'_> {
         config.replay_file = self.optional_path(&top, "replayFile")?;
         config.plugin_dir = self.optional_path(&top, "pluginDir")?;
         config.plugin_cache_dir = self.optional_path(&top, "pluginCacheDir")?;
+        config.data_dir = self.optional_path(&top, "dataDir")?;
+        if let Some(v) = top.get("pluginAllowedHosts") {
+            config.plugin_allowed_hosts = string_list(
+                &top.key("pluginAllowedHosts"),
+                v,
+                "an array of host names (`host`, `host:port` or `*.domain`)",
+            )?;
+        }
+        if let Some(v) = top.get("subscriptions") {
+            config.subscriptions =
+                as_array(&top.key("subscriptions"), v, "an array of subscriptions")?.to_vec();
+        }
         if let Some(v) = top.get("eventHistorySize") {
             config.event_history_size = count(&top.key("eventHistorySize"), v, 0)?;
         }
@@ -967,6 +998,9 @@ mod tests {
       "replayFile": "/data/events.jsonl",
       "pluginDir": "/plugins",
       "pluginCacheDir": "/cache",
+      "pluginAllowedHosts": ["hooks.slack.com", "*.example.com:8443"],
+      "dataDir": "~/grw-data",
+      "subscriptions": [{"name": "a", "kind": "Pod", "webhook": {"url": "http://x"}}],
       "eventHistorySize": 0,
       "maxRequestBodyBytes": 4096
     }"#;
@@ -1044,6 +1078,11 @@ mod tests {
             replay_file: Some(PathBuf::from("/data/events.jsonl")),
             plugin_dir: Some(PathBuf::from("/plugins")),
             plugin_cache_dir: Some(PathBuf::from("/cache")),
+            plugin_allowed_hosts: vec!["hooks.slack.com".into(), "*.example.com:8443".into()],
+            data_dir: Some(PathBuf::from("/home/u/grw-data")),
+            subscriptions: vec![serde_json::json!(
+                {"name": "a", "kind": "Pod", "webhook": {"url": "http://x"}}
+            )],
             event_history_size: 0,
             max_request_body_bytes: 4096,
         };
@@ -1264,6 +1303,14 @@ mod tests {
             (
                 r#"{"initialWatchingResources": [{"version": "v1", "kind": "Pod", "notifiers": [{"webhookUrls": ["http://a"], "filter": "ns=a"}]}]}"#.into(),
                 r#"config key `initialWatchingResources[0].notifiers[0].filter`: expected an object (the same shape as a query body), got "ns=a""#,
+            ),
+            (
+                r#"{"pluginAllowedHosts": ["ok", ""]}"#.into(),
+                r#"config key `pluginAllowedHosts[1]`: expected a non-empty string, got """#,
+            ),
+            (
+                r#"{"subscriptions": {"name": "a"}}"#.into(),
+                r#"config key `subscriptions`: expected an array of subscriptions, got {"name":"a"}"#,
             ),
             (
                 r#"{"globalWebhookUrls": ["hooks.local/x"]}"#.into(),

@@ -12,7 +12,7 @@ mod types;
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub use file::parse;
+pub use file::{is_http_url, parse};
 pub use flags::{Command, Flags, PluginArgs, PluginCommand};
 pub use types::*;
 

@@ -49,6 +49,16 @@ pub struct Config {
     /// Where compiled plugins are cached (`pluginCacheDir`, default
     /// `$TMPDIR/grw-plugin-cache-<uid>`).
     pub plugin_cache_dir: Option<PathBuf>,
+    /// Hosts notifier plugins may reach (`pluginAllowedHosts`): `host`,
+    /// `host:port` or `*.domain`. A plugin's own manifest must allow the host
+    /// too. Empty = no outbound HTTP for plugins.
+    pub plugin_allowed_hosts: Vec<String>,
+    /// Where pending deliveries, subscriptions and the last announced state
+    /// live (`dataDir`); none = in memory, lost on restart.
+    pub data_dir: Option<PathBuf>,
+    /// Native subscriptions (`subscriptions`), as written; checked by the
+    /// notification engine, which names the offending key.
+    pub subscriptions: Vec<serde_json::Value>,
 }
 
 /// Log threshold; `silly` is an alias of `trace`, `fatal` of `error`.

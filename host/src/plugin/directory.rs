@@ -14,7 +14,10 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::stats::StatsSnapshot;
-use super::{FailMode, Interest, Limits, Manifest, Plugin, PluginEngine, PluginError, PluginKind};
+use super::{
+    AllowedHosts, FailMode, Interest, Limits, Manifest, Plugin, PluginEngine, PluginError,
+    PluginKind,
+};
 use crate::metrics::Metrics;
 
 /// File events closer together than this are one change: editors and `cp`
@@ -77,6 +80,8 @@ pub struct Plugins {
     engine: Option<Arc<PluginEngine>>,
     dir: Option<PathBuf>,
     defaults: Limits,
+    /// What the operator lets notifiers reach (`pluginAllowedHosts`).
+    operator_hosts: AllowedHosts,
     metrics: Arc<Metrics>,
     entries: RwLock<BTreeMap<String, Entry>>,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
@@ -89,24 +94,32 @@ impl Plugins {
             engine: None,
             dir: None,
             defaults: Limits::default(),
+            operator_hosts: AllowedHosts::none(),
             metrics,
             entries: RwLock::new(BTreeMap::new()),
             watcher: Mutex::new(None),
         })
     }
 
-    /// Plugins of `dir`, compiled artifacts cached in `cache_dir`. Call
-    /// [`Plugins::scan`] to load them and [`Plugins::watch`] to follow changes.
+    /// Plugins of `dir`, compiled artifacts cached in `cache_dir`.
+    /// `allowed_hosts` is the operator's `pluginAllowedHosts`: the hosts
+    /// notifiers may reach, if their manifest asks for them too (`host`,
+    /// `host:port` or `*.domain`; empty = none). Call [`Plugins::scan`] to
+    /// load them and [`Plugins::watch`] to follow changes.
     pub fn new(
         dir: PathBuf,
         cache_dir: Option<PathBuf>,
         defaults: Limits,
+        allowed_hosts: Vec<String>,
         metrics: Arc<Metrics>,
     ) -> Result<Arc<Plugins>, PluginError> {
+        let operator_hosts = AllowedHosts::parse("pluginAllowedHosts", &allowed_hosts)
+            .map_err(PluginError::Config)?;
         Ok(Arc::new(Plugins {
             engine: Some(PluginEngine::new(cache_dir)?),
             dir: Some(dir),
             defaults,
+            operator_hosts,
             metrics,
             entries: RwLock::new(BTreeMap::new()),
             watcher: Mutex::new(None),
@@ -182,7 +195,14 @@ impl Plugins {
                     Some(text) => Manifest::parse(text, self.defaults)?,
                     None => Manifest::default_with(self.defaults),
                 };
-                Plugin::load(engine, name, &wasm, manifest, self.metrics.clone())
+                Plugin::load(
+                    engine,
+                    name,
+                    &wasm,
+                    manifest,
+                    &self.operator_hosts,
+                    self.metrics.clone(),
+                )
             });
         match result {
             Ok(plugin) => {
@@ -255,16 +275,26 @@ impl Plugins {
 
     /// The serving filter plugin `name`, or why there is none.
     pub fn filter(&self, name: &str) -> Result<Arc<Plugin>, String> {
+        self.serving(name, PluginKind::Filter)
+    }
+
+    /// The serving notifier plugin `name`, or why there is none.
+    pub fn notifier(&self, name: &str) -> Result<Arc<Plugin>, String> {
+        self.serving(name, PluginKind::Notifier)
+    }
+
+    fn serving(&self, name: &str, kind: PluginKind) -> Result<Arc<Plugin>, String> {
+        let kind_name = kind.as_str();
         if self.dir.is_none() {
             return Err(format!(
-                "unknown filter plugin `{name}`: no plugin directory is configured (pluginDir)"
+                "unknown {kind_name} plugin `{name}`: no plugin directory is configured (pluginDir)"
             ));
         }
         let entries = self.entries.read();
         let Some(entry) = entries.get(name) else {
             let known: Vec<&str> = entries.keys().map(String::as_str).collect();
             return Err(format!(
-                "unknown filter plugin `{name}`; loaded plugins: {}",
+                "unknown {kind_name} plugin `{name}`; loaded plugins: {}",
                 if known.is_empty() {
                     "none".to_string()
                 } else {
@@ -273,13 +303,13 @@ impl Plugins {
             ));
         };
         match &entry.serving {
-            Some(p) if p.kind == PluginKind::Filter => Ok(p.clone()),
+            Some(p) if p.kind == kind => Ok(p.clone()),
             Some(p) => Err(format!(
-                "plugin `{name}` is a {} plugin, not a filter",
+                "plugin `{name}` is a {} plugin, not a {kind_name}",
                 p.kind.as_str()
             )),
             None => Err(format!(
-                "filter plugin `{name}` is not loaded: {}",
+                "{kind_name} plugin `{name}` is not loaded: {}",
                 entry.load_error.as_deref().unwrap_or("unknown error")
             )),
         }

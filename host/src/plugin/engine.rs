@@ -19,6 +19,12 @@ use super::PluginError;
 /// increment.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
+/// A deadline of `timeout` in epoch ticks. One extra tick, because the
+/// current tick may be almost over when the deadline is set.
+pub(super) fn deadline_ticks(timeout: Duration) -> u64 {
+    (timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64 + 1
+}
+
 /// The engine plus where compiled artifacts are kept.
 pub struct PluginEngine {
     engine: Engine,

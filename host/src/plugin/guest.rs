@@ -1,6 +1,7 @@
 //! What a plugin's store holds: an empty WASI context (no files, no
-//! environment, no network), its memory limit, and its stdout/stderr
-//! forwarded into GRW's log with the plugin's name.
+//! environment, no sockets), its memory limit, its stdout/stderr forwarded
+//! into GRW's log with the plugin's name, and, for notifiers, the one
+//! network capability GRW grants ([`Outbound`]).
 
 use std::sync::Arc;
 
@@ -10,6 +11,8 @@ use wasmtime::{StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 use wasmtime_wasi::{ResourceTable, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use super::outbound::Outbound;
 
 /// Longest guest output line kept; longer lines are cut so a guest cannot
 /// make GRW buffer without bound.
@@ -21,6 +24,8 @@ pub(super) struct GuestState {
     wasi: WasiCtx,
     table: ResourceTable,
     pub(super) limits: StoreLimits,
+    /// Outbound HTTP; `None` for kinds that do not import it.
+    pub(super) outbound: Option<Outbound>,
 }
 
 impl GuestState {
@@ -41,6 +46,7 @@ impl GuestState {
                 // allocation failure somewhere inside the guest instead.
                 .trap_on_grow_failure(true)
                 .build(),
+            outbound: None,
             plugin,
         }
     }

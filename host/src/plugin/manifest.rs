@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::PluginError;
+use super::allowed_hosts::AllowedHosts;
 
 /// What kind of plugin a component is, by the world it was built for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -38,7 +39,14 @@ impl PluginKind {
     }
 }
 
-/// What happens when a plugin cannot answer (trap, timeout, crash loop).
+/// Default `limits.timeoutMs` of a notifier. Its calls include HTTP
+/// requests: a webhook receiver answers in tens of milliseconds when well,
+/// in seconds when busy; 10 s tells a slow receiver from a dead one without
+/// holding a delivery for long.
+pub const NOTIFIER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What happens when a filter cannot answer (trap, timeout, crash loop).
+/// Notifiers do not use it: an event they could not deliver is retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FailMode {
@@ -96,6 +104,12 @@ pub struct Manifest {
     pub fail_mode: FailMode,
     /// Limits, defaults applied.
     pub limits: Limits,
+    /// Whether `limits.timeoutMs` was written; when not, a notifier gets
+    /// [`NOTIFIER_TIMEOUT`] instead of the default of `limits`.
+    pub timeout_given: bool,
+    /// Hosts a notifier may send requests to (`allowedHosts`); GRW's
+    /// `pluginAllowedHosts` must allow them too. Empty = none.
+    pub allowed_hosts: AllowedHosts,
 }
 
 impl Manifest {
@@ -106,6 +120,8 @@ impl Manifest {
             config: Value::Object(Default::default()),
             fail_mode: FailMode::Open,
             limits,
+            timeout_given: false,
+            allowed_hosts: AllowedHosts::none(),
         }
     }
 
@@ -147,7 +163,10 @@ impl Manifest {
                             ))
                         })?;
                         match name.as_str() {
-                            "timeoutMs" => manifest.limits.timeout = Duration::from_millis(n),
+                            "timeoutMs" => {
+                                manifest.limits.timeout = Duration::from_millis(n);
+                                manifest.timeout_given = true;
+                            }
                             "memoryMb" => {
                                 manifest.limits.memory_bytes = (n as usize).saturating_mul(1 << 20)
                             }
@@ -165,22 +184,48 @@ impl Manifest {
                         }
                     }
                 }
-                ("kind" | "failMode" | "limits", v) => {
+                ("allowedHosts", Value::Array(items)) => {
+                    let patterns = items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| {
+                            v.as_str().ok_or_else(|| {
+                                bad(format!(
+                                    "`allowedHosts[{i}]` must be a string (`host`, `host:port` or `*.domain`), got {v}"
+                                ))
+                            })
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    manifest.allowed_hosts =
+                        AllowedHosts::parse("allowedHosts", &patterns).map_err(bad)?;
+                }
+                ("kind" | "failMode" | "limits" | "allowedHosts", v) => {
                     let want = match key.as_str() {
                         "kind" => "filter, notifier or analyzer",
                         "failMode" => "\"open\" or \"closed\"",
+                        "allowedHosts" => {
+                            "an array of host patterns (`host`, `host:port` or `*.domain`)"
+                        }
                         _ => "an object",
                     };
                     return Err(bad(format!("`{key}` must be {want}, got {v}")));
                 }
                 (other, _) => {
                     return Err(bad(format!(
-                        "unknown member `{other}`; accepted: kind, config, failMode, limits"
+                        "unknown member `{other}`; accepted: kind, config, failMode, limits, allowedHosts"
                     )));
                 }
             }
         }
         Ok(manifest)
+    }
+
+    /// Applies the defaults that depend on the component's kind: a notifier
+    /// without `limits.timeoutMs` gets [`NOTIFIER_TIMEOUT`].
+    pub fn apply_kind_defaults(&mut self, kind: PluginKind) {
+        if kind == PluginKind::Notifier && !self.timeout_given {
+            self.limits.timeout = NOTIFIER_TIMEOUT;
+        }
     }
 
     /// The config as the text `init` receives.
@@ -207,6 +252,7 @@ mod tests {
         assert_eq!(m.limits.timeout, Duration::from_millis(50));
         assert_eq!(m.limits.memory_bytes, 16 << 20);
         assert_eq!(m.limits.breaker_failures, 2);
+        assert!(m.timeout_given);
         let empty = Manifest::parse("{}", Limits::default()).unwrap();
         assert_eq!(empty, Manifest::default_with(Limits::default()));
         assert_eq!(empty.config_text(), "{}");
@@ -237,7 +283,27 @@ mod tests {
             (r#"{"limits": 5}"#, "`limits` must be an object"),
             (
                 r#"{"extra": 1}"#,
-                "unknown member `extra`; accepted: kind, config, failMode, limits",
+                "unknown member `extra`; accepted: kind, config, failMode, limits, allowedHosts",
+            ),
+            (
+                r#"{"allowedHosts": "hooks.slack.com"}"#,
+                "`allowedHosts` must be an array of host patterns (`host`, `host:port` or `*.domain`), got \"hooks.slack.com\"",
+            ),
+            (
+                r#"{"allowedHosts": ["a.example", 443]}"#,
+                "`allowedHosts[1]` must be a string (`host`, `host:port` or `*.domain`), got 443",
+            ),
+            (
+                r#"{"allowedHosts": ["https://hooks.slack.com/services/T0"]}"#,
+                "`allowedHosts[0]`: `https://hooks.slack.com/services/T0` is a URL; write the host alone, e.g. `hooks.slack.com`",
+            ),
+            (
+                r#"{"allowedHosts": ["*"]}"#,
+                "`allowedHosts[0]`: `*` would allow every host",
+            ),
+            (
+                r#"{"allowedHosts": ["example.com:99999"]}"#,
+                "`allowedHosts[0]`: `example.com:99999`: the port must be a number from 1 to 65535",
             ),
         ];
         for (text, want) in cases {
@@ -246,5 +312,40 @@ mod tests {
                 .to_string();
             assert!(err.contains(want), "{text}: {err}");
         }
+    }
+
+    #[test]
+    fn allowed_hosts_are_parsed() {
+        let m = Manifest::parse(
+            r#"{"kind": "notifier", "allowedHosts": ["hooks.slack.com", "*.example.com:8443"]}"#,
+            Limits::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            m.allowed_hosts.to_string(),
+            "hooks.slack.com, *.example.com:8443"
+        );
+        assert!(m.allowed_hosts.allows("hooks.slack.com", 443));
+        assert!(m.allowed_hosts.allows("ci.example.com", 8443));
+        assert!(!m.allowed_hosts.allows("ci.example.com", 443));
+        assert!(
+            Manifest::parse("{}", Limits::default())
+                .unwrap()
+                .allowed_hosts
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn notifiers_get_a_longer_default_timeout_unless_one_is_given() {
+        let mut m = Manifest::parse("{}", Limits::default()).unwrap();
+        m.apply_kind_defaults(PluginKind::Filter);
+        assert_eq!(m.limits.timeout, Limits::default().timeout);
+        m.apply_kind_defaults(PluginKind::Notifier);
+        assert_eq!(m.limits.timeout, NOTIFIER_TIMEOUT);
+        let mut m =
+            Manifest::parse(r#"{"limits": {"timeoutMs": 500}}"#, Limits::default()).unwrap();
+        m.apply_kind_defaults(PluginKind::Notifier);
+        assert_eq!(m.limits.timeout, Duration::from_millis(500));
     }
 }

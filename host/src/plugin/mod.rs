@@ -1,36 +1,38 @@
 //! WebAssembly component plugins. The rest of GRW talks to this module,
 //! never to wasmtime: [`Plugins`] loads the plugin directory and keeps it
-//! current, and a loaded [`Plugin`] answers calls within its limits.
+//! current, and a loaded [`Plugin`] answers calls within its limits:
+//! [`Plugin::decide`] for filters, [`Plugin::deliver`] for notifiers.
 //!
 //! Lifecycle words: a *compiled* component (machine code, cached on disk),
 //! a *pre* (compiled and linked against what GRW grants, not yet
 //! instantiated), an *instance* (a store with memory, running). A trapped
 //! instance is thrown away; the next call instantiates a fresh one from the pre.
 
+mod allowed_hosts;
+mod bindings;
 mod directory;
 mod engine;
 mod filter;
 mod guest;
+mod interest;
+mod loaded;
 mod manifest;
+mod notifier;
+mod outbound;
 mod stats;
 pub mod tool;
 
-use std::collections::VecDeque;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-use parking_lot::Mutex;
 use wasmtime::component::Component;
 
+pub use allowed_hosts::{AllowedHosts, HostPattern, Target};
 pub use directory::{PluginState, PluginStatus, Plugins};
 pub use engine::{Compiled, PluginEngine};
-pub use filter::{FilterInstance, FilterPre, Interest};
-pub use manifest::{FailMode, Limits, Manifest, PluginKind};
+pub use filter::{FilterInstance, FilterPre};
+pub use interest::Interest;
+pub use loaded::Plugin;
+pub use manifest::{FailMode, Limits, Manifest, NOTIFIER_TIMEOUT, PluginKind};
+pub use outbound::MAX_RESPONSE_BODY;
 pub use stats::Stats;
-
-use crate::gvk::Gvk;
-use crate::metrics::Metrics;
-use crate::store::Change;
 
 /// The version of `wit/plugin.wit` this host implements.
 pub const WIT_VERSION: (u64, u64, u64) = (0, 1, 0);
@@ -68,6 +70,9 @@ pub enum PluginError {
     /// The wasmtime engine could not be set up.
     #[error("plugin engine: {0}")]
     Engine(String),
+    /// GRW's own plugin settings are wrong (e.g. `pluginAllowedHosts`).
+    #[error("config key {0}")]
+    Config(String),
 }
 
 /// Why one call did not produce an answer.
@@ -117,183 +122,6 @@ impl CallFailure {
                 format!("trapped: {}", root.lines().next().unwrap_or("unknown trap"))
             }
         }
-    }
-}
-
-/// A loaded plugin: one version of one `.wasm` file with its manifest.
-pub struct Plugin {
-    /// File name without `.wasm`.
-    pub name: Arc<str>,
-    /// Filter, notifier or analyzer.
-    pub kind: PluginKind,
-    /// The WIT version its export names.
-    pub wit_version: String,
-    /// SHA-256 of the `.wasm` file.
-    pub hash: String,
-    /// Its manifest, defaults applied.
-    pub manifest: Manifest,
-    /// What it declared at `init`.
-    pub interest: Interest,
-    /// Whether the compiled code came from the artifact cache.
-    pub from_cache: bool,
-    /// How long loading took (compile or cache load, link, instantiate, init).
-    pub load_time: Duration,
-    runtime: Mutex<Runtime>,
-    stats: Stats,
-    metrics: Arc<Metrics>,
-}
-
-struct Runtime {
-    pre: FilterPre,
-    instance: Option<FilterInstance>,
-    recent_failures: VecDeque<Instant>,
-    open_until: Option<Instant>,
-    last_error: Option<String>,
-}
-
-impl Plugin {
-    /// Compiles (or loads from cache), checks the world and version, links,
-    /// instantiates and initializes a plugin.
-    pub fn load(
-        engine: &PluginEngine,
-        name: &str,
-        wasm: &[u8],
-        manifest: Manifest,
-        metrics: Arc<Metrics>,
-    ) -> Result<Plugin, PluginError> {
-        let started = Instant::now();
-        let compiled = engine.compile(wasm)?;
-        let (kind, wit_version) = exported_kind(engine, &compiled.component)?;
-        if let Some(expected) = manifest.kind
-            && expected != kind
-        {
-            return Err(PluginError::WrongWorld(format!(
-                "the manifest says `{}` but the component is a {} plugin (it exports {}@{wit_version})",
-                expected.as_str(),
-                kind.as_str(),
-                kind.interface()
-            )));
-        }
-        if kind != PluginKind::Filter {
-            return Err(PluginError::WrongWorld(format!(
-                "{} plugins are not supported by this GRW yet; only filter plugins are",
-                kind.as_str()
-            )));
-        }
-        let name: Arc<str> = name.into();
-        let pre = FilterPre::new(engine.engine(), &compiled.component)?;
-        let mut instance = pre.instantiate(&name, &manifest.limits)?;
-        let interest = instance.init(&manifest.config_text())?;
-        Ok(Plugin {
-            name,
-            kind,
-            wit_version,
-            hash: compiled.hash,
-            interest,
-            from_cache: compiled.from_cache,
-            load_time: started.elapsed(),
-            runtime: Mutex::new(Runtime {
-                pre,
-                instance: Some(instance),
-                recent_failures: VecDeque::new(),
-                open_until: None,
-                last_error: None,
-            }),
-            stats: Stats::default(),
-            metrics,
-            manifest,
-        })
-    }
-
-    /// Whether a change passes this filter. A filter's interest is what it
-    /// wants to let through: changes outside it do not pass, without a call.
-    /// When the plugin cannot answer (trap, timeout, memory, open breaker),
-    /// its fail mode decides.
-    pub fn decide(&self, gvk: &Gvk, change: &Change) -> bool {
-        if !self.interest.wants(gvk, change.kind) {
-            return false;
-        }
-        match self.call(gvk, change) {
-            Ok(pass) => pass,
-            Err(()) => self.manifest.fail_mode == FailMode::Open,
-        }
-    }
-
-    fn call(&self, gvk: &Gvk, change: &Change) -> Result<bool, ()> {
-        let mut runtime = self.runtime.lock();
-        let now = Instant::now();
-        if let Some(until) = runtime.open_until {
-            if now < until {
-                self.stats.skipped();
-                return Err(());
-            }
-            runtime.open_until = None;
-            tracing::info!(plugin = %self.name, "crash-loop breaker closed; trying the plugin again");
-        }
-        let started = Instant::now();
-        let result = match runtime.instance.take() {
-            Some(instance) => Ok(instance),
-            None => runtime
-                .pre
-                .instantiate(&self.name, &self.manifest.limits)
-                .and_then(|mut i| i.init(&self.manifest.config_text()).map(|_| i))
-                .map_err(|e| (CallFailure::Trap, e.to_string())),
-        }
-        .and_then(|mut instance| {
-            let answer = instance.decide(gvk, change)?;
-            Ok((instance, answer))
-        });
-        let elapsed = started.elapsed();
-        match result {
-            Ok((instance, answer)) => {
-                runtime.instance = Some(instance);
-                self.stats.call(elapsed);
-                self.metrics
-                    .plugin_call(&self.name, elapsed.as_secs_f64(), None);
-                Ok(answer)
-            }
-            Err((failure, message)) => {
-                // The instance is gone: its state may be corrupt after a trap.
-                self.stats.failure(elapsed, failure);
-                self.metrics
-                    .plugin_call(&self.name, elapsed.as_secs_f64(), Some(failure.as_str()));
-                tracing::warn!(plugin = %self.name, reason = failure.as_str(), error = %message, object = %change.object.key(), "plugin call failed");
-                runtime.last_error = Some(message);
-                let limits = &self.manifest.limits;
-                runtime.recent_failures.push_back(now);
-                while runtime
-                    .recent_failures
-                    .front()
-                    .is_some_and(|t| now.duration_since(*t) > limits.breaker_window)
-                {
-                    runtime.recent_failures.pop_front();
-                }
-                if runtime.recent_failures.len() >= limits.breaker_failures as usize {
-                    runtime.open_until = Some(now + limits.breaker_window);
-                    runtime.recent_failures.clear();
-                    tracing::warn!(plugin = %self.name, failures = limits.breaker_failures, window_ms = limits.breaker_window.as_millis() as u64, "plugin keeps failing; crash-loop breaker open, not calling it for a while");
-                }
-                Err(())
-            }
-        }
-    }
-
-    /// Whether the crash-loop breaker is open now.
-    pub fn breaker_open(&self) -> bool {
-        self.runtime
-            .lock()
-            .open_until
-            .is_some_and(|t| Instant::now() < t)
-    }
-
-    /// The last call failure, if any.
-    pub fn last_call_error(&self) -> Option<String> {
-        self.runtime.lock().last_error.clone()
-    }
-
-    /// Call statistics.
-    pub fn stats(&self) -> &Stats {
-        &self.stats
     }
 }
 

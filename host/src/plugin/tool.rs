@@ -1,18 +1,24 @@
 //! The developer loop: `grw plugin check FILE.wasm` says what a component is
 //! and whether it loads and accepts its config; `grw plugin test FILE.wasm
 //! --events RECORDING.jsonl` runs it over recorded events and prints each
-//! decision. Both run the real component, so they work for plugins written
-//! in any language.
+//! decision (filters) or delivery outcome (notifiers). Both run the real
+//! component, so they work for plugins written in any language.
+//!
+//! A notifier under test really sends its requests. The developer running
+//! the tool stands in for the operator: the hosts the manifest's
+//! `allowedHosts` asks for are allowed, and no others (the daemon also
+//! requires them in `pluginAllowedHosts`).
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{Limits, Manifest, Plugin, PluginEngine, PluginError, exported_kind};
+use super::{Limits, Manifest, Plugin, PluginEngine, PluginError, PluginKind, exported_kind};
 use crate::config::PluginArgs;
 use crate::gvk::Gvk;
 use crate::metrics::Metrics;
+use crate::notify::SendError;
 use crate::store::{Change, ChangeType, ObjectKey, Origin, StoredObject};
 use crate::watch::Recording;
 
@@ -59,14 +65,29 @@ fn load(args: &PluginArgs) -> Result<(Plugin, usize), PluginError> {
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("plugin");
-    let plugin = Plugin::load(
-        &engine,
-        name,
-        &wasm,
-        manifest(args)?,
-        Arc::new(Metrics::new()),
-    )?;
+    let manifest = manifest(args)?;
+    let operator_hosts = manifest.allowed_hosts.clone();
+    // `init` may send requests, which must not wait inside the caller's runtime.
+    let plugin = off_runtime(|| {
+        Plugin::load(
+            &engine,
+            name,
+            &wasm,
+            manifest,
+            &operator_hosts,
+            Arc::new(Metrics::new()),
+        )
+    })?;
     Ok((plugin, wasm.len()))
+}
+
+/// Runs `f` on a thread of its own: the plugin's HTTP requests block their
+/// thread, which `grw`'s async `main` must not have them do to its own.
+fn off_runtime<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    std::thread::scope(|scope| match scope.spawn(f).join() {
+        Ok(result) => result,
+        Err(panic) => std::panic::resume_unwind(panic),
+    })
 }
 
 /// `grw plugin check`: writes what the component is and whether it loads.
@@ -139,6 +160,18 @@ pub fn check(args: &PluginArgs, out: &mut dyn Write) -> Result<(), ToolError> {
             interest.event_types.join(", ")
         }
     )?;
+    if plugin.kind == PluginKind::Notifier {
+        writeln!(
+            out,
+            "hosts:     {} (allowedHosts; the daemon's pluginAllowedHosts must allow them too)",
+            plugin.manifest.allowed_hosts
+        )?;
+        writeln!(
+            out,
+            "timeout:   {} ms per delivery, requests included",
+            plugin.manifest.limits.timeout.as_millis()
+        )?;
+    }
     writeln!(
         out,
         "config:    accepted ({})",
@@ -151,16 +184,27 @@ pub fn check(args: &PluginArgs, out: &mut dyn Write) -> Result<(), ToolError> {
 /// Totals of a `grw plugin test` run.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct TestSummary {
-    /// Events the plugin let through.
+    /// Events a filter let through.
     pub passed: usize,
-    /// Events it dropped.
+    /// Events a filter dropped.
     pub dropped: usize,
-    /// Calls that failed (the fail mode decided).
+    /// Events a notifier delivered.
+    pub delivered: usize,
+    /// Events a notifier (or GRW, for failed calls) asked to retry.
+    pub retried: usize,
+    /// Events a notifier gave up on.
+    pub given_up: usize,
+    /// Events outside a notifier's interest: not handed to it.
+    pub skipped: usize,
+    /// Calls that failed (trap, timeout, memory).
     pub failures: u64,
 }
 
 /// `grw plugin test`: runs the plugin over every recorded event, in order,
-/// with the previous state of each object as `old-object` for MODIFIED events.
+/// with the previous state of each object as `old-object` for MODIFIED
+/// events. A filter's decision is printed as `PASS` or `DROP`; a notifier's
+/// delivery as `OK`, `RETRY`, `GIVE-UP` (with the reason) or `SKIP` (not of
+/// interest).
 pub fn test(
     args: &PluginArgs,
     events: &Path,
@@ -187,31 +231,69 @@ pub fn test(
             origin: Origin::Watch,
             position: 0,
         };
-        let pass = plugin.decide(&gvk, &change);
-        if pass {
+        let (verdict, reason) = if plugin.kind == PluginKind::Notifier {
+            notifier_outcome(&plugin, &gvk, &change, &mut summary)
+        } else if plugin.decide(&gvk, &change) {
             summary.passed += 1;
+            ("PASS", None)
         } else {
             summary.dropped += 1;
-        }
-        writeln!(
+            ("DROP", None)
+        };
+        write!(
             out,
-            "{} {:<8} {} {}",
-            if pass { "PASS" } else { "DROP" },
+            "{verdict} {:<8} {} {}",
             kind.as_str(),
             gvk,
             change.object.key()
         )?;
+        match reason {
+            Some(reason) => writeln!(out, ": {reason}")?,
+            None => writeln!(out)?,
+        }
     }
     let stats = plugin.stats().snapshot();
     summary.failures = stats.failures.timeout + stats.failures.memory + stats.failures.trap;
+    let totals = if plugin.kind == PluginKind::Notifier {
+        format!(
+            "{} delivered, {} to retry, {} given up, {} skipped",
+            summary.delivered, summary.retried, summary.given_up, summary.skipped
+        )
+    } else {
+        format!("{} passed, {} dropped", summary.passed, summary.dropped)
+    };
     writeln!(
         out,
-        "{} passed, {} dropped, {} failed calls; latency p50 {} µs, p99 {} µs",
-        summary.passed,
-        summary.dropped,
-        summary.failures,
-        stats.latency_micros.p50,
-        stats.latency_micros.p99
+        "{totals}, {} failed calls; latency p50 {} µs, p99 {} µs",
+        summary.failures, stats.latency_micros.p50, stats.latency_micros.p99
     )?;
     Ok(summary)
+}
+
+/// Delivers one change and counts the outcome: the verdict word and the
+/// reason for a failure.
+fn notifier_outcome(
+    plugin: &Plugin,
+    gvk: &Gvk,
+    change: &Change,
+    summary: &mut TestSummary,
+) -> (&'static str, Option<String>) {
+    if !plugin.interest.wants(gvk, change.kind) {
+        summary.skipped += 1;
+        return ("SKIP", None);
+    }
+    match off_runtime(|| plugin.deliver(gvk, change)) {
+        Ok(()) => {
+            summary.delivered += 1;
+            ("OK", None)
+        }
+        Err(SendError::Retry { reason, .. }) => {
+            summary.retried += 1;
+            ("RETRY", Some(reason))
+        }
+        Err(SendError::Reject(reason)) => {
+            summary.given_up += 1;
+            ("GIVE-UP", Some(reason))
+        }
+    }
 }

@@ -10,6 +10,7 @@
 pub mod field;
 pub mod label;
 mod paging;
+mod pairs;
 
 use std::collections::BTreeSet;
 use std::ops::Bound;
@@ -20,6 +21,7 @@ use serde_json::Value;
 pub use field::FieldSelector;
 pub use label::{LabelSelector, Requirement, SelectorError};
 pub use paging::{ContinueToken, InvalidContinue};
+pub use pairs::{PAIR_MEMBERS, add_pair_conditions};
 
 use crate::store::{CacheView, ObjectKey, StoredObject};
 

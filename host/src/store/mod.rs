@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::{RwLock, RwLockReadGuard};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::{broadcast, mpsc, watch};
 
 pub use change::{Change, ChangeType, Origin};
 pub use object::{ObjectError, ObjectKey, StoredObject};
@@ -45,6 +45,9 @@ struct State {
     /// Changes after this position are all in `history`.
     history_floor: u64,
     last_position: u64,
+    /// Receives every change, never lagging: the notification engine's feed.
+    /// The changes of one list come as one group.
+    tap: Option<mpsc::UnboundedSender<Vec<Arc<Change>>>>,
 }
 
 /// From where a subscriber wants changes.
@@ -91,6 +94,7 @@ impl Cache {
                 history_capacity,
                 history_floor: 0,
                 last_position: 0,
+                tap: None,
             }),
             live: broadcast::channel(BROADCAST_CAPACITY).0,
             synced: watch::channel(false).0,
@@ -136,7 +140,9 @@ impl Cache {
                 state.upsert_change(object, origin, position)?
             }
         };
-        Some(self.publish(&mut state, change))
+        let change = self.publish(&mut state, change);
+        state.tap(vec![change.clone()]);
+        Some(change)
     }
 
     /// Replaces the whole content with a fresh list, emitting the difference:
@@ -175,10 +181,13 @@ impl Cache {
             }
         }
         state.resource_version = list_rv.to_string();
-        let published = changes
+        let published: Vec<Arc<Change>> = changes
             .into_iter()
             .map(|c| self.publish(&mut state, c))
             .collect();
+        if !published.is_empty() {
+            state.tap(published.clone());
+        }
         if origin == Origin::Initial && state.history.is_empty() {
             // The first list is the starting point: resuming is possible from its resourceVersion on.
             state.history_floor = position;
@@ -198,6 +207,32 @@ impl Cache {
                 state.history_floor = position;
             }
         }
+    }
+
+    /// Fills an empty cache with a state remembered from an earlier run, as
+    /// of `rv`, and marks it synced: the watch then resumes from `rv`, and a
+    /// relist is diffed against this state, so what changed meanwhile comes
+    /// out as changes.
+    pub fn seed(&self, objects: Vec<StoredObject>, rv: &str) {
+        self.replace(objects, rv, Origin::Initial);
+        self.mark_synced();
+    }
+
+    /// Every current object, and from then on every change, with nothing
+    /// missed or seen twice between the two. Unlike [`Cache::subscribe`] the
+    /// channel never lags: its reader must keep up. The changes of one list
+    /// (or relist) arrive together, as one group. A later call replaces the
+    /// earlier tap.
+    pub fn tap(
+        &self,
+    ) -> (
+        Vec<Arc<StoredObject>>,
+        mpsc::UnboundedReceiver<Vec<Arc<Change>>>,
+    ) {
+        let mut state = self.state.write();
+        let (tx, rx) = mpsc::unbounded_channel();
+        state.tap = Some(tx);
+        (state.objects.values().cloned().collect(), rx)
     }
 
     /// Marks the cache as holding a complete list.
@@ -278,6 +313,14 @@ impl Cache {
 }
 
 impl State {
+    fn tap(&mut self, group: Vec<Arc<Change>>) {
+        if let Some(tap) = &self.tap
+            && tap.send(group).is_err()
+        {
+            self.tap = None;
+        }
+    }
+
     /// Adds or replaces an object; the ADDED or MODIFIED it makes, or `None`
     /// when the cache already holds this very version.
     fn upsert_change(

@@ -125,9 +125,13 @@ impl Default for WatchSettings {
     }
 }
 
+/// Called for every new watch before its loop starts.
+pub type OnNewWatch = Arc<dyn Fn(&Arc<Watch>) + Send + Sync>;
+
 /// Every watch of the process.
 pub struct Watches {
     client: Option<KubeClient>,
+    on_new_watch: Mutex<Option<OnNewWatch>>,
     settings: WatchSettings,
     metrics: Arc<Metrics>,
     entries: Mutex<HashMap<WatchKey, Arc<Watch>>>,
@@ -150,11 +154,23 @@ impl Watches {
     pub fn new(client: Option<KubeClient>, settings: WatchSettings, metrics: Arc<Metrics>) -> Self {
         Watches {
             client,
+            on_new_watch: Mutex::new(None),
             settings,
             metrics,
             entries: Mutex::new(HashMap::new()),
             pending: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Sets what is called for every new watch after its cache exists and
+    /// before its loop starts (the notification engine seeds and taps caches there).
+    pub fn on_new_watch(&self, hook: OnNewWatch) {
+        *self.on_new_watch.lock() = Some(hook);
+    }
+
+    /// Whether watches are fed by an API server (rather than a replay).
+    pub fn is_live(&self) -> bool {
+        self.client.is_some()
     }
 
     /// Settings of the watch loops.
@@ -195,6 +211,10 @@ impl Watches {
         entries.insert(key, watch.clone());
         drop(entries);
         tracing::info!(gvk = %resource.gvk, on_demand, "watch started");
+        let hook = self.on_new_watch.lock().clone();
+        if let Some(hook) = hook {
+            hook(&watch);
+        }
         if let Some(client) = &self.client {
             tokio::spawn(run::run(
                 watch.clone(),

@@ -28,8 +28,13 @@ pub(super) async fn run(
 ) {
     let mut retry = Retry::new(&settings);
     let gvk = watch.key.gvk.to_string();
-    // `None`: the resume point is lost, list first.
-    let mut resume: Option<String> = None;
+    // `None`: the resume point is lost, list first. A cache seeded with the
+    // state of an earlier run resumes from that state's resourceVersion.
+    let mut resume: Option<String> = watch
+        .cache
+        .is_synced()
+        .then(|| watch.cache.read().resource_version().to_string())
+        .filter(|rv| !rv.is_empty());
     loop {
         let rv = match resume.take() {
             Some(rv) => rv,

@@ -1,0 +1,193 @@
+//! Subscriptions: `/api/v1/subscriptions`.
+//!
+//! - `GET /api/v1/subscriptions`: every subscription with its queue figures;
+//! - `POST /api/v1/subscriptions`: create one (body: a subscription, see the README); 201;
+//! - `GET /api/v1/subscriptions/{name}`: one;
+//! - `DELETE /api/v1/subscriptions/{name}`: delete one created through the API, with its queue;
+//! - `GET /api/v1/subscriptions/{name}/dead-letters`: deliveries the receiver refused;
+//! - `POST /api/v1/subscriptions/{name}/dead-letters/replay[?seq=N]`: queue them again;
+//! - `DELETE /api/v1/subscriptions/{name}/dead-letters[?seq=N]`: drop them.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+
+use super::{AppState, Params, Problem};
+use crate::notify::{DeadLetter, Spec, SubscriptionError};
+
+pub(super) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/api/v1/subscriptions", get(list).post(create))
+        .route("/api/v1/subscriptions/{name}", get(one).delete(delete))
+        .route(
+            "/api/v1/subscriptions/{name}/dead-letters",
+            get(dead_letters).delete(drop_dead),
+        )
+        .route(
+            "/api/v1/subscriptions/{name}/dead-letters/replay",
+            post(replay_dead),
+        )
+}
+
+impl From<SubscriptionError> for Problem {
+    fn from(e: SubscriptionError) -> Self {
+        let message = e.to_string();
+        match e {
+            SubscriptionError::Invalid(_) => Problem::bad_request("InvalidSubscription", message),
+            SubscriptionError::Exists(_) => {
+                Problem::new(StatusCode::CONFLICT, "AlreadyExists", message)
+            }
+            SubscriptionError::NotFound(_) => Problem::not_found(message),
+            SubscriptionError::FromConfig(_) => {
+                Problem::new(StatusCode::CONFLICT, "DefinedInConfig", message)
+            }
+            SubscriptionError::Store(_) => Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "OutboxUnavailable",
+                message,
+            ),
+        }
+    }
+}
+
+async fn list(
+    State(state): State<Arc<AppState>>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>, Problem> {
+    Params::parse(raw.as_deref(), &[])?;
+    Ok(Json(json!({
+        "persistent": state.notifications.is_persistent(),
+        "items": state.notifications.statuses(),
+    })))
+}
+
+async fn create(
+    State(state): State<Arc<AppState>>,
+    RawQuery(raw): RawQuery,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<Value>), Problem> {
+    Params::parse(raw.as_deref(), &[])?;
+    let body = body.map_err(|e| {
+        Problem::new(
+            e.status(),
+            "InvalidBody",
+            format!("request body cannot be read: {}", e.body_text()),
+        )
+    })?;
+    let value: Value = serde_json::from_slice(&body).map_err(|e| {
+        Problem::bad_request(
+            "InvalidBody",
+            format!("request body is not valid JSON: {e}"),
+        )
+    })?;
+    let spec = Spec::from_json(&value, "request body")
+        .map_err(|e| Problem::bad_request("InvalidSubscription", e))?;
+    let notifications = state.notifications.clone();
+    // Creating may read the outbox and start a watch: off the async threads.
+    let status = tokio::task::spawn_blocking(move || notifications.create(&spec))
+        .await
+        .map_err(|_| {
+            Problem::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "InternalError",
+                "internal error; the daemon logged it",
+            )
+        })??;
+    Ok((StatusCode::CREATED, Json(json!(status))))
+}
+
+async fn one(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>, Problem> {
+    Params::parse(raw.as_deref(), &[])?;
+    state
+        .notifications
+        .status(&name)
+        .map(|s| Json(json!(s)))
+        .ok_or_else(|| SubscriptionError::NotFound(name).into())
+}
+
+async fn delete(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>, Problem> {
+    Params::parse(raw.as_deref(), &[])?;
+    let dropped = state.notifications.delete(&name)?;
+    Ok(Json(json!({"deleted": name, "droppedDeliveries": dropped})))
+}
+
+async fn dead_letters(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>, Problem> {
+    Params::parse(raw.as_deref(), &[])?;
+    let letters = state.notifications.dead_letters(&name)?;
+    let items: Vec<Value> = letters.iter().map(dead_letter_json).collect();
+    Ok(Json(json!({"items": items})))
+}
+
+async fn replay_dead(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>, Problem> {
+    let seq = seq_param(raw.as_deref())?;
+    let count = state.notifications.replay_dead(&name, seq)?;
+    Ok(Json(json!({"replayed": count})))
+}
+
+async fn drop_dead(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>, Problem> {
+    let seq = seq_param(raw.as_deref())?;
+    let count = state.notifications.drop_dead(&name, seq)?;
+    Ok(Json(json!({"dropped": count})))
+}
+
+fn seq_param(raw: Option<&str>) -> Result<Option<u64>, Problem> {
+    let params = Params::parse(raw, &["seq"])?;
+    params
+        .get("seq")
+        .map(|s| {
+            s.parse::<u64>().map_err(|_| {
+                Problem::bad_request(
+                    "InvalidParameter",
+                    format!(
+                        "`seq` must be a dead letter's sequence number (a whole number), got {s:?}"
+                    ),
+                )
+            })
+        })
+        .transpose()
+}
+
+fn dead_letter_json(letter: &DeadLetter) -> Value {
+    let d = &letter.delivery;
+    let payload: Value = serde_json::from_slice(&d.payload)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&d.payload).into_owned()));
+    json!({
+        "seq": d.seq,
+        "id": d.id,
+        "eventType": d.event_type,
+        "gvk": d.gvk.to_string(),
+        "namespace": d.namespace,
+        "name": d.name,
+        "reason": letter.reason,
+        "attempts": letter.attempts,
+        "failedAt": crate::time::rfc3339(std::time::Duration::from_millis(letter.failed_ms)),
+        "payload": payload,
+    })
+}

@@ -1,0 +1,546 @@
+//! Notifications: subscriptions, the durable outbox, and delivery to sinks
+//! (webhooks, NATS JetStream, notifier plugins).
+//!
+//! How a change travels:
+//! 1. A watch's cache hands every change to the watch's *feed* (a tap that
+//!    never lags; the changes of one list come as one group).
+//! 2. The feed compares the change with the object's *announced* state (what
+//!    subscribers were last told), picks the subscriptions that want it,
+//!    renders one delivery per subscription, and commits the deliveries, the
+//!    new announced state and the watch's resourceVersion in one transaction
+//!    of the outbox.
+//! 3. Each subscription's *worker* sends its queue in order, one delivery at
+//!    a time, retrying with capped backoff; a refused delivery goes to the
+//!    subscription's dead letters. Deliveries leave the outbox only when the
+//!    sink took them.
+//!
+//! After a restart with `dataDir`, a watch's cache starts from its announced
+//! state and resourceVersion: the watch resumes from there (or relists and
+//! diffs), so exactly what changed while GRW was down comes out.
+
+mod feed;
+pub mod nats;
+mod outbox;
+mod payload;
+mod sink;
+mod subscription;
+mod webhook;
+mod worker;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use parking_lot::{Mutex, RwLock};
+use serde::Serialize;
+use serde_json::Value;
+
+pub use outbox::{DeadLetter, Outbox, StoreError};
+pub use payload::{Event, render};
+pub use sink::{Delivery, SendError};
+pub use subscription::{PayloadFormat, SinkSpec, Source, Spec, Subscription};
+pub use webhook::{Webhook, sign};
+
+use crate::config::Config;
+use crate::kube::Discovery;
+use crate::metrics::{Metrics, QueueGauges};
+use crate::plugin::Plugins;
+use crate::watch::{Watch, WatchKey, Watches};
+
+/// Why a subscription cannot be created, deleted or changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SubscriptionError {
+    /// The definition is wrong; the message says where.
+    #[error("{0}")]
+    Invalid(String),
+    /// A subscription of that name exists.
+    #[error("subscription `{0}` already exists; delete it first or pick another name")]
+    Exists(String),
+    /// No subscription of that name.
+    #[error("no subscription `{0}`")]
+    NotFound(String),
+    /// Defined in the config file: change it there.
+    #[error("subscription `{0}` is defined in the config file; change it there")]
+    FromConfig(String),
+    /// The outbox failed.
+    #[error("{0}")]
+    Store(String),
+}
+
+/// One subscription at work.
+pub(crate) struct Active {
+    pub(crate) sub: Subscription,
+    /// Next sequence number of its queue.
+    next_seq: AtomicU64,
+    /// Deliveries waiting.
+    pending: AtomicU64,
+    /// Dead letters kept.
+    dead: AtomicU64,
+    /// Wakes the worker when deliveries were queued.
+    wake: tokio::sync::Notify,
+    /// Set when deleted: the worker stops.
+    stopped: AtomicBool,
+    /// An initial snapshot is still to be queued.
+    snapshot_due: AtomicBool,
+    state: Mutex<ActiveState>,
+}
+
+#[derive(Default)]
+struct ActiveState {
+    /// The watch that feeds it, once its kind is served.
+    watch: Option<WatchKey>,
+    /// Why it is not attached to a watch yet.
+    waiting: Option<String>,
+    deliveries: u64,
+    retries: u64,
+    last_error: Option<String>,
+    last_delivery: Option<SystemTime>,
+}
+
+impl Active {
+    fn seq(&self) -> u64 {
+        self.next_seq.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// What the API shows of a subscription.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionStatus {
+    /// Name.
+    pub name: String,
+    /// `config` or `api`.
+    pub source: Source,
+    /// The definition.
+    pub definition: Value,
+    /// Where deliveries go.
+    pub destination: String,
+    /// The watch feeding it (`group/version/Kind`), once attached.
+    pub watching: Option<String>,
+    /// Why it is not attached yet.
+    pub waiting: Option<String>,
+    /// Deliveries waiting.
+    pub pending: u64,
+    /// Age of the oldest waiting delivery, seconds.
+    pub oldest_pending_seconds: f64,
+    /// Dead letters kept.
+    pub dead_letters: u64,
+    /// Deliveries made since start.
+    pub deliveries: u64,
+    /// Failed attempts retried since start.
+    pub retries: u64,
+    /// The last failure, if any.
+    pub last_error: Option<String>,
+}
+
+/// The notification engine.
+pub struct Notifications {
+    outbox: Arc<Outbox>,
+    watches: Arc<Watches>,
+    discovery: Arc<Discovery>,
+    plugins: Arc<Plugins>,
+    metrics: Arc<Metrics>,
+    http: reqwest::Client,
+    subs: Arc<RwLock<BTreeMap<String, Arc<Active>>>>,
+    feeds: Mutex<HashMap<WatchKey, Arc<feed::FeedHandle>>>,
+}
+
+impl Notifications {
+    /// Opens the outbox, checks every configured subscription and restores
+    /// the ones created through the API. Call [`Notifications::start`] next.
+    pub fn open(
+        config: &Config,
+        watches: Arc<Watches>,
+        discovery: Arc<Discovery>,
+        plugins: Arc<Plugins>,
+        metrics: Arc<Metrics>,
+    ) -> anyhow::Result<Arc<Notifications>> {
+        let outbox = Outbox::open(config.data_dir.as_deref())?;
+        let mut configured: Vec<(Subscription, String)> = subscription::from_compat_config(config)
+            .map_err(anyhow::Error::msg)?
+            .into_iter()
+            .map(|s| (s, "config".to_string()))
+            .collect();
+        for (i, value) in config.subscriptions.iter().enumerate() {
+            let origin = format!("config key `subscriptions[{i}]`");
+            let spec = Spec::from_json(value, &origin).map_err(anyhow::Error::msg)?;
+            let sub = spec
+                .compile(Source::Config)
+                .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+            if configured.iter().any(|(c, _)| c.name == sub.name) {
+                anyhow::bail!("{origin}: subscription name `{}` is used twice", sub.name);
+            }
+            configured.push((sub, origin));
+        }
+        let engine = Arc::new(Notifications {
+            outbox: Arc::new(outbox),
+            watches,
+            discovery,
+            plugins,
+            metrics,
+            http: webhook::client(),
+            subs: Arc::new(RwLock::new(BTreeMap::new())),
+            feeds: Mutex::new(HashMap::new()),
+        });
+        let mut stored: BTreeMap<String, Value> = BTreeMap::new();
+        for (name, bytes) in engine.outbox.subscriptions()? {
+            stored.insert(name, serde_json::from_slice(&bytes).unwrap_or(Value::Null));
+        }
+        for (sub, origin) in configured {
+            if engine.subs.read().contains_key(&sub.name) {
+                tracing::warn!(subscription = %sub.name, "the config defines the same webhook twice; delivering once");
+                continue;
+            }
+            engine
+                .check_plugins(&sub)
+                .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+            engine
+                .outbox
+                .put_subscription(&sub.name, &stored_form(&sub))?;
+            stored.remove(&sub.name);
+            engine.install(sub, false)?;
+        }
+        for (name, value) in stored {
+            let from_api = value["source"] == "api";
+            let restored =
+                Spec::from_json(&value["spec"], &format!("stored subscription `{name}`"))
+                    .and_then(|spec| spec.compile(Source::Api));
+            match restored {
+                Ok(sub) if from_api && !engine.subs.read().contains_key(&name) => {
+                    if let Err(e) = engine.check_plugins(&sub) {
+                        tracing::warn!(subscription = %name, error = %e, "restored subscription names a missing plugin; its deliveries wait for it");
+                    }
+                    engine.install(sub, false)?;
+                }
+                Ok(_) if from_api => {
+                    tracing::warn!(subscription = %name, "a config subscription now has the name of one created through the API; the config one wins");
+                }
+                _ => {
+                    let dropped = engine.outbox.delete_subscription(&name)?;
+                    tracing::warn!(subscription = %name, dropped_deliveries = dropped, "subscription no longer in the config; its queue is dropped");
+                }
+            }
+        }
+        if engine.outbox.is_persistent() {
+            tracing::info!(data_dir = %config.data_dir.as_deref().unwrap_or(std::path::Path::new("")).display(), subscriptions = engine.subs.read().len(), pending = engine.outbox.total_pending().unwrap_or(0), "notification outbox opened");
+        } else if !engine.subs.read().is_empty() {
+            tracing::warn!(
+                "no dataDir: pending deliveries and subscriptions created through the API are kept in memory only and are lost on restart, and changes made while GRW is down are not announced"
+            );
+        }
+        Ok(engine)
+    }
+
+    /// Hooks into new watches and attaches every subscription to its watch.
+    pub fn start(self: &Arc<Self>) {
+        let engine = Arc::downgrade(self);
+        self.watches.on_new_watch(Arc::new(move |watch| {
+            if let Some(engine) = engine.upgrade() {
+                engine.watch_created(watch);
+            }
+        }));
+        self.attach_waiting();
+    }
+
+    /// Attaches subscriptions whose kind was not served yet; called after
+    /// each discovery refresh.
+    pub fn attach_waiting(&self) {
+        let waiting: Vec<Arc<Active>> = self
+            .subs
+            .read()
+            .values()
+            .filter(|a| a.state.lock().watch.is_none())
+            .cloned()
+            .collect();
+        for active in waiting {
+            self.attach(&active);
+        }
+    }
+
+    /// Creates a subscription from the API.
+    pub fn create(&self, spec: &Spec) -> Result<SubscriptionStatus, SubscriptionError> {
+        let sub = spec
+            .compile(Source::Api)
+            .map_err(SubscriptionError::Invalid)?;
+        self.check_plugins(&sub)
+            .map_err(SubscriptionError::Invalid)?;
+        if self.discovery.is_loaded() {
+            self.discovery.catalog().resolve(&sub.kind).map_err(|e| {
+                SubscriptionError::Invalid(format!("subscription `{}`: `kind`: {e}", sub.name))
+            })?;
+        }
+        if self.subs.read().contains_key(&sub.name) {
+            return Err(SubscriptionError::Exists(sub.name));
+        }
+        self.outbox
+            .put_subscription(&sub.name, &stored_form(&sub))
+            .map_err(|e| SubscriptionError::Store(e.to_string()))?;
+        let name = sub.name.clone();
+        let active = self
+            .install(sub, true)
+            .map_err(|e| SubscriptionError::Store(e.to_string()))?;
+        self.attach(&active);
+        tracing::info!(subscription = %name, destination = %active.sub.destination(), "subscription created");
+        self.status(&name).ok_or(SubscriptionError::NotFound(name))
+    }
+
+    /// Deletes a subscription created through the API, with its queue.
+    pub fn delete(&self, name: &str) -> Result<u64, SubscriptionError> {
+        let active = self.get(name)?;
+        if active.sub.source == Source::Config {
+            return Err(SubscriptionError::FromConfig(name.to_string()));
+        }
+        active.stopped.store(true, Ordering::SeqCst);
+        active.wake.notify_one();
+        self.subs.write().remove(name);
+        let dropped = self
+            .outbox
+            .delete_subscription(name)
+            .map_err(|e| SubscriptionError::Store(e.to_string()))?;
+        self.metrics.forget_subscription(name);
+        tracing::info!(subscription = %name, dropped_deliveries = dropped, "subscription deleted");
+        Ok(dropped)
+    }
+
+    /// Every subscription's status, by name.
+    pub fn statuses(&self) -> Vec<SubscriptionStatus> {
+        let names: Vec<String> = self.subs.read().keys().cloned().collect();
+        names.iter().filter_map(|n| self.status(n)).collect()
+    }
+
+    /// One subscription's status.
+    pub fn status(&self, name: &str) -> Option<SubscriptionStatus> {
+        let active = self.subs.read().get(name).cloned()?;
+        let gauges = self.gauges(&active);
+        let state = active.state.lock();
+        Some(SubscriptionStatus {
+            name: active.sub.name.clone(),
+            source: active.sub.source,
+            definition: active.sub.definition.clone(),
+            destination: active.sub.destination(),
+            watching: state.watch.as_ref().map(|k| k.gvk.to_string()),
+            waiting: state.waiting.clone(),
+            pending: gauges.pending,
+            oldest_pending_seconds: gauges.oldest_seconds,
+            dead_letters: gauges.dead_letters,
+            deliveries: state.deliveries,
+            retries: state.retries,
+            last_error: state.last_error.clone(),
+        })
+    }
+
+    /// Dead letters of a subscription.
+    pub fn dead_letters(&self, name: &str) -> Result<Vec<DeadLetter>, SubscriptionError> {
+        self.get(name)?;
+        self.outbox
+            .dead_letters(name)
+            .map_err(|e| SubscriptionError::Store(e.to_string()))
+    }
+
+    /// Queues dead letters again (all, or one by sequence number); returns how many.
+    pub fn replay_dead(&self, name: &str, seq: Option<u64>) -> Result<u64, SubscriptionError> {
+        let active = self.get(name)?;
+        let count = self
+            .outbox
+            .replay_dead(name, seq, || active.seq())
+            .map_err(|e| SubscriptionError::Store(e.to_string()))?;
+        active.dead.fetch_sub(count, Ordering::Relaxed);
+        active.pending.fetch_add(count, Ordering::Relaxed);
+        active.wake.notify_one();
+        Ok(count)
+    }
+
+    /// Drops dead letters (all, or one by sequence number); returns how many.
+    pub fn drop_dead(&self, name: &str, seq: Option<u64>) -> Result<u64, SubscriptionError> {
+        let active = self.get(name)?;
+        let count = self
+            .outbox
+            .drop_dead(name, seq)
+            .map_err(|e| SubscriptionError::Store(e.to_string()))?;
+        active.dead.fetch_sub(count, Ordering::Relaxed);
+        Ok(count)
+    }
+
+    /// Whether pending deliveries survive a restart.
+    pub fn is_persistent(&self) -> bool {
+        self.outbox.is_persistent()
+    }
+
+    /// Sets the queue gauges of every subscription (before a metrics scrape).
+    pub fn update_metrics(&self) {
+        let all: Vec<Arc<Active>> = self.subs.read().values().cloned().collect();
+        for active in all {
+            self.metrics.queue(&active.sub.name, self.gauges(&active));
+        }
+    }
+
+    fn gauges(&self, active: &Active) -> QueueGauges {
+        let pending = active.pending.load(Ordering::Relaxed);
+        let oldest_seconds = if pending == 0 {
+            0.0
+        } else {
+            let now = crate::time::unix_millis();
+            self.outbox
+                .oldest_pending_ms(&active.sub.name)
+                .ok()
+                .flatten()
+                .map_or(0.0, |t| now.saturating_sub(t) as f64 / 1000.0)
+        };
+        QueueGauges {
+            pending,
+            oldest_seconds,
+            dead_letters: active.dead.load(Ordering::Relaxed),
+        }
+    }
+
+    fn get(&self, name: &str) -> Result<Arc<Active>, SubscriptionError> {
+        self.subs
+            .read()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| SubscriptionError::NotFound(name.to_string()))
+    }
+
+    /// Filter plugins must be loaded filters, a plugin destination a loaded notifier.
+    fn check_plugins(&self, sub: &Subscription) -> Result<(), String> {
+        for name in &sub.filters {
+            self.plugins
+                .filter(name)
+                .map_err(|e| format!("subscription `{}`: `filters`: {e}", sub.name))?;
+        }
+        if let SinkSpec::Plugin(name) = &sub.sink {
+            self.plugins
+                .notifier(name)
+                .map_err(|e| format!("subscription `{}`: `plugin`: {e}", sub.name))?;
+        }
+        Ok(())
+    }
+
+    /// Registers a subscription and starts its worker.
+    fn install(&self, sub: Subscription, new: bool) -> Result<Arc<Active>, StoreError> {
+        let counts = self.outbox.counts(&sub.name)?;
+        let sink = worker::Sink::new(&sub, &self.http, &self.plugins);
+        let active = Arc::new(Active {
+            next_seq: AtomicU64::new(counts.last_seq.map_or(0, |s| s + 1)),
+            pending: AtomicU64::new(counts.pending),
+            dead: AtomicU64::new(counts.dead),
+            wake: tokio::sync::Notify::new(),
+            stopped: AtomicBool::new(false),
+            snapshot_due: AtomicBool::new(new && sub.snapshot),
+            state: Mutex::new(ActiveState::default()),
+            sub,
+        });
+        self.subs
+            .write()
+            .insert(active.sub.name.clone(), active.clone());
+        tokio::spawn(worker::run(
+            active.clone(),
+            sink,
+            self.outbox.clone(),
+            self.metrics.clone(),
+        ));
+        Ok(active)
+    }
+
+    /// Finds (or starts) the watch of a subscription and makes sure it has a feed.
+    fn attach(&self, active: &Arc<Active>) {
+        let resource = match self.discovery.catalog().resolve(&active.sub.kind) {
+            Ok(r) => r,
+            Err(e) => {
+                active.state.lock().waiting = Some(if self.discovery.is_loaded() {
+                    e.to_string()
+                } else {
+                    "waiting for discovery".into()
+                });
+                return;
+            }
+        };
+        // May run `watch_created` for a new watch, which starts the feed.
+        let watch = self
+            .watches
+            .ensure(&resource, active.sub.watch_options.clone(), false);
+        self.ensure_feed(&watch, false);
+        {
+            let mut state = active.state.lock();
+            state.watch = Some(watch.key.clone());
+            state.waiting = None;
+        }
+        if let Some(feed) = self.feeds.lock().get(&watch.key) {
+            feed.wake.notify_one();
+        }
+    }
+
+    /// A new watch: if a subscription wants it, start its cache from the
+    /// announced state of the last run and tap it; otherwise forget any
+    /// announced state it had.
+    fn watch_created(&self, watch: &Arc<Watch>) {
+        let catalog = self.discovery.catalog();
+        let targeted: Vec<Arc<Active>> = self
+            .subs
+            .read()
+            .values()
+            .filter(|a| {
+                a.sub.watch_options == watch.key.options
+                    && catalog
+                        .resolve(&a.sub.kind)
+                        .is_ok_and(|r| r.gvk == watch.key.gvk)
+            })
+            .cloned()
+            .collect();
+        let id = feed::watch_id(&watch.key);
+        if targeted.is_empty() {
+            if let Err(e) = self.outbox.forget_watch(&id) {
+                tracing::warn!(error = %e, "cannot forget the announced state of an unsubscribed watch");
+            }
+            return;
+        }
+        self.ensure_feed(watch, self.watches.is_live());
+        for active in targeted {
+            let mut state = active.state.lock();
+            state.watch = Some(watch.key.clone());
+            state.waiting = None;
+        }
+    }
+
+    fn ensure_feed(&self, watch: &Arc<Watch>, seed: bool) {
+        let mut feeds = self.feeds.lock();
+        if feeds.contains_key(&watch.key) {
+            return;
+        }
+        let handle = feed::start(
+            watch.clone(),
+            seed,
+            self.outbox.clone(),
+            self.plugins.clone(),
+            self.subscriptions_of(watch.key.clone()),
+        );
+        feeds.insert(watch.key.clone(), handle);
+    }
+
+    /// A function giving the subscriptions attached to a watch, for its feed.
+    fn subscriptions_of(&self, key: WatchKey) -> feed::Subscribers {
+        let subs = self.subs.clone();
+        Arc::new(move || {
+            subs.read()
+                .values()
+                .filter(|a| a.state.lock().watch.as_ref() == Some(&key))
+                .cloned()
+                .collect()
+        })
+    }
+}
+
+/// What the outbox keeps of a subscription: enough to restore API ones and
+/// to recognise config ones that went away.
+fn stored_form(sub: &Subscription) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "source": sub.source,
+        "spec": sub.definition,
+    }))
+    .unwrap_or_default()
+}
+
+/// How long a worker waits for new deliveries before looking at the outbox
+/// again on its own (a safety net; queued deliveries wake it at once).
+const IDLE_RECHECK: Duration = Duration::from_secs(5);

@@ -1,0 +1,766 @@
+//! Notifications end to end: the real `grw` against the fake API server,
+//! delivering to real HTTP receivers on loopback.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use grw_e2e::daemon::{Grw, eventually, run_to_exit};
+use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
+use grw_e2e::receiver::{Behaviour, Received, Receiver};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "t0k3n";
+const READY: Duration = Duration::from_secs(30);
+const WAIT: Duration = Duration::from_secs(30);
+
+async fn cluster() -> FakeApiServer {
+    let fake = FakeApiServer::start(FakeApiOptions {
+        token: Some(TOKEN.into()),
+        bookmark_interval: Duration::from_millis(500),
+        istio_crds_installed: false,
+    })
+    .await;
+    fake.create(configmap("shop", "existing-1", "a")).unwrap();
+    fake.create(configmap("shop", "existing-2", "a")).unwrap();
+    fake
+}
+
+fn configmap(ns: &str, name: &str, data: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"namespace": ns, "name": name, "labels": {"team": "qa"}},
+           "data": {"k": data}})
+}
+
+/// The config of a grw against `fake` in `dir`, watching ConfigMaps.
+fn config(fake: &FakeApiServer, dir: &tempfile::TempDir, extra: Value) -> Value {
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let mut config = json!({
+        "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": fake.url(), "tokenFilePath": token_file},
+        "initialWatchingResources": [{"version": "v1", "kind": "ConfigMap"}],
+        "apiGroupsSyncIntervalSecond": 3600,
+    });
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        config[k] = v.clone();
+    }
+    config
+}
+
+async fn grw(fake: &FakeApiServer, extra: Value) -> Grw {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(fake, &dir, extra);
+    let grw = Grw::start_in(dir, config, &[]).await;
+    grw.wait_ready(READY).await;
+    grw
+}
+
+/// `TYPE namespace/name data` of a GRW-body delivery.
+fn grw_summary(r: &Received) -> String {
+    let objects = r.body["eventObjects"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let new = objects.last().cloned().unwrap_or(Value::Null);
+    format!(
+        "{} {}/{} {}",
+        r.body["eventType"].as_str().unwrap_or("?"),
+        new["metadata"]["namespace"].as_str().unwrap_or(""),
+        new["metadata"]["name"].as_str().unwrap_or("?"),
+        new["data"]["k"].as_str().unwrap_or("")
+    )
+}
+
+/// `TYPE namespace/name data` of a watch-event delivery.
+fn watch_summary(r: &Received) -> String {
+    let o = &r.body["object"];
+    format!(
+        "{} {}/{} {}",
+        r.body["type"].as_str().unwrap_or("?"),
+        o["metadata"]["namespace"].as_str().unwrap_or(""),
+        o["metadata"]["name"].as_str().unwrap_or("?"),
+        o["data"]["k"].as_str().unwrap_or("")
+    )
+}
+
+/// Accepted deliveries with duplicates (same delivery id) dropped, as a
+/// receiver de-duplicating by id would see them.
+fn deduplicated(received: &[Received]) -> Vec<Received> {
+    let mut seen = BTreeSet::new();
+    received
+        .iter()
+        .filter(|r| seen.insert(r.header("grw-delivery-id").to_string()))
+        .cloned()
+        .collect()
+}
+
+async fn subscribe(grw: &Grw, body: Value) -> (u16, Value) {
+    grw.post("/api/v1/subscriptions", body.to_string()).await
+}
+
+#[tokio::test]
+async fn compat_webhooks_get_each_change_once_in_order() {
+    let fake = cluster().await;
+    let all = Receiver::start().await;
+    let filtered = Receiver::start().await;
+    let grw = grw(
+        &fake,
+        json!({
+            "initialWatchingResources": [{
+                "version": "v1", "kind": "ConfigMap",
+                "notifiers": [{
+                    "webhookUrls": [filtered.url("/cm")],
+                    "eventTypes": ["ADDED", "DELETED"],
+                    "filter": {"namespace": "shop", "labelSelectors": ["team", "qa"]}
+                }]
+            }],
+            "globalWebhookUrls": [all.url("/all")],
+        }),
+    )
+    .await;
+
+    fake.create(configmap("shop", "web", "1")).unwrap();
+    fake.update(configmap("shop", "web", "2")).unwrap();
+    fake.create(configmap("other", "elsewhere", "1")).unwrap();
+    fake.delete("v1", "ConfigMap", Some("shop"), "web").unwrap();
+
+    let got = all.wait_accepted(4, WAIT).await;
+    let summaries: Vec<String> = got.iter().map(grw_summary).collect();
+    assert_eq!(
+        summaries,
+        [
+            "ADDED shop/web 1",
+            "MODIFIED shop/web 2",
+            "ADDED other/elsewhere 1",
+            "DELETED shop/web 2"
+        ],
+        "objects existing at start-up are not announced; each change once, in order"
+    );
+    let modified = &got[1];
+    assert_eq!(modified.body["gvk"], "v1/ConfigMap");
+    assert_eq!(modified.body["group"], "core");
+    assert_eq!(modified.body["kind"], "ConfigMap");
+    assert_eq!(
+        modified.body["eventObjects"][0]["data"]["k"], "1",
+        "old first"
+    );
+    assert_eq!(
+        modified.body["eventObjects"][1]["data"]["k"], "2",
+        "then new"
+    );
+    assert_eq!(modified.header("content-type"), "application/json");
+    assert_eq!(modified.header("grw-kind"), "ConfigMap");
+    assert_eq!(modified.header("grw-event-type"), "MODIFIED");
+    let id = modified.header("grw-delivery-id");
+    let rv = modified.body["eventObjects"][1]["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap();
+    let uid = modified.body["eventObjects"][1]["metadata"]["uid"]
+        .as_str()
+        .unwrap();
+    assert_eq!(id, format!("{uid}/{rv}/MODIFIED"));
+
+    let filtered_got = filtered.wait_accepted(2, WAIT).await;
+    let summaries: Vec<String> = filtered_got.iter().map(grw_summary).collect();
+    assert_eq!(summaries, ["ADDED shop/web 1", "DELETED shop/web 2"]);
+
+    // Nothing more arrives later.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(all.requests().len(), 4);
+    assert_eq!(filtered.requests().len(), 2);
+
+    let (status, subs) = grw.get("/api/v1/subscriptions").await;
+    assert_eq!(status, 200);
+    let items = subs["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2);
+    assert!(
+        items
+            .iter()
+            .all(|s| s["source"] == "config" && s["pending"] == 0)
+    );
+    assert_eq!(subs["persistent"], false);
+    assert!(
+        grw.logs().contains("no dataDir: pending deliveries"),
+        "running in memory is announced"
+    );
+}
+
+#[tokio::test]
+async fn failures_are_retried_and_refusals_become_dead_letters() {
+    let fake = cluster().await;
+    let receiver = Receiver::start().await;
+    let grw = grw(&fake, json!({})).await;
+    let (status, created) = subscribe(
+        &grw,
+        json!({
+            "name": "cm-events", "kind": "ConfigMap", "namespace": "shop",
+            "webhook": {"url": receiver.url("/hook"), "payload": "watch-event", "secret": "s3cret"},
+            "retry": {"initialDelayMs": 50, "maxDelaySeconds": 0.5}
+        }),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["name"], "cm-events");
+    assert_eq!(created["watching"], "v1/ConfigMap");
+
+    // 500 with Retry-After 0, then 503: retried, the queue holds.
+    receiver.set(Behaviour::Status(500, Some(0), "try later"));
+    fake.create(configmap("shop", "a", "1")).unwrap();
+    fake.update(configmap("shop", "a", "2")).unwrap();
+    receiver.wait_requests(3, WAIT).await;
+    let (_, status_now) = grw.get("/api/v1/subscriptions/cm-events").await;
+    assert_eq!(status_now["pending"], 2, "{status_now}");
+    assert!(status_now["retries"].as_u64().unwrap() >= 2);
+    assert_eq!(
+        status_now["lastError"],
+        "the receiver answered 500 Internal Server Error: try later"
+    );
+    receiver.set(Behaviour::Accept);
+    let got = receiver.wait_accepted(2, WAIT).await;
+    let summaries: Vec<String> = got.iter().map(watch_summary).collect();
+    assert_eq!(summaries, ["ADDED shop/a 1", "MODIFIED shop/a 2"]);
+    assert_eq!(got[1].body["oldObject"]["data"]["k"], "1");
+    // Signed: HMAC-SHA256 of "timestamp.body".
+    let signature = got[0].header("grw-signature");
+    let expected = grw::notify::sign(b"s3cret", got[0].header("grw-timestamp"), &got[0].raw);
+    assert_eq!(signature, format!("sha256={expected}"));
+
+    // 400: not retried, kept as a dead letter, and the queue goes on.
+    receiver.set(Behaviour::Status(400, None, "bad payload"));
+    fake.update(configmap("shop", "a", "3")).unwrap();
+    let dead_path = "/api/v1/subscriptions/cm-events/dead-letters";
+    assert!(
+        eventually(WAIT, || async {
+            grw.get(dead_path).await.1["items"]
+                .as_array()
+                .map_or(0, Vec::len)
+                == 1
+        })
+        .await
+    );
+    let (_, dead) = grw.get(dead_path).await;
+    let letter = &dead["items"][0];
+    assert_eq!(letter["eventType"], "MODIFIED");
+    assert_eq!(letter["name"], "a");
+    assert_eq!(letter["attempts"], 1);
+    assert_eq!(
+        letter["reason"],
+        "the receiver answered 400 Bad Request: bad payload"
+    );
+    assert_eq!(letter["payload"]["object"]["data"]["k"], "3");
+    receiver.set(Behaviour::Accept);
+    fake.update(configmap("shop", "a", "4")).unwrap();
+    let got = receiver.wait_accepted(3, WAIT).await;
+    assert_eq!(watch_summary(&got[2]), "MODIFIED shop/a 4");
+
+    // Replaying the dead letter delivers it; then the list is empty.
+    let (status, replayed) = grw.post(&format!("{dead_path}/replay"), "").await;
+    assert_eq!((status, replayed["replayed"].as_u64()), (200, Some(1)));
+    let got = receiver.wait_accepted(4, WAIT).await;
+    assert_eq!(watch_summary(&got[3]), "MODIFIED shop/a 3");
+    assert_eq!(grw.get(dead_path).await.1["items"], json!([]));
+
+    let metrics = grw.get_raw("/metrics").await.text().await.unwrap();
+    for line in [
+        "grw_subscription_deliveries_total{subscription=\"cm-events\"} 4",
+        "grw_subscription_dead_lettered_total{subscription=\"cm-events\"} 1",
+        "grw_subscription_pending_deliveries{subscription=\"cm-events\"} 0",
+        "grw_subscription_dead_letters{subscription=\"cm-events\"} 0",
+    ] {
+        assert!(metrics.contains(line), "missing `{line}` in\n{metrics}");
+    }
+    assert!(metrics.contains("grw_subscription_retries_total{subscription=\"cm-events\"}"));
+    assert!(
+        metrics.contains("grw_subscription_oldest_pending_seconds{subscription=\"cm-events\"} 0")
+    );
+}
+
+#[tokio::test]
+async fn refused_connections_and_hanging_receivers_lose_nothing() {
+    let fake = cluster().await;
+    // A port with nobody listening: connections are refused.
+    let port = Receiver::start().await.stop();
+    let grw = grw(&fake, json!({})).await;
+    let (status, body) = subscribe(
+        &grw,
+        json!({
+            "name": "late-receiver", "kind": "v1/ConfigMap",
+            "webhook": {"url": format!("http://127.0.0.1:{port}/x"), "payload": "watch-event", "timeoutSeconds": 0.3},
+            "retry": {"initialDelayMs": 50, "maxDelaySeconds": 0.3}
+        }),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    for i in 0..5 {
+        fake.update(configmap("shop", "existing-1", &format!("v{i}")))
+            .unwrap();
+    }
+    assert!(
+        eventually(WAIT, || async {
+            let (_, s) = grw.get("/api/v1/subscriptions/late-receiver").await;
+            s["pending"] == 5
+                && s["lastError"]
+                    .as_str()
+                    .is_some_and(|e| e.starts_with("cannot connect to the receiver"))
+        })
+        .await,
+        "{}",
+        grw.get("/api/v1/subscriptions/late-receiver").await.1
+    );
+    // The daemon keeps serving queries meanwhile.
+    let (status, _) = grw.get("/api/v1/namespaces/shop/objects/configmaps").await;
+    assert_eq!(status, 200);
+
+    // The receiver comes up but hangs: each attempt times out and is retried.
+    let receiver = Receiver::start_on(port).await;
+    receiver.set(Behaviour::Hang);
+    receiver.wait_requests(2, WAIT).await;
+    let (_, s) = grw.get("/api/v1/subscriptions/late-receiver").await;
+    assert_eq!(s["lastError"], "the receiver did not answer in time");
+    assert_eq!(s["pending"], 5);
+
+    receiver.set(Behaviour::Accept);
+    let got = receiver.wait_accepted(5, WAIT).await;
+    let summaries: Vec<String> = deduplicated(&got).iter().map(watch_summary).collect();
+    assert_eq!(
+        summaries,
+        (0..5)
+            .map(|i| format!("MODIFIED shop/existing-1 v{i}"))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        eventually(WAIT, || async {
+            grw.get("/api/v1/subscriptions/late-receiver").await.1["pending"] == 0
+        })
+        .await
+    );
+}
+
+#[tokio::test]
+async fn a_slow_receiver_does_not_hold_up_another_subscription() {
+    let fake = cluster().await;
+    let slow = Receiver::start().await;
+    slow.set(Behaviour::Slow(Duration::from_millis(200)));
+    let fast = Receiver::start().await;
+    let grw = grw(&fake, json!({})).await;
+    for (name, receiver) in [("slow", &slow), ("fast", &fast)] {
+        let (status, body) = subscribe(
+            &grw,
+            json!({"name": name, "kind": "ConfigMap",
+                   "webhook": {"url": receiver.url("/"), "payload": "watch-event"}}),
+        )
+        .await;
+        assert_eq!(status, 201, "{body}");
+    }
+    for i in 0..30 {
+        fake.update(configmap("shop", "existing-2", &i.to_string()))
+            .unwrap();
+    }
+    let got = fast.wait_accepted(30, WAIT).await;
+    assert_eq!(got.len(), 30);
+    assert!(
+        slow.accepted().len() < 30,
+        "the slow receiver (200 ms each) cannot have taken 30 yet"
+    );
+    let got = slow.wait_accepted(30, Duration::from_secs(60)).await;
+    let order: Vec<String> = got
+        .iter()
+        .map(|r| r.body["object"]["data"]["k"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(order, (0..30).map(|i| i.to_string()).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn sigkill_with_a_backlog_and_changes_while_down_lose_nothing() {
+    for compact_while_down in [false, true] {
+        let fake = cluster().await;
+        let port = Receiver::start().await.stop();
+        let dir = tempfile::tempdir().unwrap();
+        let data_dir = dir.path().join("data");
+        let url = format!("http://127.0.0.1:{port}/hook");
+        let extra = json!({
+            "dataDir": data_dir,
+            "subscriptions": [{
+                "name": "durable", "kind": "ConfigMap",
+                "webhook": {"url": url, "payload": "watch-event"},
+                "retry": {"initialDelayMs": 50, "maxDelaySeconds": 0.3}
+            }],
+        });
+        let config = config(&fake, &dir, extra.clone());
+        let first = Grw::start_in(dir, config, &[]).await;
+        first.wait_ready(READY).await;
+        for i in 0..10 {
+            fake.update(configmap("shop", "existing-1", &format!("before-{i}")))
+                .unwrap();
+        }
+        assert!(
+            eventually(WAIT, || async {
+                first.get("/api/v1/subscriptions/durable").await.1["pending"] == 10
+            })
+            .await
+        );
+        let (_, status) = first.get("/api/v1/subscriptions").await;
+        assert_eq!(status["persistent"], true);
+        let dir = first.kill();
+
+        // While GRW is down: one change, one deletion, one creation.
+        fake.update(configmap("shop", "existing-1", "while-down"))
+            .unwrap();
+        fake.delete("v1", "ConfigMap", Some("shop"), "existing-2")
+            .unwrap();
+        fake.create(configmap("shop", "new", "while-down")).unwrap();
+        if compact_while_down {
+            // The resume point is gone: GRW must relist and diff.
+            fake.compact();
+        }
+        let receiver = Receiver::start_on(port).await;
+        let config = self::config(&fake, &dir, extra);
+        let second = Grw::start_in(dir, config, &[]).await;
+        second.wait_ready(READY).await;
+
+        receiver.wait_accepted(13, WAIT).await;
+        // Anything extra (a flood, a duplicate) would arrive in this time.
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let accepted = deduplicated(&receiver.accepted());
+        let summaries: Vec<String> = accepted.iter().map(watch_summary).collect();
+        let backlog: Vec<String> = (0..10)
+            .map(|i| format!("MODIFIED shop/existing-1 before-{i}"))
+            .collect();
+        let context = format!("compacted: {compact_while_down}; logs:\n{}", second.logs());
+        assert_eq!(summaries.len(), 13, "{summaries:?}; {context}");
+        assert_eq!(
+            summaries[..10],
+            backlog,
+            "the backlog first, in order; {context}"
+        );
+        // Order holds per object; a relist diff announces changes of
+        // different objects in its own order.
+        let mut while_down = summaries[10..].to_vec();
+        while_down.sort();
+        assert_eq!(
+            while_down,
+            [
+                "ADDED shop/new while-down",
+                "DELETED shop/existing-2 a",
+                "MODIFIED shop/existing-1 while-down",
+            ],
+            "{context}"
+        );
+        let modified = accepted
+            .iter()
+            .find(|r| watch_summary(r) == "MODIFIED shop/existing-1 while-down")
+            .unwrap();
+        assert_eq!(
+            modified.body["oldObject"]["data"]["k"], "before-9",
+            "the old state is the last one announced"
+        );
+        let relists = second.log_events("resume point lost, listing again").len();
+        assert_eq!(
+            relists > 0,
+            compact_while_down,
+            "relist only when the resume point is gone"
+        );
+    }
+}
+
+#[tokio::test]
+async fn snapshot_subscriptions_and_payload_forms() {
+    let fake = cluster().await;
+    let receiver = Receiver::start().await;
+    let grw = grw(&fake, json!({})).await;
+    let (status, body) = subscribe(
+        &grw,
+        json!({"name": "snap", "kind": "ConfigMap", "snapshot": true, "labelSelector": "team=qa",
+               "webhook": {"url": receiver.url("/snap"), "payload": "cloudevents",
+                           "headers": {"Authorization": "Bearer abc"}}}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let got = receiver.wait_accepted(2, WAIT).await;
+    let mut names: Vec<&str> = got
+        .iter()
+        .map(|r| r.body["subject"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["shop/existing-1", "shop/existing-2"]);
+    let event = &got[0].body;
+    assert_eq!(event["specversion"], "1.0");
+    assert_eq!(event["type"], "io.k8s.configmap.core.added");
+    assert_eq!(event["source"], "grw/snap");
+    assert_eq!(event["data"]["object"]["kind"], "ConfigMap");
+    assert_eq!(
+        got[0].header("content-type"),
+        "application/cloudevents+json"
+    );
+    assert_eq!(got[0].header("authorization"), "Bearer abc");
+    assert_eq!(got[0].header("grw-subscription"), "snap");
+}
+
+#[tokio::test]
+async fn invalid_subscriptions_are_refused_with_clear_messages() {
+    let fake = cluster().await;
+    let grw = grw(
+        &fake,
+        json!({"initialWatchingResources": [{"version": "v1", "kind": "ConfigMap",
+               "notifiers": [{"webhookUrls": ["http://127.0.0.1:9/x"]}]}]}),
+    )
+    .await;
+    let ok = json!({"name": "x", "kind": "ConfigMap", "webhook": {"url": "http://127.0.0.1:9/x"}});
+    let with = |k: &str, v: Value| {
+        let mut b = ok.clone();
+        b[k] = v;
+        b
+    };
+    let cases = [
+        (
+            with("webhook", json!({"url": "ftp://example.com/x"})),
+            400,
+            r#"subscription `x`: `webhook`: `url` must be an http:// or https:// URL with a host, got "ftp://example.com/x""#,
+        ),
+        (
+            with("webhook", json!({"url": "http//missing-colon"})),
+            400,
+            r#"subscription `x`: `webhook`: `url` must be an http:// or https:// URL with a host, got "http//missing-colon""#,
+        ),
+        (
+            with("filters", json!(["no-such-plugin"])),
+            400,
+            "subscription `x`: `filters`: unknown filter plugin `no-such-plugin`: no plugin directory is configured (pluginDir)",
+        ),
+        (
+            with("labelSelector", json!("team in (qa")),
+            400,
+            "subscription `x`: `labelSelector`: ",
+        ),
+        (
+            with("kind", json!("Gizmo")),
+            400,
+            "subscription `x`: `kind`: ",
+        ),
+        (
+            with("name", json!("UPPER")),
+            400,
+            "subscription name \"UPPER\" is invalid",
+        ),
+    ];
+    for (body, status, message) in cases {
+        let (got_status, answer) = subscribe(&grw, body.clone()).await;
+        assert_eq!(got_status, status, "{body} → {answer}");
+        let text = answer["message"].as_str().unwrap_or_default();
+        assert!(
+            text.starts_with(message),
+            "{body}:\n  got      {text}\n  expected {message}"
+        );
+    }
+    let (status, answer) = grw.post("/api/v1/subscriptions", "{not json").await;
+    assert_eq!(status, 400);
+    assert!(
+        answer["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("request body is not valid JSON")
+    );
+
+    assert_eq!(subscribe(&grw, ok.clone()).await.0, 201);
+    let (status, answer) = subscribe(&grw, ok.clone()).await;
+    assert_eq!(status, 409);
+    assert_eq!(
+        answer["message"],
+        "subscription `x` already exists; delete it first or pick another name"
+    );
+
+    let (_, subs) = grw.get("/api/v1/subscriptions").await;
+    let config_name = subs["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["source"] == "config")
+        .unwrap()["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let response = grw
+        .delete(&format!("/api/v1/subscriptions/{config_name}"))
+        .await;
+    assert_eq!(response.0, 409);
+    assert_eq!(
+        response.1["message"],
+        format!("subscription `{config_name}` is defined in the config file; change it there")
+    );
+    assert_eq!(grw.delete("/api/v1/subscriptions/x").await.0, 200);
+    let (status, answer) = grw.delete("/api/v1/subscriptions/x").await;
+    assert_eq!(
+        (status, answer["message"].as_str()),
+        (404, Some("no subscription `x`"))
+    );
+    let (status, answer) = grw
+        .post("/api/v1/subscriptions/nope/dead-letters/replay?seq=abc", "")
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        answer["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("`seq` must be")
+    );
+}
+
+#[tokio::test]
+async fn invalid_subscriptions_in_the_config_stop_start_up() {
+    for (subscription, message) in [
+        (
+            json!({"name": "a", "kind": "Pod", "webhook": {"url": "gopher://x"}}),
+            r#"config key `subscriptions[0]`: subscription `a`: `webhook`: `url` must be an http:// or https:// URL with a host, got "gopher://x""#,
+        ),
+        (
+            json!({"name": "a", "kind": "Pod", "plugin": {"name": "chat"}}),
+            "config key `subscriptions[0]`: subscription `a`: `plugin`: unknown",
+        ),
+        (
+            json!({"name": "a", "kind": "Pod", "webhook": {"url": "http://x"}, "wat": 1}),
+            "config key `subscriptions[0]`: unknown field `wat`",
+        ),
+    ] {
+        let config = json!({
+            "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": "http://127.0.0.1:9", "tokenFilePath": "/dev/null"},
+            "subscriptions": [subscription],
+        });
+        let (code, stderr) = run_to_exit(Some(&config.to_string()), &[], Duration::from_secs(60));
+        assert_ne!(code, Some(0));
+        assert!(
+            stderr.contains(message),
+            "expected `{message}` in:\n{stderr}"
+        );
+    }
+}
+
+/// Waits until the `CHANGES` stream holds at least `n` messages.
+async fn stored(nats: &grw_e2e::nats::NatsServer, n: u64) -> bool {
+    eventually(WAIT, || async {
+        match nats.jetstream().await.get_stream("CHANGES").await {
+            Ok(stream) => stream.cached_info().state.messages >= n,
+            Err(_) => false,
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn nats_subscription_survives_a_server_restart() {
+    let fake = cluster().await;
+    let mut nats = grw_e2e::nats::NatsServer::start().await;
+    let grw = grw(
+        &fake,
+        json!({"subscriptions": [{
+            "name": "to-nats", "kind": "ConfigMap",
+            "nats": {"url": nats.url(), "subject": "grw.{kind}.{namespace}", "stream": "CHANGES", "ackTimeoutSecond": 1},
+            "retry": {"initialDelayMs": 50, "maxDelaySeconds": 0.5}
+        }]}),
+    )
+    .await;
+    for i in 0..5 {
+        fake.update(configmap("shop", "existing-1", &format!("a{i}")))
+            .unwrap();
+    }
+    assert!(stored(&nats, 5).await, "{}", grw.logs());
+    nats.stop();
+    for i in 0..5 {
+        fake.update(configmap("shop", "existing-1", &format!("b{i}")))
+            .unwrap();
+    }
+    assert!(
+        eventually(WAIT, || async {
+            let (_, s) = grw.get("/api/v1/subscriptions/to-nats").await;
+            s["pending"].as_u64().unwrap_or(0) >= 1 && s["retries"].as_u64().unwrap_or(0) >= 1
+        })
+        .await
+    );
+    nats.start_again().await;
+    fake.delete("v1", "ConfigMap", Some("shop"), "existing-1")
+        .unwrap();
+    assert!(stored(&nats, 11).await, "{}", grw.logs());
+    assert!(
+        eventually(WAIT, || async {
+            grw.get("/api/v1/subscriptions/to-nats").await.1["pending"] == 0
+        })
+        .await
+    );
+    let messages = nats.stream_messages("CHANGES").await;
+    let mut seen = BTreeSet::new();
+    let mut summaries = Vec::new();
+    for m in &messages {
+        let id = m
+            .headers
+            .get("Nats-Msg-Id")
+            .map(|v| v.as_str().to_string())
+            .unwrap();
+        assert!(seen.insert(id), "the stream de-duplicates by delivery id");
+        assert_eq!(m.subject.as_str(), "grw.ConfigMap.shop");
+        let body: Value = serde_json::from_slice(&m.payload).unwrap();
+        summaries.push(format!(
+            "{} {}",
+            body["type"].as_str().unwrap(),
+            body["object"]["data"]["k"].as_str().unwrap()
+        ));
+    }
+    let mut expected: Vec<String> = (0..5).map(|i| format!("MODIFIED a{i}")).collect();
+    expected.extend((0..5).map(|i| format!("MODIFIED b{i}")));
+    expected.push("DELETED b4".into());
+    assert_eq!(summaries, expected);
+}
+
+#[tokio::test]
+async fn a_notifier_plugin_delivers_with_retries() {
+    let fake = cluster().await;
+    let receiver = Receiver::start().await;
+    let host = receiver.addr.to_string();
+    let plugin_dir = tempfile::tempdir().unwrap();
+    grw_e2e::plugins::install(
+        plugin_dir.path(),
+        "chat",
+        "grw-plugin-chat-notifier",
+        Some(json!({
+            "kind": "notifier",
+            "config": {"url": receiver.url("/chat")},
+            "allowedHosts": [host],
+        })),
+    );
+    let grw = grw(
+        &fake,
+        json!({
+            "pluginDir": plugin_dir.path(),
+            "pluginAllowedHosts": [host],
+            "subscriptions": [{
+                "name": "chat", "kind": "ConfigMap", "namespace": "shop",
+                "plugin": {"name": "chat"},
+                "retry": {"initialDelayMs": 50, "maxDelaySeconds": 0.3}
+            }],
+        }),
+    )
+    .await;
+    receiver.set(Behaviour::Status(503, None, "busy"));
+    fake.create(configmap("shop", "web", "1")).unwrap();
+    receiver.wait_requests(2, WAIT).await;
+    receiver.set(Behaviour::Accept);
+    fake.update(configmap("shop", "web", "2")).unwrap();
+    let got = receiver.wait_accepted(2, WAIT).await;
+    let texts: Vec<&str> = got
+        .iter()
+        .map(|r| r.body["text"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert!(
+        texts[0].contains("*ConfigMap* `shop/web` added"),
+        "{texts:?}"
+    );
+    assert!(
+        texts[1].contains("*ConfigMap* `shop/web` modified"),
+        "{texts:?}"
+    );
+    assert!(
+        texts[1].contains("data.k"),
+        "names the changed field: {texts:?}"
+    );
+    let (_, status) = grw.get("/api/v1/subscriptions/chat").await;
+    assert!(status["retries"].as_u64().unwrap() >= 1, "{status}");
+    assert_eq!(status["pending"], 0);
+}
