@@ -114,9 +114,11 @@ pub trait Notifier: Sized {
     fn init(config: &str) -> Result<(Self, Interest), String>;
 
     /// Delivers one event. `http` only reaches hosts that both the plugin's
-    /// manifest and the operator allow. Return [`DeliveryError::Retry`] for
-    /// failures that may pass later and [`DeliveryError::GiveUp`] for ones
-    /// that never will.
+    /// manifest (`allowedHosts`) and the operator (`pluginAllowedHosts`)
+    /// allow, within what is left of the call's `limits.timeoutMs`. Return
+    /// [`DeliveryError::Retry`] for failures that may pass later and
+    /// [`DeliveryError::GiveUp`] for ones that never will;
+    /// [`Http::deliver`] sends a request and sorts its outcome that way.
     fn deliver(&self, event: &Event, http: &dyn Http) -> Result<(), DeliveryError>;
 }
 

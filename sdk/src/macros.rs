@@ -74,8 +74,8 @@ macro_rules! export_filter {
 ///         let request = HttpRequest::post(&self.url)
 ///             .json(&serde_json::json!({"type": event.event_type.as_str(), "name": event.name}))
 ///             .map_err(|e| DeliveryError::GiveUp(e.to_string()))?;
-///         let response = http.send(&request).map_err(DeliveryError::Retry)?;
-///         response.error_for_status().map(drop)
+///         // 2xx delivered; refused, unreachable, 408, 429, 5xx retried; the rest given up.
+///         http.deliver(&request).map(drop)
 ///     }
 /// }
 ///

@@ -764,3 +764,63 @@ async fn a_notifier_plugin_delivers_with_retries() {
     assert!(status["retries"].as_u64().unwrap() >= 1, "{status}");
     assert_eq!(status["pending"], 0);
 }
+
+#[tokio::test]
+async fn api_subscriptions_survive_a_restart() {
+    let fake = cluster().await;
+    let receiver = Receiver::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let extra = json!({"dataDir": dir.path().join("data")});
+    let config = config(&fake, &dir, extra.clone());
+    let mut first = Grw::start_in(dir, config, &[]).await;
+    first.wait_ready(READY).await;
+    let (status, body) = subscribe(
+        &first,
+        json!({"name": "kept", "kind": "ConfigMap",
+               "webhook": {"url": receiver.url("/kept"), "payload": "watch-event"}}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    receiver.set(Behaviour::Status(400, None, "no"));
+    fake.update(configmap("shop", "existing-1", "refused"))
+        .unwrap();
+    let dead_path = "/api/v1/subscriptions/kept/dead-letters";
+    assert!(
+        eventually(WAIT, || async {
+            first.get(dead_path).await.1["items"]
+                .as_array()
+                .map_or(0, Vec::len)
+                == 1
+        })
+        .await
+    );
+    assert!(
+        first
+            .terminate(Duration::from_secs(10))
+            .is_some_and(|s| s.success())
+    );
+    let dir = std::mem::replace(&mut first.dir, tempfile::tempdir().unwrap());
+    drop(first);
+
+    receiver.set(Behaviour::Accept);
+    let config = self::config(&fake, &dir, extra);
+    let second = Grw::start_in(dir, config, &[]).await;
+    second.wait_ready(READY).await;
+    let (status, kept) = second.get("/api/v1/subscriptions/kept").await;
+    assert_eq!(status, 200, "{kept}");
+    assert_eq!(kept["source"], "api");
+    assert_eq!(kept["deadLetters"], 1, "dead letters are kept too");
+    fake.update(configmap("shop", "existing-1", "after-restart"))
+        .unwrap();
+    let got = receiver.wait_accepted(1, WAIT).await;
+    assert_eq!(
+        watch_summary(&got[0]),
+        "MODIFIED shop/existing-1 after-restart"
+    );
+    let (status, dropped) = second.delete(dead_path).await;
+    assert_eq!((status, dropped["dropped"].as_u64()), (200, Some(1)));
+    assert_eq!(second.get(dead_path).await.1["items"], json!([]));
+    let (status, deleted) = second.delete("/api/v1/subscriptions/kept").await;
+    assert_eq!(status, 200, "{deleted}");
+    assert_eq!(second.get("/api/v1/subscriptions/kept").await.0, 404);
+}

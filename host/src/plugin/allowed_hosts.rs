@@ -192,6 +192,13 @@ impl AllowedHosts {
     }
 }
 
+impl serde::Serialize for AllowedHosts {
+    /// As the list of patterns, each written canonically.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(ToString::to_string))
+    }
+}
+
 impl fmt::Display for AllowedHosts {
     /// `a, b:443, *.c`, or `empty`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -378,6 +385,10 @@ mod tests {
             "a.example.com, *.x.io:8443, [::1]:80, 127.0.0.1"
         );
         assert_eq!(AllowedHosts::none().to_string(), "empty");
+        assert_eq!(
+            serde_json::to_value(&l).unwrap(),
+            serde_json::json!(["a.example.com", "*.x.io:8443", "[::1]:80", "127.0.0.1"])
+        );
     }
 
     #[test]

@@ -60,6 +60,10 @@ pub struct PluginStatus {
     pub fail_mode: Option<FailMode>,
     /// Limits.
     pub limits: Option<Limits>,
+    /// For notifiers: the hosts their manifest asks to reach
+    /// (`allowedHosts`); GRW's `pluginAllowedHosts` must allow them too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed_hosts: Option<AllowedHosts>,
     /// Load time of the serving version, milliseconds.
     pub load_millis: Option<u64>,
     /// Whether its compiled code came from the artifact cache.
@@ -356,6 +360,9 @@ fn status(name: &str, entry: &Entry) -> PluginStatus {
         interest: plugin.map(|p| p.interest.clone()),
         fail_mode: plugin.map(|p| p.manifest.fail_mode),
         limits: plugin.map(|p| p.manifest.limits),
+        allowed_hosts: plugin
+            .filter(|p| p.kind == PluginKind::Notifier)
+            .map(|p| p.manifest.allowed_hosts.clone()),
         load_millis: plugin.map(|p| p.load_time.as_millis() as u64),
         from_cache: plugin.map(|p| p.from_cache),
         stats: plugin.map(|p| p.stats().snapshot()),
@@ -376,4 +383,54 @@ fn plugin_names(dir: &Path) -> std::io::Result<Vec<String>> {
     }
     names.sort();
     Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_operator_host_pattern_is_a_config_error() {
+        let result = Plugins::new(
+            PathBuf::from("/nonexistent"),
+            None,
+            Limits::default(),
+            vec!["hooks.slack.com".into(), "https://x.io/hook".into()],
+            Arc::new(Metrics::new()),
+        );
+        let Err(error) = result else {
+            panic!("a URL was accepted as a host pattern");
+        };
+        assert_eq!(
+            error.to_string(),
+            "config key `pluginAllowedHosts[1]`: `https://x.io/hook` is a URL; write the host alone, e.g. `x.io`"
+        );
+    }
+
+    #[test]
+    fn lookups_name_the_kind_asked_for() {
+        let plugins = Plugins::none(Arc::new(Metrics::new()));
+        assert_eq!(
+            plugins.notifier("chat").err().unwrap(),
+            "unknown notifier plugin `chat`: no plugin directory is configured (pluginDir)"
+        );
+        assert_eq!(
+            plugins.filter("shop").err().unwrap(),
+            "unknown filter plugin `shop`: no plugin directory is configured (pluginDir)"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let plugins = Plugins::new(
+            dir.path().to_path_buf(),
+            None,
+            Limits::default(),
+            Vec::new(),
+            Arc::new(Metrics::new()),
+        )
+        .unwrap();
+        plugins.scan();
+        assert_eq!(
+            plugins.notifier("chat").err().unwrap(),
+            "unknown notifier plugin `chat`; loaded plugins: none"
+        );
+    }
 }

@@ -130,6 +130,13 @@ impl Plugin {
             )));
         }
         manifest.apply_kind_defaults(kind);
+        if kind != PluginKind::Notifier && !manifest.allowed_hosts.is_empty() {
+            tracing::warn!(
+                plugin = name,
+                kind = kind.as_str(),
+                "the manifest's allowedHosts is ignored: only notifier plugins send requests"
+            );
+        }
         let pre = match kind {
             PluginKind::Filter => {
                 Pre::Filter(FilterPre::new(engine.engine(), &compiled.component)?)
@@ -173,10 +180,10 @@ impl Plugin {
     /// When the plugin cannot answer (trap, timeout, memory, open breaker),
     /// its fail mode decides; so it does when this plugin is no filter.
     pub fn decide(&self, gvk: &Gvk, change: &Change) -> bool {
-        let fail_mode = self.manifest.fail_mode == FailMode::Open;
+        let pass_on_failure = self.manifest.fail_mode == FailMode::Open;
         if self.kind != PluginKind::Filter {
             tracing::warn!(plugin = %self.name, kind = self.kind.as_str(), "asked to filter, but this is no filter plugin; its fail mode decides");
-            return fail_mode;
+            return pass_on_failure;
         }
         if !self.interest.wants(gvk, change.kind) {
             return false;
@@ -185,7 +192,7 @@ impl Plugin {
             Instance::Filter(filter) => filter.decide(gvk, change),
             Instance::Notifier(_) => Err((CallFailure::Trap, "not a filter".into())),
         });
-        answer.unwrap_or(fail_mode)
+        answer.unwrap_or(pass_on_failure)
     }
 
     /// Hands a change to this notifier. A change outside its interest is

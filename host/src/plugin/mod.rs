@@ -24,7 +24,7 @@ pub mod tool;
 
 use wasmtime::component::Component;
 
-pub use allowed_hosts::{AllowedHosts, HostPattern, Target};
+pub use allowed_hosts::AllowedHosts;
 pub use directory::{PluginState, PluginStatus, Plugins};
 pub use engine::{Compiled, PluginEngine};
 pub use filter::{FilterInstance, FilterPre};
