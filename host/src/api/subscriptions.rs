@@ -20,7 +20,7 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use super::{AppState, Params, Problem};
-use crate::notify::{DeadLetter, Spec, SubscriptionError};
+use crate::notify::{DeadLetter, Notifications, Spec, SubscriptionError};
 
 pub(super) fn routes() -> Router<Arc<AppState>> {
     Router::new()
@@ -122,7 +122,8 @@ async fn delete(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, Problem> {
     Params::parse(raw.as_deref(), &[])?;
-    let dropped = state.notifications.delete(&name)?;
+    let deleted = name.clone();
+    let dropped = blocking(&state, move |n| n.delete(&deleted)).await?;
     Ok(Json(json!({"deleted": name, "droppedDeliveries": dropped})))
 }
 
@@ -132,7 +133,7 @@ async fn dead_letters(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, Problem> {
     Params::parse(raw.as_deref(), &[])?;
-    let letters = state.notifications.dead_letters(&name)?;
+    let letters = blocking(&state, move |n| n.dead_letters(&name)).await?;
     let items: Vec<Value> = letters.iter().map(dead_letter_json).collect();
     Ok(Json(json!({"items": items})))
 }
@@ -143,7 +144,7 @@ async fn replay_dead(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, Problem> {
     let seq = seq_param(raw.as_deref())?;
-    let count = state.notifications.replay_dead(&name, seq)?;
+    let count = blocking(&state, move |n| n.replay_dead(&name, seq)).await?;
     Ok(Json(json!({"replayed": count})))
 }
 
@@ -153,8 +154,28 @@ async fn drop_dead(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, Problem> {
     let seq = seq_param(raw.as_deref())?;
-    let count = state.notifications.drop_dead(&name, seq)?;
+    let count = blocking(&state, move |n| n.drop_dead(&name, seq)).await?;
     Ok(Json(json!({"dropped": count})))
+}
+
+/// Runs an engine call that reads or writes the outbox (and may take a
+/// while with a large queue) off the async threads.
+async fn blocking<T: Send + 'static>(
+    state: &AppState,
+    f: impl FnOnce(&Notifications) -> Result<T, SubscriptionError> + Send + 'static,
+) -> Result<T, Problem> {
+    let notifications = state.notifications.clone();
+    match tokio::task::spawn_blocking(move || f(&notifications)).await {
+        Ok(result) => result.map_err(Problem::from),
+        Err(e) => {
+            tracing::error!(error = %e, "subscription request failed");
+            Err(Problem::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "InternalError",
+                "internal error; the daemon logged it",
+            ))
+        }
+    }
 }
 
 fn seq_param(raw: Option<&str>) -> Result<Option<u64>, Problem> {
