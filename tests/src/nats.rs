@@ -77,7 +77,8 @@ impl NatsServer {
             .append(true)
             .open(self.log_path())
             .expect("log file");
-        let child = Command::new(nats_server_binary())
+        let binary = nats_server_binary();
+        let child = Command::new(&binary)
             .args([
                 "-a",
                 "127.0.0.1",
@@ -91,7 +92,13 @@ impl NatsServer {
             .stdout(log.try_clone().expect("log file"))
             .stderr(log)
             .spawn()
-            .expect("nats-server starts");
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot run {}: {e}; install nats-server with `apt-get install nats-server` \
+                     or set NATS_SERVER to its path",
+                    binary.display()
+                )
+            });
         self.child = Some(child);
         let deadline = Instant::now() + START_TIMEOUT;
         while TcpStream::connect(("127.0.0.1", self.port)).is_err() {

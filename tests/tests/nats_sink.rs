@@ -295,6 +295,28 @@ async fn a_stream_that_does_not_capture_the_subject_is_left_alone_and_the_send_r
 }
 
 #[tokio::test]
+async fn an_existing_stream_holding_the_subjects_takes_the_messages() {
+    let server = NatsServer::start().await;
+    let jetstream = server.jetstream().await;
+    jetstream
+        .create_stream(stream::Config {
+            name: "ALL".to_string(),
+            subjects: vec!["grw.>".to_string()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let sink = NatsSink::connect(config(&server.url())).await.unwrap();
+    send_until_taken(&sink, &pod(1)).await;
+
+    assert_eq!(stored_ids(&server, "ALL").await, [pod(1).id]);
+    assert!(
+        jetstream.get_stream("GRW").await.is_err(),
+        "no overlapping stream was created"
+    );
+}
+
+#[tokio::test]
 async fn messages_too_large_are_rejected() {
     let server = NatsServer::start().await;
     server

@@ -7,22 +7,30 @@
 //! `DELETED`) are replaced by the delivery's values. A NATS subject token
 //! cannot hold `.`, whitespace, `*` or `>`, so each such character of a value
 //! becomes `_` (`networking.istio.io` → `networking_istio_io`) and an empty
-//! value becomes `_`. Two values can thus share a subject; the `GRW-*`
-//! headers carry them unchanged.
+//! value becomes `_`. Two values can thus share a subject; the headers carry
+//! them unchanged.
+//!
+//! **Message.** The body is the delivery's payload; the headers are
+//! `Nats-Msg-Id` (the delivery id), `GRW-Event-Type`, `GRW-Group` (`core` for
+//! the core group), `GRW-Version`, `GRW-Kind`, `GRW-Namespace` (empty for
+//! cluster-scoped objects), `GRW-Name` and `Content-Type: application/json`.
 //!
 //! **Stream.** On the first send, and again after the server answered that no
 //! stream takes the subject, the stream is created if missing: file storage,
 //! server defaults otherwise, and as subjects the template with each token
 //! holding a placeholder replaced by `*` (`grw.*.*.*.*` for the default). An
-//! existing stream is never modified: if its subjects do not capture ours, the
-//! publish is rejected with a message saying so.
+//! existing stream is never modified, and a stream refused because another
+//! one already holds these subjects is not an error: messages then go to that
+//! one. When no stream captures a delivery's subject, the send is rejected
+//! with a message saying so.
 //!
 //! **At least once.** The delivery id goes in `Nats-Msg-Id`, so JetStream
 //! stores a retried delivery once if it comes within the stream's duplicate
 //! window (2 minutes unless the stream says otherwise).
 //!
 //! **Connection.** The client connects and reconnects in the background,
-//! forever. While it is not connected, `send` answers
+//! forever. While it is not connected (including just after
+//! [`NatsSink::connect`], until the first connection is up), `send` answers
 //! [`SendError::Retry`] at once; otherwise a send takes at most the ack
 //! timeout.
 

@@ -27,6 +27,11 @@ const DEAD: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("dead");
 const ANNOUNCED: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("announced");
 const POSITIONS: TableDefinition<&str, &str> = TableDefinition::new("positions");
 
+/// Memory the database may use to cache pages. Its default (1 GiB) would
+/// let a large backlog fill memory; the queues are read front to back, so a
+/// small cache serves them as well.
+const CACHE_BYTES: usize = 32 << 20;
+
 /// File name of the database inside `dataDir`.
 pub const FILE_NAME: &str = "grw.redb";
 
@@ -85,7 +90,9 @@ impl Outbox {
                 std::fs::create_dir_all(dir)
                     .map_err(|e| StoreError(format!("cannot create {}: {e}", dir.display())))?;
                 let path = dir.join(FILE_NAME);
-                let db = Database::create(&path)
+                let db = Database::builder()
+                    .set_cache_size(CACHE_BYTES)
+                    .create(&path)
                     .map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
                 (db, true)
             }

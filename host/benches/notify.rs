@@ -1,0 +1,730 @@
+//! Notification delivery: latency from a watch event to the webhook at a
+//! steady rate, backlog drain rate, resident memory with a million pending
+//! deliveries, and NATS JetStream throughput.
+//!
+//! Run: `cargo bench -p grw --bench notify` (about two minutes after the
+//! build, and about 4 GB of temporary disk for the million-delivery outbox).
+//! `-- --quick` divides every count by 10; naming parts (`-- latency drain
+//! memory nats`) runs only those.
+//!
+//! Everything runs in this process, on a multi-thread tokio runtime: the
+//! engine ([`Notifications`] with its outbox, `grw.redb`, in a temporary
+//! `dataDir`, so every commit is fsynced as in production), one replay-mode
+//! watch of ConfigMaps whose cache the benchmark feeds with `Cache::apply`,
+//! exactly what the watch loop does for one watch event, and an axum
+//! receiver on loopback answering 200. The subscription sends `watch-event`
+//! bodies (`{type, object, oldObject}`). The clock starts when the change is
+//! made (the send time is written into the object's `data.sent_ns` and the
+//! object goes into the cache), so the API server's network hop is not in
+//! the figures.
+
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::post;
+use grw::config::{Config, WatchOptions};
+use grw::gvk::{Gvk, ResourceInfo};
+use grw::kube::{Catalog, Discovery};
+use grw::metrics::Metrics;
+use grw::notify::{Notifications, SubscriptionStatus};
+use grw::plugin::Plugins;
+use grw::store::{Cache, ChangeType, Origin, StoredObject};
+use grw::watch::{WatchSettings, Watches};
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+const SUBSCRIPTION: &str = "bench";
+/// Compact JSON size of each ConfigMap, about.
+const OBJECT_BYTES: usize = 1_000;
+/// Objects modified round-robin by the latency runs.
+const LATENCY_OBJECTS: usize = 300;
+/// (events per second, seconds) of the latency runs.
+const RATES: [(u64, u64); 2] = [(100, 10), (5_000, 5)];
+/// Objects of the backlog runs: few, so the cache stays small and what
+/// grows is the queue.
+const BACKLOG_OBJECTS: usize = 1_000;
+const DRAIN_CHANGES: u64 = 100_000;
+/// Pending deliveries at which the memory run reads the resident set.
+const MEMORY_STEPS: [u64; 3] = [250_000, 500_000, 1_000_000];
+/// The memory run applies changes in chunks of this many and waits for the
+/// feed to queue them, so that changes waiting in the cache's tap (in
+/// memory) stay few and what is measured is the outbox's backlog.
+const MEMORY_CHUNK: u64 = 5_000;
+const NATS_CHANGES: u64 = 20_000;
+const NATS_SERVER: &str = "/usr/sbin/nats-server";
+/// Retry fast while the receiver is down, so the drain starts within a
+/// second of the receiver coming up rather than after a long backoff.
+const FAST_RETRY: &str = r#"{"initialDelayMs": 50, "maxDelaySeconds": 1}"#;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick")
+        || std::env::var("GRW_BENCH_QUICK").is_ok_and(|v| v == "1");
+    // `cargo bench` passes `--bench`; every other word names a part.
+    let parts: Vec<&str> = args
+        .iter()
+        .filter(|a| !a.starts_with("--"))
+        .map(String::as_str)
+        .collect();
+    let wants = |part: &str| parts.is_empty() || parts.contains(&part);
+    let scale = if quick { 10 } else { 1 };
+
+    println!(
+        "machine: {}, {} logical CPUs (nproc)",
+        cpu_model(),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!(
+        "date: {}{}",
+        grw::time::rfc3339(
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+        ),
+        if quick { " (quick: counts / 10)" } else { "" }
+    );
+    println!(
+        "ConfigMap JSON: {} bytes",
+        Objects::new(1).next_object().json().len()
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    runtime.block_on(async {
+        // First, so that the peak resident set (VmHWM) is its own.
+        if wants("memory") {
+            memory(scale).await;
+        }
+        if wants("latency") {
+            latency(scale).await;
+        }
+        if wants("drain") {
+            drain(scale).await;
+        }
+        if wants("nats") {
+            nats(scale).await;
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------
+// The four measurements
+
+/// Paced watch events, each timed from the cache apply to its arrival.
+async fn latency(scale: u64) {
+    println!(
+        "\n### Latency, watch event to webhook received ({LATENCY_OBJECTS} ConfigMaps of ~{OBJECT_BYTES} B modified round-robin)\n"
+    );
+    println!(
+        "| rate/s | seconds | sent | received by the end / sent | backlog at the end | p50 ms | p99 ms | max ms |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (rate, seconds) in RATES {
+        let count = rate * seconds / scale;
+        let port = free_port();
+        let receiver = Receiver::serve(port).await;
+        let engine = Engine::start(webhook(port, None), LATENCY_OBJECTS).await;
+        engine.apply(count, Some(rate)).await;
+        let received_at_end = receiver.count();
+        let backlog = engine.pending();
+        let all_in = receiver
+            .wait_for(count as usize, Duration::from_secs(120))
+            .await;
+        let latencies = receiver.latencies_ms();
+        println!(
+            "| {} | {} | {} | {:.3} | {} | {:.2} | {:.2} | {:.2} |{}",
+            thousands(rate),
+            seconds as f64 / scale as f64,
+            thousands(count),
+            received_at_end as f64 / count as f64,
+            thousands(backlog),
+            percentile(&latencies, 50.0),
+            percentile(&latencies, 99.0),
+            latencies.last().copied().unwrap_or(f64::NAN),
+            if all_in {
+                String::new()
+            } else {
+                format!(
+                    " only {} of {} arrived within 2 minutes",
+                    receiver.count(),
+                    count
+                )
+            }
+        );
+        receiver.stop();
+    }
+}
+
+/// A backlog queued while the receiver refuses connections, then sent.
+async fn drain(scale: u64) {
+    let count = DRAIN_CHANGES / scale;
+    let port = free_port();
+    let engine = Engine::start(webhook(port, Some(FAST_RETRY)), BACKLOG_OBJECTS).await;
+    let started = Instant::now();
+    engine.apply(count, None).await;
+    let applied = started.elapsed();
+    engine.wait_pending(|p| p >= count).await;
+    let queued = started.elapsed();
+    let pending = engine.pending();
+
+    let receiver = Receiver::serve(port).await;
+    let up = Instant::now();
+    let up_ns = now_ns();
+    engine.wait_pending(|p| p == 0).await;
+    let emptied = up.elapsed();
+    let (first_ns, last_ns) = receiver.first_and_last();
+    let drain_secs = (last_ns - first_ns) as f64 / 1e9;
+    println!(
+        "\n### Backlog drain (webhook; receiver refusing connections while {} changes are queued)\n",
+        thousands(count)
+    );
+    println!(
+        "| changes | applied in s | queued (pending = {}) in s | queued/s | receiver up → first delivery s | first → last delivery s | deliveries/s | receiver up → pending 0 s |",
+        thousands(count)
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| {} | {:.2} | {:.2} | {} | {:.2} | {:.2} | {} | {:.2} |",
+        thousands(pending),
+        applied.as_secs_f64(),
+        queued.as_secs_f64(),
+        thousands((count as f64 / queued.as_secs_f64()) as u64),
+        first_ns.saturating_sub(up_ns) as f64 / 1e9,
+        drain_secs,
+        thousands((receiver.count() as f64 / drain_secs) as u64),
+        emptied.as_secs_f64(),
+    );
+    receiver.stop();
+}
+
+/// Resident memory while the backlog grows to a million deliveries.
+async fn memory(scale: u64) {
+    let engine = Engine::start(webhook(free_port(), None), BACKLOG_OBJECTS).await;
+    let before = ProcMemory::read();
+    println!(
+        "\n### Memory with a growing backlog (receiver down, {} ConfigMaps of ~{OBJECT_BYTES} B, watch-event bodies with oldObject)\n",
+        thousands(BACKLOG_OBJECTS as u64)
+    );
+    println!("| pending deliveries | VmRSS MiB | outbox file MiB | time to queue this step s |");
+    println!("|---:|---:|---:|---:|");
+    println!(
+        "| 0 (engine started) | {:.1} | {:.1} | |",
+        mib(before.rss),
+        mib(engine.outbox_bytes())
+    );
+    let mut queued = 0;
+    for target in MEMORY_STEPS.map(|s| s / scale) {
+        let started = Instant::now();
+        while queued < target {
+            let chunk = MEMORY_CHUNK.min(target - queued);
+            engine.apply(chunk, None).await;
+            queued += chunk;
+            engine.wait_pending(|p| p >= queued).await;
+        }
+        let now = ProcMemory::read();
+        println!(
+            "| {} | {:.1} | {:.1} | {:.1} |",
+            thousands(engine.pending()),
+            mib(now.rss),
+            mib(engine.outbox_bytes()),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let after = ProcMemory::read();
+    println!(
+        "\nVmRSS before {:.1} MiB, after {:.1} MiB; peak VmHWM {:.1} MiB",
+        mib(before.rss),
+        mib(after.rss),
+        mib(after.peak)
+    );
+}
+
+/// A backlog published to a local JetStream server, one ack per publish.
+async fn nats(scale: u64) {
+    let count = NATS_CHANGES / scale;
+    let Some(server) = NatsServer::start() else {
+        println!("\n### NATS JetStream\n\nskipped: {NATS_SERVER} is not installed");
+        return;
+    };
+    let destination = json!({"nats": {
+        "url": format!("nats://127.0.0.1:{}", server.port),
+        "subject": "grw.{kind}.{namespace}",
+        "stream": "GRWBENCH",
+    }});
+    let engine = Engine::start(destination, BACKLOG_OBJECTS).await;
+    let started = Instant::now();
+    engine.apply(count, None).await;
+    let applied = started.elapsed();
+    // Pending is 0 also before the feed queued anything: wait for the acks
+    // too. Acked deliveries leave the queue when their batch is settled.
+    while engine.status().deliveries < count || engine.pending() > 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "only {} of {count} published: {:?}",
+            engine.status().deliveries,
+            engine.status().last_error
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let done = started.elapsed();
+    let status = engine.status();
+    assert_eq!(
+        (status.pending, status.dead_letters),
+        (0, 0),
+        "every change published once"
+    );
+    println!(
+        "\n### NATS JetStream ({}, file storage, one server on loopback)\n",
+        server.version
+    );
+    println!("| changes | applied in s | first apply → all acked, pending 0 s | deliveries/s |");
+    println!("|---:|---:|---:|---:|");
+    println!(
+        "| {} | {:.2} | {:.2} | {} |",
+        thousands(count),
+        applied.as_secs_f64(),
+        done.as_secs_f64(),
+        thousands((count as f64 / done.as_secs_f64()) as u64)
+    );
+}
+
+// ---------------------------------------------------------------------------
+// The engine and its input
+
+/// The notification engine with one subscription, `bench`, on ConfigMaps,
+/// its outbox in a temporary `dataDir`, fed through the cache of a
+/// replay-mode watch.
+struct Engine {
+    notifications: Arc<Notifications>,
+    cache: Arc<Cache>,
+    objects: Arc<Mutex<Objects>>,
+    data_dir: TempDir,
+}
+
+impl Engine {
+    /// `destination` is the subscription's sink member, e.g. `{"webhook":
+    /// {...}}`. The `distinct` objects exist before the engine attaches, so
+    /// they are not announced and every measured change is a MODIFIED
+    /// carrying its old state.
+    async fn start(destination: Value, distinct: usize) -> Engine {
+        let data_dir = tempfile::tempdir().expect("temporary dataDir");
+        let mut subscription = json!({"name": SUBSCRIPTION, "kind": "v1/ConfigMap"});
+        if let (Some(sub), Value::Object(members)) = (subscription.as_object_mut(), destination) {
+            sub.extend(members);
+        }
+        let config = Config {
+            data_dir: Some(data_dir.path().to_path_buf()),
+            subscriptions: vec![subscription],
+            ..Config::default()
+        };
+        let metrics = Arc::new(Metrics::new());
+        let watches = Arc::new(Watches::new(
+            None,
+            WatchSettings::default(),
+            metrics.clone(),
+        ));
+        let resource = ResourceInfo {
+            gvk: Gvk::new("", "v1", "ConfigMap"),
+            plural: "configmaps".into(),
+            namespaced: true,
+        };
+        let discovery = Arc::new(Discovery::fixed(Catalog::fixed(vec![resource.clone()])));
+        let notifications = Notifications::open(
+            &config,
+            watches.clone(),
+            discovery,
+            Plugins::none(metrics.clone()),
+            metrics,
+        )
+        .expect("the engine opens");
+        let cache = watches
+            .ensure(&resource, WatchOptions::default(), false)
+            .cache
+            .clone();
+        let mut objects = Objects::new(distinct);
+        for _ in 0..distinct {
+            cache.apply(ChangeType::Added, objects.next_object(), Origin::Initial);
+        }
+        notifications.start();
+        Engine {
+            notifications,
+            cache,
+            objects: Arc::new(Mutex::new(objects)),
+            data_dir,
+        }
+    }
+
+    /// Applies `count` changes as watch events, `rate` per second or as
+    /// fast as the cache takes them, on a thread of its own.
+    async fn apply(&self, count: u64, rate: Option<u64>) {
+        let cache = self.cache.clone();
+        let objects = self.objects.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut objects = objects.lock();
+            let mut pacer = rate.map(Pacer::new);
+            for _ in 0..count {
+                if let Some(pacer) = &mut pacer {
+                    pacer.wait_turn();
+                }
+                cache.apply(ChangeType::Modified, objects.next_object(), Origin::Watch);
+            }
+        })
+        .await
+        .expect("the applying thread finishes");
+    }
+
+    fn status(&self) -> SubscriptionStatus {
+        self.notifications
+            .status(SUBSCRIPTION)
+            .expect("the subscription exists")
+    }
+
+    /// Deliveries waiting in the subscription's queue.
+    fn pending(&self) -> u64 {
+        self.status().pending
+    }
+
+    /// Polls the pending count until `done` holds.
+    async fn wait_pending(&self, done: impl Fn(u64) -> bool) {
+        let started = Instant::now();
+        while !done(self.pending()) {
+            assert!(
+                started.elapsed() < Duration::from_secs(600),
+                "pending stuck at {}",
+                self.pending()
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    fn outbox_bytes(&self) -> u64 {
+        file_size(&self.data_dir.path().join("grw.redb"))
+    }
+}
+
+/// The subscription's webhook member, to a receiver at `port`.
+fn webhook(port: u16, retry: Option<&str>) -> Value {
+    let mut destination = json!({"webhook": {
+        "url": format!("http://127.0.0.1:{port}/"),
+        "payload": "watch-event",
+    }});
+    if let Some(retry) = retry {
+        destination["retry"] = serde_json::from_str(retry).expect("retry is JSON");
+    }
+    destination
+}
+
+/// ConfigMaps of about [`OBJECT_BYTES`], modified round-robin: each call
+/// gives the next object a new resourceVersion and stamps `data.sent_ns`.
+struct Objects {
+    template: Value,
+    gvk: Gvk,
+    distinct: usize,
+    next: usize,
+    resource_version: u64,
+}
+
+impl Objects {
+    fn new(distinct: usize) -> Objects {
+        let mut template = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "", "namespace": "bench", "uid": "", "resourceVersion": "",
+                "labels": {"app": "notify-bench"}},
+            "data": {"sent_ns": "0000000000000", "payload": ""},
+        });
+        let base = template.to_string().len() + "cm-000".len() + "uid-000000".len() + 8;
+        template["data"]["payload"] = json!("x".repeat(OBJECT_BYTES.saturating_sub(base)));
+        Objects {
+            template,
+            gvk: Gvk::new("", "v1", "ConfigMap"),
+            distinct,
+            next: 0,
+            resource_version: 1_000,
+        }
+    }
+
+    fn next_object(&mut self) -> StoredObject {
+        let i = self.next % self.distinct;
+        self.next += 1;
+        self.resource_version += 1;
+        let mut object = self.template.clone();
+        object["metadata"]["name"] = json!(format!("cm-{i:03}"));
+        object["metadata"]["uid"] = json!(format!("uid-{i:06}"));
+        object["metadata"]["resourceVersion"] = json!(self.resource_version.to_string());
+        object["data"]["sent_ns"] = json!(now_ns().to_string());
+        StoredObject::from_value(object, &self.gvk, false).expect("a valid ConfigMap")
+    }
+}
+
+/// Lets calls through at a steady rate. Due times are absolute, so a sleep
+/// that overshoots is made up by the next calls.
+struct Pacer {
+    started: Instant,
+    rate: u64,
+    done: u64,
+}
+
+impl Pacer {
+    fn new(rate: u64) -> Pacer {
+        Pacer {
+            started: Instant::now(),
+            rate,
+            done: 0,
+        }
+    }
+
+    fn wait_turn(&mut self) {
+        let due_at = Duration::from_secs_f64(self.done as f64 / self.rate as f64);
+        if let Some(wait) = due_at.checked_sub(self.started.elapsed()) {
+            std::thread::sleep(wait);
+        }
+        self.done += 1;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Receivers
+
+/// An HTTP receiver on loopback answering 200 to every POST, noting when
+/// each delivery arrived and how long after its change was made.
+struct Receiver {
+    arrivals: Mutex<Vec<Arrival>>,
+    server: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+struct Arrival {
+    at_ns: u64,
+    /// None when the body carries no `data.sent_ns`.
+    latency_ns: Option<u64>,
+}
+
+/// What the receiver reads of a `watch-event` body.
+#[derive(serde::Deserialize)]
+struct Stamped {
+    object: StampedObject,
+}
+
+#[derive(serde::Deserialize)]
+struct StampedObject {
+    data: StampedData,
+}
+
+#[derive(serde::Deserialize)]
+struct StampedData {
+    sent_ns: String,
+}
+
+impl Receiver {
+    async fn serve(port: u16) -> Arc<Receiver> {
+        let receiver = Arc::new(Receiver {
+            arrivals: Mutex::new(Vec::new()),
+            server: Mutex::new(None),
+        });
+        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))
+            .await
+            .expect("the receiver's port is free");
+        let app = Router::new()
+            .route("/", post(receive))
+            .with_state(receiver.clone());
+        let server = tokio::spawn(async move {
+            axum::serve(listener, app).await.expect("the receiver runs");
+        });
+        *receiver.server.lock() = Some(server);
+        receiver
+    }
+
+    fn stop(&self) {
+        if let Some(server) = self.server.lock().take() {
+            server.abort();
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.arrivals.lock().len()
+    }
+
+    /// Waits until `count` deliveries arrived; false after `timeout`.
+    async fn wait_for(&self, count: usize, timeout: Duration) -> bool {
+        let started = Instant::now();
+        while self.count() < count {
+            if started.elapsed() > timeout {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        true
+    }
+
+    /// Latencies in milliseconds, sorted.
+    fn latencies_ms(&self) -> Vec<f64> {
+        let mut ms: Vec<f64> = self
+            .arrivals
+            .lock()
+            .iter()
+            .filter_map(|a| a.latency_ns)
+            .map(|ns| ns as f64 / 1e6)
+            .collect();
+        ms.sort_by(f64::total_cmp);
+        ms
+    }
+
+    /// When the first and the last delivery arrived, in [`now_ns`] time.
+    fn first_and_last(&self) -> (u64, u64) {
+        let arrivals = self.arrivals.lock();
+        let at = |a: Option<&Arrival>| a.map_or(0, |a| a.at_ns);
+        (at(arrivals.first()), at(arrivals.last()))
+    }
+}
+
+async fn receive(State(receiver): State<Arc<Receiver>>, body: Bytes) -> StatusCode {
+    let at_ns = now_ns();
+    let sent_ns = serde_json::from_slice::<Stamped>(&body)
+        .ok()
+        .and_then(|s| s.object.data.sent_ns.parse::<u64>().ok());
+    receiver.arrivals.lock().push(Arrival {
+        at_ns,
+        latency_ns: sent_ns.map(|sent| at_ns.saturating_sub(sent)),
+    });
+    StatusCode::OK
+}
+
+/// A JetStream-enabled `nats-server` on a free loopback port, stopped on drop.
+struct NatsServer {
+    child: Child,
+    port: u16,
+    version: String,
+    _store: TempDir,
+}
+
+impl NatsServer {
+    /// None when the server is not installed.
+    fn start() -> Option<NatsServer> {
+        if !Path::new(NATS_SERVER).exists() {
+            return None;
+        }
+        let version = Command::new(NATS_SERVER)
+            .arg("--version")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_else(|_| "nats-server".into());
+        let store = tempfile::tempdir().expect("temporary JetStream store");
+        let port = free_port();
+        let child = Command::new(NATS_SERVER)
+            .args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
+            .arg(store.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nats-server starts");
+        let server = NatsServer {
+            child,
+            port,
+            version,
+            _store: store,
+        };
+        let started = Instant::now();
+        while TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "nats-server did not listen within 10 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(server)
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Small helpers
+
+/// Nanoseconds on a monotonic clock shared by senders and receivers.
+fn now_ns() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+/// A loopback port nothing listens on (until someone binds it).
+fn free_port() -> u16 {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+/// The process's resident set now and at its peak, from /proc/self/status.
+struct ProcMemory {
+    rss: u64,
+    peak: u64,
+}
+
+impl ProcMemory {
+    fn read() -> ProcMemory {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let kib = |key: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                .map_or(0, |k| k * 1024)
+        };
+        ProcMemory {
+            rss: kib("VmRSS:"),
+            peak: kib("VmHWM:"),
+        }
+    }
+}
+
+fn file_size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((sorted.len() as f64 * p / 100.0).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into())
+}
