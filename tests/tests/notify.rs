@@ -93,6 +93,13 @@ fn deduplicated(received: &[Received]) -> Vec<Received> {
         .collect()
 }
 
+/// The daemon answers queries from its cache (whatever its receivers do).
+async fn assert_serving(grw: &Grw) {
+    let (status, list) = grw.get("/api/v1/namespaces/shop/objects/configmaps").await;
+    assert_eq!(status, 200, "{list}");
+    assert!(!list["items"].as_array().unwrap().is_empty(), "{list}");
+}
+
 async fn subscribe(grw: &Grw, body: Value) -> (u16, Value) {
     grw.post("/api/v1/subscriptions", body.to_string()).await
 }
@@ -214,6 +221,7 @@ async fn failures_are_retried_and_refusals_become_dead_letters() {
         status_now["lastError"],
         "the receiver answered 500 Internal Server Error: try later"
     );
+    assert_serving(&grw).await;
     receiver.set(Behaviour::Accept);
     let got = receiver.wait_accepted(2, WAIT).await;
     let summaries: Vec<String> = got.iter().map(watch_summary).collect();
@@ -306,9 +314,7 @@ async fn refused_connections_and_hanging_receivers_lose_nothing() {
         "{}",
         grw.get("/api/v1/subscriptions/late-receiver").await.1
     );
-    // The daemon keeps serving queries meanwhile.
-    let (status, _) = grw.get("/api/v1/namespaces/shop/objects/configmaps").await;
-    assert_eq!(status, 200);
+    assert_serving(&grw).await;
 
     // The receiver comes up but hangs: each attempt times out and is retried.
     let receiver = Receiver::start_on(port).await;
@@ -317,6 +323,7 @@ async fn refused_connections_and_hanging_receivers_lose_nothing() {
     let (_, s) = grw.get("/api/v1/subscriptions/late-receiver").await;
     assert_eq!(s["lastError"], "the receiver did not answer in time");
     assert_eq!(s["pending"], 5);
+    assert_serving(&grw).await;
 
     receiver.set(Behaviour::Accept);
     let got = receiver.wait_accepted(5, WAIT).await;
@@ -357,6 +364,7 @@ async fn a_slow_receiver_does_not_hold_up_another_subscription() {
     }
     let got = fast.wait_accepted(30, WAIT).await;
     assert_eq!(got.len(), 30);
+    assert_serving(&grw).await;
     assert!(
         slow.accepted().len() < 30,
         "the slow receiver (200 ms each) cannot have taken 30 yet"
@@ -400,6 +408,7 @@ async fn sigkill_with_a_backlog_and_changes_while_down_lose_nothing() {
         );
         let (_, status) = first.get("/api/v1/subscriptions").await;
         assert_eq!(status["persistent"], true);
+        assert_serving(&first).await;
         let dir = first.kill();
 
         // While GRW is down: one change, one deletion, one creation.
