@@ -833,3 +833,107 @@ async fn api_subscriptions_survive_a_restart() {
     assert_eq!(status, 200, "{deleted}");
     assert_eq!(second.get("/api/v1/subscriptions/kept").await.0, 404);
 }
+
+#[tokio::test]
+async fn filter_plugins_decide_what_a_subscription_gets() {
+    let fake = cluster().await;
+    let receiver = Receiver::start().await;
+    let plugin_dir = tempfile::tempdir().unwrap();
+    grw_e2e::plugins::install(
+        plugin_dir.path(),
+        "only-shop",
+        "grw-plugin-namespace-filter",
+        Some(json!({"kind": "filter", "config": {"include": ["shop"]}})),
+    );
+    let grw = grw(&fake, json!({"pluginDir": plugin_dir.path()})).await;
+    let (status, body) = subscribe(
+        &grw,
+        json!({"name": "filtered", "kind": "ConfigMap", "filters": ["only-shop"],
+               "webhook": {"url": receiver.url("/f"), "payload": "watch-event"}}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    fake.create(configmap("other", "skipped", "1")).unwrap();
+    fake.create(configmap("shop", "kept", "1")).unwrap();
+    fake.create(configmap("elsewhere", "skipped-too", "1"))
+        .unwrap();
+    fake.update(configmap("shop", "kept", "2")).unwrap();
+    let got = receiver.wait_accepted(2, WAIT).await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let summaries: Vec<String> = receiver.accepted().iter().map(watch_summary).collect();
+    assert_eq!(
+        summaries,
+        ["ADDED shop/kept 1", "MODIFIED shop/kept 2"],
+        "{got:?}"
+    );
+}
+
+#[tokio::test]
+async fn webhook_answers_map_to_retry_or_refusal() {
+    use grw::notify::{Delivery, PayloadFormat, SendError, Webhook};
+    let receiver = Receiver::start().await;
+    let webhook = Webhook::new(
+        grw::notify::webhook_client(),
+        "direct",
+        &receiver.url("/direct"),
+        &[],
+        None,
+        Duration::from_secs(5),
+        PayloadFormat::WatchEvent,
+    )
+    .unwrap();
+    let delivery = Delivery {
+        seq: 1,
+        id: "u/1/ADDED".into(),
+        event_type: "ADDED".into(),
+        gvk: grw::gvk::Gvk::new("", "v1", "ConfigMap"),
+        namespace: "shop".into(),
+        name: "a".into(),
+        enqueued_ms: 0,
+        payload: br#"{"type":"ADDED","object":{}}"#.to_vec(),
+    };
+    for (behaviour, expected) in [
+        (
+            Behaviour::Status(429, Some(2), "slow down"),
+            Err(SendError::Retry {
+                reason: "the receiver answered 429 Too Many Requests: slow down".into(),
+                after: Some(Duration::from_secs(2)),
+            }),
+        ),
+        (
+            Behaviour::Status(503, None, ""),
+            Err(SendError::Retry {
+                reason: "the receiver answered 503 Service Unavailable".into(),
+                after: None,
+            }),
+        ),
+        (
+            Behaviour::Status(408, None, ""),
+            Err(SendError::Retry {
+                reason: "the receiver answered 408 Request Timeout".into(),
+                after: None,
+            }),
+        ),
+        (
+            Behaviour::Status(404, None, "no such hook"),
+            Err(SendError::Reject(
+                "the receiver answered 404 Not Found: no such hook".into(),
+            )),
+        ),
+        (
+            Behaviour::Status(302, None, ""),
+            Err(SendError::Reject(
+                "the receiver answered 302 Found (redirects are not followed; configure the final URL)".into(),
+            )),
+        ),
+        (Behaviour::Accept, Ok(())),
+    ] {
+        receiver.set(behaviour.clone());
+        assert_eq!(webhook.send(&delivery).await, expected, "{behaviour:?}");
+    }
+    let last = receiver.requests().pop().unwrap();
+    assert_eq!(last.header("grw-delivery-id"), "u/1/ADDED");
+    assert_eq!(last.header("grw-group"), "core");
+    assert_eq!(last.header("grw-namespace"), "shop");
+    assert_eq!(last.header("grw-subscription"), "direct");
+}

@@ -40,7 +40,7 @@ pub use outbox::{DeadLetter, Outbox, StoreError};
 pub use payload::{Event, render};
 pub use sink::{Delivery, SendError};
 pub use subscription::{PayloadFormat, SinkSpec, Source, Spec, Subscription};
-pub use webhook::{Webhook, sign};
+pub use webhook::{Webhook, client as webhook_client, sign};
 
 use crate::config::Config;
 use crate::kube::Discovery;
