@@ -503,8 +503,11 @@ async fn bad_input_is_a_clear_4xx() {
             .unwrap()
             .contains("request body cannot be read")
     );
-    // The daemon still answers.
-    assert_eq!(grw.get("/healthz").await.0, 200);
+    // The daemon still answers. On a new connection: the server closes the
+    // one whose body it refused to read, and a pooled client could pick it
+    // up again before noticing.
+    let health = reqwest::get(format!("{}/healthz", grw.url)).await.unwrap();
+    assert_eq!(health.status(), 200);
 }
 
 #[tokio::test]

@@ -195,6 +195,10 @@ impl Notifications {
             engine
                 .check_plugins(&sub)
                 .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+            if stored.get(&sub.name).is_some_and(|v| v["source"] == "api") {
+                let dropped = engine.outbox.delete_subscription(&sub.name)?;
+                tracing::warn!(subscription = %sub.name, dropped_deliveries = dropped, "the config now defines a subscription with the name of one created through the API; the config one replaces it");
+            }
             engine
                 .outbox
                 .put_subscription(&sub.name, &stored_form(&sub))?;
@@ -207,14 +211,15 @@ impl Notifications {
                 Spec::from_json(&value["spec"], &format!("stored subscription `{name}`"))
                     .and_then(|spec| spec.compile(Source::Api));
             match restored {
-                Ok(sub) if from_api && !engine.subs.read().contains_key(&name) => {
+                Ok(sub) if from_api => {
                     if let Err(e) = engine.check_plugins(&sub) {
                         tracing::warn!(subscription = %name, error = %e, "restored subscription names a missing plugin; its deliveries wait for it");
                     }
                     engine.install(sub, false)?;
                 }
-                Ok(_) if from_api => {
-                    tracing::warn!(subscription = %name, "a config subscription now has the name of one created through the API; the config one wins");
+                Err(e) if from_api => {
+                    // Kept on disk: a GRW that understands it can restore it.
+                    tracing::error!(subscription = %name, error = %e, "a subscription created through the API cannot be restored; it is not served");
                 }
                 _ => {
                     let dropped = engine.outbox.delete_subscription(&name)?;
