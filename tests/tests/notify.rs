@@ -184,6 +184,12 @@ async fn compat_webhooks_get_each_change_once_in_order() {
             .iter()
             .all(|s| s["source"] == "config" && s["pending"] == 0)
     );
+    assert!(
+        items.iter().all(|s| s["lastDeliveryTime"]
+            .as_str()
+            .is_some_and(|t| t.ends_with('Z'))),
+        "{subs}"
+    );
     assert_eq!(subs["persistent"], false);
     assert!(
         grw.logs().contains("no dataDir: pending deliveries"),

@@ -130,6 +130,8 @@ pub struct SubscriptionStatus {
     pub deliveries: u64,
     /// Failed attempts retried since start.
     pub retries: u64,
+    /// When the destination last took a delivery (RFC 3339), since start.
+    pub last_delivery_time: Option<String>,
     /// The last failure, if any.
     pub last_error: Option<String>,
 }
@@ -331,6 +333,10 @@ impl Notifications {
             dead_letters: gauges.dead_letters,
             deliveries: state.deliveries,
             retries: state.retries,
+            last_delivery_time: state
+                .last_delivery
+                .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+                .map(crate::time::rfc3339),
             last_error: state.last_error.clone(),
         })
     }
