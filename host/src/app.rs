@@ -260,15 +260,8 @@ async fn next_crd_change(rx: &mut Option<broadcast::Receiver<Arc<Change>>>) -> b
 
 fn start_pending(discovery: &Discovery, watches: &Watches) {
     let catalog = discovery.catalog();
-    for pending in watches.take_pending() {
-        match catalog.resolve(&pending.kind) {
-            Ok(resource) => {
-                watches.ensure(&resource, pending.options, false);
-            }
-            Err(e) => watches.add_pending(Pending {
-                reason: e.to_string(),
-                ..pending
-            }),
-        }
+    let ready = watches.take_resolvable(|kind| catalog.resolve(kind).map_err(|e| e.to_string()));
+    for (resource, options) in ready {
+        watches.ensure(&resource, options, false);
     }
 }

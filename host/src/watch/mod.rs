@@ -288,8 +288,26 @@ impl Watches {
             .collect()
     }
 
-    /// Takes the pending kinds out, to try them again.
-    pub fn take_pending(&self) -> Vec<Pending> {
-        std::mem::take(&mut self.pending.lock())
+    /// Takes out the pending kinds that `resolve` now finds, to be watched;
+    /// the others stay pending with the new reason. Kinds that stay pending
+    /// never leave the list, so the status API always shows them.
+    pub fn take_resolvable(
+        &self,
+        resolve: impl Fn(&KindRef) -> Result<ResourceInfo, String>,
+    ) -> Vec<(ResourceInfo, WatchOptions)> {
+        let mut ready = Vec::new();
+        self.pending
+            .lock()
+            .retain_mut(|pending| match resolve(&pending.kind) {
+                Ok(resource) => {
+                    ready.push((resource, pending.options.clone()));
+                    false
+                }
+                Err(reason) => {
+                    pending.reason = reason;
+                    true
+                }
+            });
+        ready
     }
 }
