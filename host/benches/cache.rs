@@ -18,6 +18,8 @@
 //! holding N objects costs, and no other store's freed memory or allocator
 //! state can hide in it.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -33,6 +35,8 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::reflector::store::{Store, Writer};
 use kube::runtime::watcher::Event;
 use serde_json::{Value, json};
+
+use common::{cpu_model, grouped};
 
 /// Object counts of a full run, and of a quick one.
 const FULL_SIZES: &[usize] = &[10_000, 100_000];
@@ -962,29 +966,10 @@ fn micros(us: f64) -> String {
     }
 }
 
-/// Rounds and groups thousands with commas: 1,234,567.
-fn grouped(x: f64) -> String {
-    if !x.is_finite() {
-        return "–".into();
-    }
-    let digits = (x.round() as i64).unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if x < -0.5 { format!("-{out}") } else { out }
-}
-
 /// CPU model, logical CPU count and total memory.
 fn machine() -> (String, usize, String) {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = cpuinfo
-        .lines()
-        .find_map(|l| l.strip_prefix("model name")?.split_once(':'))
-        .map_or("unknown CPU".to_string(), |(_, m)| m.trim().to_string());
+    let model = cpu_model();
     let cores = cpuinfo
         .lines()
         .filter(|l| l.starts_with("processor"))

@@ -18,6 +18,8 @@
 //! object goes into the cache), so the API server's network hop is not in
 //! the figures.
 
+mod common;
+
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -35,6 +37,8 @@ use grw::kube::{Catalog, Discovery};
 use grw::metrics::Metrics;
 use grw::notify::{Notifications, SubscriptionStatus};
 use grw::plugin::Plugins;
+
+use common::{cpu_model, grouped};
 use grw::store::{Cache, ChangeType, Origin, StoredObject};
 use grw::watch::{WatchSettings, Watches};
 use parking_lot::Mutex;
@@ -142,11 +146,11 @@ async fn latency(scale: u64) {
         let latencies = receiver.latencies_ms();
         println!(
             "| {} | {} | {} | {:.3} | {} | {:.2} | {:.2} | {:.2} |{}",
-            thousands(rate),
+            grouped(rate as f64),
             seconds as f64 / scale as f64,
-            thousands(count),
+            grouped(count as f64),
             received_at_end as f64 / count as f64,
-            thousands(backlog),
+            grouped(backlog as f64),
             percentile(&latencies, 50.0),
             percentile(&latencies, 99.0),
             latencies.last().copied().unwrap_or(f64::NAN),
@@ -185,22 +189,22 @@ async fn drain(scale: u64) {
     let drain_secs = (last_ns - first_ns) as f64 / 1e9;
     println!(
         "\n### Backlog drain (webhook; receiver refusing connections while {} changes are queued)\n",
-        thousands(count)
+        grouped(count as f64)
     );
     println!(
         "| changes | applied in s | queued (pending = {}) in s | queued/s | receiver up → first delivery s | first → last delivery s | deliveries/s | receiver up → pending 0 s |",
-        thousands(count)
+        grouped(count as f64)
     );
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
     println!(
         "| {} | {:.2} | {:.2} | {} | {:.2} | {:.2} | {} | {:.2} |",
-        thousands(pending),
+        grouped(pending as f64),
         applied.as_secs_f64(),
         queued.as_secs_f64(),
-        thousands((count as f64 / queued.as_secs_f64()) as u64),
+        grouped(count as f64 / queued.as_secs_f64()),
         first_ns.saturating_sub(up_ns) as f64 / 1e9,
         drain_secs,
-        thousands((receiver.count() as f64 / drain_secs) as u64),
+        grouped(receiver.count() as f64 / drain_secs),
         emptied.as_secs_f64(),
     );
     receiver.stop();
@@ -212,7 +216,7 @@ async fn memory(scale: u64) {
     let before = ProcMemory::read();
     println!(
         "\n### Memory with a growing backlog (receiver down, {} ConfigMaps of ~{OBJECT_BYTES} B, watch-event bodies with oldObject)\n",
-        thousands(BACKLOG_OBJECTS as u64)
+        grouped(BACKLOG_OBJECTS as f64)
     );
     println!("| pending deliveries | VmRSS MiB | outbox file MiB | time to queue this step s |");
     println!("|---:|---:|---:|---:|");
@@ -233,7 +237,7 @@ async fn memory(scale: u64) {
         let now = ProcMemory::read();
         println!(
             "| {} | {:.1} | {:.1} | {:.1} |",
-            thousands(engine.pending()),
+            grouped(engine.pending() as f64),
             mib(now.rss),
             mib(engine.outbox_bytes()),
             started.elapsed().as_secs_f64()
@@ -290,10 +294,10 @@ async fn nats(scale: u64) {
     println!("|---:|---:|---:|---:|");
     println!(
         "| {} | {:.2} | {:.2} | {} |",
-        thousands(count),
+        grouped(count as f64),
         applied.as_secs_f64(),
         done.as_secs_f64(),
-        thousands((count as f64 / done.as_secs_f64()) as u64)
+        grouped(count as f64 / done.as_secs_f64())
     );
 }
 
@@ -704,27 +708,4 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
-}
-
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|c| {
-            c.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into())
 }

@@ -6,6 +6,8 @@
 //! Run: `cargo bench -p grw --bench plugin` (builds the plugins in release
 //! for wasm32-wasip2 first). `-- --quick` runs fewer iterations.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -18,6 +20,8 @@ use grw::store::{Change, StoredObject};
 use grw_plugin_label_filter::LabelFilter;
 use grw_sdk::{Event, EventType, Filter};
 use serde_json::{Value, json};
+
+use common::cpu_model;
 
 const PLUGINS: [&str; 3] = [
     "grw-plugin-namespace-filter",
@@ -306,15 +310,4 @@ fn stats(samples: &[f64]) -> (f64, f64) {
     let mean = sorted.iter().sum::<f64>() / sorted.len() as f64;
     let p99 = sorted[((sorted.len() as f64 * 0.99) as usize).min(sorted.len() - 1)];
     (mean, p99)
-}
-
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|c| {
-            c.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into())
 }

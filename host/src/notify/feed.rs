@@ -11,14 +11,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use tokio::sync::{Notify, mpsc};
 
-use super::Active;
 use super::outbox::{FeedTxn, Outbox, StoreError};
 use super::payload::{self, Event};
 use super::sink::Delivery;
+use super::{Active, until_stored};
 use crate::gvk::Gvk;
 use crate::plugin::Plugins;
 use crate::store::{Change, ChangeType, Origin, StoredObject, parse_rv};
@@ -29,9 +28,6 @@ pub(super) type Subscribers = Arc<dyn Fn() -> Vec<Arc<Active>> + Send + Sync>;
 
 /// Groups of changes handled in one transaction, at most.
 const MAX_GROUPS_PER_BATCH: usize = 512;
-
-/// Wait before trying a failed outbox write again.
-const STORE_RETRY: Duration = Duration::from_secs(1);
 
 /// A running feed.
 pub(super) struct FeedHandle {
@@ -154,22 +150,9 @@ impl Feed {
     /// Commits one input, trying again until the outbox takes it: a change
     /// is never dropped because the disk had a bad moment.
     async fn process(self: Arc<Self>, input: Input) {
+        let what = format!("queueing the changes of watch {}", self.id);
         let input = Arc::new(input);
-        loop {
-            let feed = self.clone();
-            let batch = input.clone();
-            let result = tokio::task::spawn_blocking(move || feed.commit(&batch)).await;
-            match result {
-                Ok(Ok(())) => return,
-                Ok(Err(e)) => {
-                    tracing::error!(watch = %self.id, error = %e, "cannot queue deliveries; trying again");
-                }
-                Err(e) => {
-                    tracing::error!(watch = %self.id, error = %e, "queueing deliveries failed; trying again");
-                }
-            }
-            tokio::time::sleep(STORE_RETRY).await;
-        }
+        until_stored(&what, move || self.commit(&input)).await;
     }
 
     fn commit(&self, input: &Input) -> Result<(), StoreError> {
@@ -209,7 +192,7 @@ impl Feed {
                         continue;
                     };
                     let change = Change::snapshot(Arc::new(object));
-                    self.offer(txn, active, &change, ChangeType::Added, None, &mut queued)?;
+                    self.offer(txn, active, &News::of(&change, None), &mut queued)?;
                 }
             }
             Ok(queued)
@@ -252,8 +235,13 @@ impl Feed {
             // The object existed before GRW looked: not news.
             return Ok(());
         }
+        let change = Change {
+            kind,
+            ..change.clone()
+        };
+        let news = News::of(&change, old.as_deref());
         for active in subs {
-            self.offer(txn, active, change, kind, old.as_deref(), queued)?;
+            self.offer(txn, active, &news, queued)?;
         }
         Ok(())
     }
@@ -263,40 +251,37 @@ impl Feed {
         &self,
         txn: &mut FeedTxn<'_>,
         active: &Active,
-        change: &Change,
-        kind: ChangeType,
-        old: Option<&[u8]>,
+        news: &News<'_>,
         queued: &mut HashMap<String, u64>,
     ) -> Result<(), StoreError> {
         let sub = &active.sub;
+        let change = news.change;
         let object = &change.object;
-        if !sub.wants(kind, object) || !self.filters_pass(active, change, kind) {
+        if !sub.wants(change.kind, object) || !self.filters_pass(active, change) {
             return Ok(());
         }
-        let id = format!("{}/{}/{}", object.uid(), object.resource_version(), kind);
-        let time = crate::time::now_rfc3339();
         let body = payload::render(
             sub.payload,
             &Event {
-                kind,
+                kind: change.kind,
                 gvk: &self.gvk,
                 namespace: object.namespace(),
                 name: object.name(),
                 object: object.json(),
-                old,
-                id: &id,
+                old: news.old,
+                id: &news.id,
                 subscription: &sub.name,
-                time: &time,
+                time: &news.time,
             },
         );
         let delivery = Delivery {
             seq: active.seq(),
-            id,
-            event_type: kind.as_str().to_string(),
+            id: news.id.clone(),
+            event_type: change.kind.as_str().to_string(),
             gvk: self.gvk.clone(),
             namespace: object.namespace().to_string(),
             name: object.name().to_string(),
-            enqueued_ms: crate::time::unix_millis(),
+            enqueued_ms: news.enqueued_ms,
             payload: body,
         };
         txn.enqueue(&sub.name, &delivery)?;
@@ -306,16 +291,9 @@ impl Feed {
 
     /// Every filter plugin of the subscription lets the change pass. A plugin
     /// that is not loaded lets nothing pass (and says so in the log).
-    fn filters_pass(&self, active: &Active, change: &Change, kind: ChangeType) -> bool {
-        if active.sub.filters.is_empty() {
-            return true;
-        }
-        let change = Change {
-            kind,
-            ..change.clone()
-        };
+    fn filters_pass(&self, active: &Active, change: &Change) -> bool {
         active.sub.filters.iter().all(|name| match self.plugins.filter(name) {
-            Ok(plugin) => plugin.decide(&self.gvk, &change),
+            Ok(plugin) => plugin.decide(&self.gvk, change),
             Err(e) => {
                 tracing::warn!(subscription = %active.sub.name, error = %e, object = %change.object.key(), "filter plugin unavailable; the change does not pass");
                 false
@@ -324,7 +302,34 @@ impl Feed {
     }
 }
 
-/// `namespace/name`, or `name` for cluster-scoped objects.
+/// One change as every subscription of the feed is told it: what is the
+/// same for all of them is worked out once.
+struct News<'a> {
+    /// The change as announced (its type may differ from the cache's: an
+    /// upsert of an object never announced is an ADDED).
+    change: &'a Change,
+    /// The announced state it replaces, for MODIFIED.
+    old: Option<&'a [u8]>,
+    /// `uid/resourceVersion/TYPE`.
+    id: String,
+    /// When it was queued, RFC 3339 and milliseconds since the epoch.
+    time: String,
+    enqueued_ms: u64,
+}
+
+impl<'a> News<'a> {
+    fn of(change: &'a Change, old: Option<&'a [u8]>) -> News<'a> {
+        News {
+            change,
+            old,
+            id: change.id(),
+            time: crate::time::now_rfc3339(),
+            enqueued_ms: crate::time::unix_millis(),
+        }
+    }
+}
+
+/// `namespace/name`; `/name` for cluster-scoped objects.
 fn state_key(object: &StoredObject) -> String {
     format!("{}/{}", object.namespace(), object.name())
 }

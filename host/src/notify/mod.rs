@@ -552,6 +552,29 @@ fn stored_form(sub: &Subscription) -> Vec<u8> {
     .unwrap_or_default()
 }
 
+/// Wait before trying a failed outbox read or write again.
+const STORE_RETRY: Duration = Duration::from_secs(1);
+
+/// Runs an outbox operation off the async threads, trying again (and
+/// logging why) until it succeeds: neither a change nor a delivery outcome
+/// is dropped because the disk had a bad moment. `what` names the operation
+/// and whose it is, for the log.
+async fn until_stored<T: Send + 'static>(
+    what: &str,
+    operation: impl Fn() -> Result<T, StoreError> + Send + Sync + 'static,
+) -> T {
+    let operation = Arc::new(operation);
+    loop {
+        let attempt = operation.clone();
+        match tokio::task::spawn_blocking(move || attempt()).await {
+            Ok(Ok(value)) => return value,
+            Ok(Err(e)) => tracing::error!(error = %e, "{what} failed; trying again"),
+            Err(e) => tracing::error!(error = %e, "{what} panicked; trying again"),
+        }
+        tokio::time::sleep(STORE_RETRY).await;
+    }
+}
+
 /// How long a worker waits for new deliveries before looking at the outbox
 /// again on its own (a safety net; queued deliveries wake it at once).
 const IDLE_RECHECK: Duration = Duration::from_secs(5);

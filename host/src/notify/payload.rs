@@ -35,12 +35,8 @@ pub fn render(format: PayloadFormat, event: &Event<'_>) -> Vec<u8> {
         PayloadFormat::WatchEvent => {
             out.extend_from_slice(b"{\"type\":");
             string(&mut out, event.kind.as_str());
-            out.extend_from_slice(b",\"object\":");
-            out.extend_from_slice(event.object);
-            if let Some(old) = event.old {
-                out.extend_from_slice(b",\"oldObject\":");
-                out.extend_from_slice(old);
-            }
+            out.push(b',');
+            objects(&mut out, event);
             out.push(b'}');
         }
         PayloadFormat::CloudEvents => cloud_event(&mut out, event),
@@ -96,17 +92,23 @@ fn cloud_event(out: &mut Vec<u8>, e: &Event<'_>) {
     string(out, &object_path(e));
     out.extend_from_slice(b",\"time\":");
     string(out, e.time);
-    out.extend_from_slice(b",\"datacontenttype\":\"application/json\",\"data\":{\"object\":");
+    out.extend_from_slice(b",\"datacontenttype\":\"application/json\",\"data\":{");
+    objects(out, e);
+    out.extend_from_slice(b"}}");
+}
+
+/// `"object":…` and, for modifications, `,"oldObject":…`.
+fn objects(out: &mut Vec<u8>, e: &Event<'_>) {
+    out.extend_from_slice(b"\"object\":");
     out.extend_from_slice(e.object);
     if let Some(old) = e.old {
         out.extend_from_slice(b",\"oldObject\":");
         out.extend_from_slice(old);
     }
-    out.extend_from_slice(b"}}");
 }
 
 /// `MODIFIED apps/v1/Deployment shop/web`.
-pub fn summary(e: &Event<'_>) -> String {
+fn summary(e: &Event<'_>) -> String {
     format!("{} {} {}", e.kind, e.gvk, object_path(e))
 }
 

@@ -9,14 +9,13 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use super::nats::{NatsSink, NatsSinkConfig};
 use super::outbox::{DeadLetter, Outbox};
 use super::sink::{Delivery, SendError};
 use super::subscription::{SinkSpec, Subscription};
 use super::webhook::Webhook;
-use super::{Active, IDLE_RECHECK};
+use super::{Active, IDLE_RECHECK, until_stored};
 use crate::metrics::{Attempt, Metrics};
 use crate::plugin::Plugins;
 use crate::store::{Change, ChangeType, Origin, StoredObject};
@@ -24,9 +23,6 @@ use crate::watch::Backoff;
 
 /// Deliveries read from the outbox at once.
 const BATCH: usize = 128;
-
-/// Wait before trying a failed outbox read or write again.
-const STORE_RETRY: Duration = Duration::from_secs(1);
 
 /// Where a subscription's deliveries go.
 pub(super) enum Sink {
@@ -132,21 +128,10 @@ pub(super) async fn run(
         }
         let reader = outbox.clone();
         let queue_name = name.clone();
-        let batch =
-            tokio::task::spawn_blocking(move || reader.pending(&queue_name, None, BATCH)).await;
-        let batch = match batch {
-            Ok(Ok(b)) => b,
-            Ok(Err(e)) => {
-                tracing::error!(subscription = %name, error = %e, "cannot read the queue; trying again");
-                tokio::time::sleep(STORE_RETRY).await;
-                continue;
-            }
-            Err(e) => {
-                tracing::error!(subscription = %name, error = %e, "reading the queue failed; trying again");
-                tokio::time::sleep(STORE_RETRY).await;
-                continue;
-            }
-        };
+        let batch = until_stored(&format!("reading the queue of {name}"), move || {
+            reader.pending(&queue_name, None, BATCH)
+        })
+        .await;
         if batch.is_empty() {
             tokio::select! {
                 () = active.wake.notified() => {}
@@ -228,26 +213,11 @@ impl Settled {
         let refused = std::mem::take(&mut self.refused);
         let (done, dead) = (delivered.len() as u64, refused.len() as u64);
         let name = active.sub.name.clone();
-        let shared = Arc::new((delivered, refused));
-        loop {
-            let writer = outbox.clone();
-            let outcome = shared.clone();
-            let queue_name = name.clone();
-            let result = tokio::task::spawn_blocking(move || {
-                writer.settle(&queue_name, &outcome.0, &outcome.1)
-            })
-            .await;
-            match result {
-                Ok(Ok(())) => break,
-                Ok(Err(e)) => {
-                    tracing::error!(subscription = %name, error = %e, "cannot settle deliveries; trying again")
-                }
-                Err(e) => {
-                    tracing::error!(subscription = %name, error = %e, "settling deliveries failed; trying again")
-                }
-            }
-            tokio::time::sleep(STORE_RETRY).await;
-        }
+        let writer = outbox.clone();
+        until_stored(&format!("settling deliveries of {name}"), move || {
+            writer.settle(&name, &delivered, &refused)
+        })
+        .await;
         active.pending.fetch_sub(done + dead, Ordering::Relaxed);
         active.dead.fetch_add(dead, Ordering::Relaxed);
     }
