@@ -7,7 +7,7 @@
 //! latencies, and prints a Markdown report for BENCHMARKS.md on stdout.
 //!
 //! The Pods are made from real ones: the Pods of the recorded cluster
-//! (`shared/data/cluster-recording.jsonl`, or the file named by
+//! (`examples/cluster-recording.jsonl`, or the file named by
 //! `GRW_BENCH_RECORDING`) are templates whose names, uids, labels, owners,
 //! node, IPs, container ids and resourceVersions are varied. Field layout,
 //! managedFields and sizes are therefore those an API server really sends.
@@ -686,14 +686,7 @@ fn recording_path() -> PathBuf {
     if let Ok(path) = std::env::var("GRW_BENCH_RECORDING") {
         return path.into();
     }
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let shared = manifest.join("../../shared/data/cluster-recording.jsonl");
-    if shared.exists() {
-        shared
-    } else {
-        // The repository carries a copy of the same recording.
-        manifest.join("../examples/cluster-recording.jsonl")
-    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/cluster-recording.jsonl")
 }
 
 fn namespace_name(index: usize) -> String {

@@ -38,11 +38,11 @@ pub fn grw_binary() -> PathBuf {
     .clone()
 }
 
-/// The shared recorded data (`../shared/data`).
-pub fn shared_data(file: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/data")
-        .join(file)
+/// The state the bundled recording ends in: `{"<resource>": <kubectl get
+/// <resource> -A -o json>, ...}`, taken from the same API server right after
+/// the last recorded event (`tests/data/cluster-snapshot.json`).
+pub fn recorded_snapshot() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/cluster-snapshot.json")
 }
 
 /// The bundled example recording.

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use grw_e2e::daemon::{Grw, bundled_recording, shared_data, summary};
+use grw_e2e::daemon::{Grw, bundled_recording, recorded_snapshot, summary};
 use serde_json::{Value, json};
 
 async fn replay() -> Grw {
@@ -15,7 +15,7 @@ async fn replay() -> Grw {
 }
 
 fn snapshot() -> Value {
-    serde_json::from_slice(&std::fs::read(shared_data("cluster-snapshot.json")).unwrap()).unwrap()
+    serde_json::from_slice(&std::fs::read(recorded_snapshot()).unwrap()).unwrap()
 }
 
 fn identities(items: &[Value]) -> BTreeSet<(String, String, String, String)> {

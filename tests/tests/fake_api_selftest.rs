@@ -4,19 +4,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use grw_e2e::daemon::{bundled_recording, recorded_snapshot};
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------- helpers
 
-fn data_dir() -> PathBuf {
-    std::env::var_os("GRW_TEST_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/shared/data"))
-}
-
 fn recording_path() -> PathBuf {
-    data_dir().join("cluster-recording.jsonl")
+    bundled_recording()
 }
 
 /// The recording as `(type, object)` pairs.
@@ -33,7 +28,7 @@ fn recording() -> Vec<(String, Value)> {
 }
 
 fn snapshot() -> BTreeMap<String, Value> {
-    let text = std::fs::read_to_string(data_dir().join("cluster-snapshot.json"))
+    let text = std::fs::read_to_string(recorded_snapshot())
         .expect("reading the snapshot");
     serde_json::from_str(&text).unwrap()
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use grw_e2e::daemon::{EventStream, Grw, eventually, shared_data, summary};
+use grw_e2e::daemon::{EventStream, Grw, bundled_recording, eventually, summary};
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
 use serde_json::{Value, json};
 
@@ -21,7 +21,7 @@ async fn cluster(recording: bool, istio: bool) -> FakeApiServer {
     })
     .await;
     if recording {
-        fake.load_recording(&shared_data("cluster-recording.jsonl"), None)
+        fake.load_recording(&bundled_recording(), None)
             .unwrap();
     }
     fake
