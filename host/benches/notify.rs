@@ -5,7 +5,7 @@
 //! Run: `cargo bench -p grw --bench notify` (about two minutes after the
 //! build, and about 4 GB of temporary disk for the million-delivery outbox).
 //! `-- --quick` divides every count by 10; naming parts (`-- latency drain
-//! memory nats`) runs only those.
+//! memory nats bytes`) runs only those.
 //!
 //! Everything runs in this process, on a multi-thread tokio runtime: the
 //! engine ([`Notifications`] with its outbox, `grw.redb`, in a temporary
@@ -63,6 +63,10 @@ const MEMORY_STEPS: [u64; 3] = [250_000, 500_000, 1_000_000];
 /// memory) stay few and what is measured is the outbox's backlog.
 const MEMORY_CHUNK: u64 = 5_000;
 const NATS_CHANGES: u64 = 20_000;
+/// Changes queued by the outbox-size run, for each number of subscriptions.
+const BYTES_CHANGES: u64 = 20_000;
+/// Subscriptions on the same watch in the outbox-size runs.
+const BYTES_SUBSCRIPTIONS: [usize; 2] = [1, 5];
 const NATS_SERVER: &str = "/usr/sbin/nats-server";
 /// Retry fast while the receiver is down, so the drain starts within a
 /// second of the receiver coming up rather than after a long backoff.
@@ -116,6 +120,9 @@ fn main() {
         }
         if wants("nats") {
             nats(scale).await;
+        }
+        if wants("bytes") {
+            bytes(scale).await;
         }
     });
 }
@@ -301,6 +308,39 @@ async fn nats(scale: u64) {
     );
 }
 
+/// Outbox bytes per pending delivery, with one and with several
+/// subscriptions on the same watch, the receivers down.
+async fn bytes(scale: u64) {
+    let count = BYTES_CHANGES / scale;
+    println!(
+        "\n### Outbox size ({} changes of ~{OBJECT_BYTES} B ConfigMaps queued, receivers down, watch-event bodies with oldObject)\n",
+        grouped(count as f64)
+    );
+    println!(
+        "| subscriptions | pending deliveries | outbox file growth MiB | bytes per pending delivery | bytes per change |"
+    );
+    println!("|---:|---:|---:|---:|---:|");
+    for subscriptions in BYTES_SUBSCRIPTIONS {
+        let engine =
+            Engine::start_with(webhook(free_port(), None), BACKLOG_OBJECTS, subscriptions).await;
+        let before = engine.outbox_bytes();
+        engine.apply(count, None).await;
+        let names = engine.subscriptions.clone();
+        for name in &names {
+            engine.wait_pending_of(name, |p| p >= count).await;
+        }
+        let pending: u64 = names.iter().map(|n| engine.status_of(n).pending).sum();
+        let grown = engine.outbox_bytes().saturating_sub(before);
+        println!(
+            "| {subscriptions} | {} | {:.1} | {} | {} |",
+            grouped(pending as f64),
+            mib(grown),
+            grouped(grown as f64 / pending as f64),
+            grouped(grown as f64 / count as f64),
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The engine and its input
 
@@ -309,6 +349,8 @@ async fn nats(scale: u64) {
 /// replay-mode watch.
 struct Engine {
     notifications: Arc<Notifications>,
+    /// Names of its subscriptions; the first is [`SUBSCRIPTION`].
+    subscriptions: Vec<String>,
     cache: Arc<Cache>,
     objects: Arc<Mutex<Objects>>,
     data_dir: TempDir,
@@ -320,14 +362,34 @@ impl Engine {
     /// they are not announced and every measured change is a MODIFIED
     /// carrying its old state.
     async fn start(destination: Value, distinct: usize) -> Engine {
+        Engine::start_with(destination, distinct, 1).await
+    }
+
+    /// As [`Engine::start`], with `subscriptions` identical subscriptions
+    /// (`bench`, `bench-2`, ...) on the same watch.
+    async fn start_with(destination: Value, distinct: usize, subscriptions: usize) -> Engine {
         let data_dir = tempfile::tempdir().expect("temporary dataDir");
-        let mut subscription = json!({"name": SUBSCRIPTION, "kind": "v1/ConfigMap"});
-        if let (Some(sub), Value::Object(members)) = (subscription.as_object_mut(), destination) {
-            sub.extend(members);
-        }
+        let names: Vec<String> = (1..=subscriptions)
+            .map(|i| match i {
+                1 => SUBSCRIPTION.to_string(),
+                i => format!("{SUBSCRIPTION}-{i}"),
+            })
+            .collect();
+        let specs = names
+            .iter()
+            .map(|name| {
+                let mut subscription = json!({"name": name, "kind": "v1/ConfigMap"});
+                if let (Some(sub), Value::Object(members)) =
+                    (subscription.as_object_mut(), destination.clone())
+                {
+                    sub.extend(members);
+                }
+                subscription
+            })
+            .collect();
         let config = Config {
             data_dir: Some(data_dir.path().to_path_buf()),
-            subscriptions: vec![subscription],
+            subscriptions: specs,
             ..Config::default()
         };
         let metrics = Arc::new(Metrics::new());
@@ -361,6 +423,7 @@ impl Engine {
         notifications.start();
         Engine {
             notifications,
+            subscriptions: names,
             cache,
             objects: Arc::new(Mutex::new(objects)),
             data_dir,
@@ -387,8 +450,12 @@ impl Engine {
     }
 
     fn status(&self) -> SubscriptionStatus {
+        self.status_of(SUBSCRIPTION)
+    }
+
+    fn status_of(&self, name: &str) -> SubscriptionStatus {
         self.notifications
-            .status(SUBSCRIPTION)
+            .status(name)
             .expect("the subscription exists")
     }
 
@@ -399,12 +466,17 @@ impl Engine {
 
     /// Polls the pending count until `done` holds.
     async fn wait_pending(&self, done: impl Fn(u64) -> bool) {
+        self.wait_pending_of(SUBSCRIPTION, done).await;
+    }
+
+    /// Polls the pending count of one subscription until `done` holds.
+    async fn wait_pending_of(&self, name: &str, done: impl Fn(u64) -> bool) {
         let started = Instant::now();
-        while !done(self.pending()) {
+        while !done(self.status_of(name).pending) {
             assert!(
                 started.elapsed() < Duration::from_secs(600),
-                "pending stuck at {}",
-                self.pending()
+                "pending of {name} stuck at {}",
+                self.status_of(name).pending
             );
             tokio::time::sleep(Duration::from_millis(5)).await;
         }

@@ -191,7 +191,7 @@ async fn keep_discovery(
     config: Arc<Config>,
 ) {
     let mut backoff =
-        crate::watch::Backoff::new(Duration::from_millis(500), Duration::from_secs(30));
+        crate::backoff::Backoff::new(Duration::from_millis(500), Duration::from_secs(30));
     while let Err(e) = discovery.refresh().await {
         let delay = backoff.next_delay();
         tracing::warn!(error = %e, retry_in_ms = delay.as_millis() as u64, "discovery failed; configured kinds wait for it");

@@ -8,7 +8,9 @@
 
 pub mod api;
 pub mod app;
+pub mod backoff;
 pub mod config;
+pub mod error;
 pub mod gvk;
 pub mod kube;
 pub mod metrics;

@@ -8,6 +8,7 @@ use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    ignore_file_size_signal();
     let flags = Flags::parse();
     if let Some(Command::Plugin(command)) = &flags.command {
         return plugin_tool(command);
@@ -79,6 +80,18 @@ fn init_logging(config: &Config) {
         LogType::Json => builder.json().flatten_event(true).init(),
         LogType::Pretty => builder.init(),
         LogType::Hidden => {}
+    }
+}
+
+/// A write past the process's file size limit (`ulimit -f`) raises SIGXFSZ,
+/// which would kill GRW; ignored, the write fails with an error instead, and
+/// the outbox treats it like a full disk: it keeps retrying and serving.
+fn ignore_file_size_signal() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to SIG_IGN installs no handler
+    // code; it is sound at any time, from any thread.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
 }
 

@@ -66,6 +66,9 @@ pub struct Metrics {
     subscription_retries: Family<SubscriptionLabels, Counter>,
     subscription_failures: Family<SubscriptionLabels, Counter>,
     subscription_dead_lettered: Family<SubscriptionLabels, Counter>,
+    subscription_filtered: Family<SubscriptionLabels, Counter>,
+    feed_buffered_bytes: Family<KindLabels, Gauge>,
+    feed_overflows: Family<KindLabels, Counter>,
 }
 
 /// Gauges of one subscription's queue, read at scrape time.
@@ -162,6 +165,9 @@ impl Metrics {
         let subscription_retries = Family::<SubscriptionLabels, Counter>::default();
         let subscription_failures = Family::<SubscriptionLabels, Counter>::default();
         let subscription_dead_lettered = Family::<SubscriptionLabels, Counter>::default();
+        let subscription_filtered = Family::<SubscriptionLabels, Counter>::default();
+        let feed_buffered_bytes = Family::<KindLabels, Gauge>::default();
+        let feed_overflows = Family::<KindLabels, Counter>::default();
         registry.register(
             "subscription_pending_deliveries",
             "Deliveries waiting in the outbox, per subscription",
@@ -197,7 +203,25 @@ impl Metrics {
             "Deliveries moved to the dead letters, per subscription",
             subscription_dead_lettered.clone(),
         );
+        registry.register(
+            "subscription_filtered",
+            "Changes the subscription's filter plugins did not let through, per subscription",
+            subscription_filtered.clone(),
+        );
+        registry.register(
+            "notification_buffered_bytes",
+            "Object bytes of the changes waiting for the notification feed, per watched kind",
+            feed_buffered_bytes.clone(),
+        );
+        registry.register(
+            "notification_buffer_overflows",
+            "Times the notification feed fell notificationBufferBytes behind and caught up from the cache's state, per watched kind",
+            feed_overflows.clone(),
+        );
         Metrics {
+            subscription_filtered,
+            feed_buffered_bytes,
+            feed_overflows,
             subscription_pending,
             subscription_oldest_seconds,
             subscription_dead_letters,
@@ -265,6 +289,32 @@ impl Metrics {
         self.subscription_retries.remove(&labels);
         self.subscription_failures.remove(&labels);
         self.subscription_dead_lettered.remove(&labels);
+        self.subscription_filtered.remove(&labels);
+    }
+
+    /// Counts a change a subscription's filter plugins did not let through.
+    pub fn subscription_filtered(&self, subscription: &str) {
+        self.subscription_filtered
+            .get_or_create(&SubscriptionLabels {
+                subscription: subscription.to_string(),
+            })
+            .inc();
+    }
+
+    /// Sets the bytes of changes waiting for a watch's notification feed,
+    /// and how often it overflowed since the watch started.
+    pub fn feed(&self, gvk: &str, buffered_bytes: usize, overflows: u64) {
+        let labels = KindLabels {
+            gvk: gvk.to_string(),
+        };
+        self.feed_buffered_bytes
+            .get_or_create(&labels)
+            .set(buffered_bytes as i64);
+        let counter = self.feed_overflows.get_or_create(&labels);
+        let counted = counter.get();
+        if overflows > counted {
+            counter.inc_by(overflows - counted);
+        }
     }
 
     /// Records one plugin call; `failure` is `None` when it answered.

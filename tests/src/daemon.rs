@@ -126,6 +126,11 @@ impl Grw {
         }
     }
 
+    /// The process id of the daemon.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Everything `grw` logged so far, one JSON object per line.
     pub fn logs(&self) -> String {
         self.logs.lock().join("\n")

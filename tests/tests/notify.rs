@@ -943,3 +943,243 @@ async fn webhook_answers_map_to_retry_or_refusal() {
     assert_eq!(last.header("grw-namespace"), "shop");
     assert_eq!(last.header("grw-subscription"), "direct");
 }
+
+#[tokio::test]
+async fn a_looping_filter_holds_up_only_the_subscription_that_uses_it() {
+    let fake = cluster().await;
+    let looped = Receiver::start().await;
+    let plain = Receiver::start().await;
+    let plugin_dir = tempfile::tempdir().unwrap();
+    // Each decision takes the whole deadline, and the breaker never rests
+    // the plugin: every change of `looped` costs a second.
+    grw_e2e::plugins::install(
+        plugin_dir.path(),
+        "looper",
+        "grw-test-plugin-loop-forever",
+        Some(json!({"kind": "filter", "failMode": "open",
+                    "limits": {"timeoutMs": 1000, "breakerFailures": 1000}})),
+    );
+    let grw = grw(&fake, json!({"pluginDir": plugin_dir.path()})).await;
+    for (name, filters, receiver) in [
+        ("looped", json!(["looper"]), &looped),
+        ("plain", json!([]), &plain),
+    ] {
+        let (status, body) = subscribe(
+            &grw,
+            json!({"name": name, "kind": "ConfigMap", "filters": filters,
+                   "webhook": {"url": receiver.url("/x"), "payload": "watch-event"}}),
+        )
+        .await;
+        assert_eq!(status, 201, "{body}");
+    }
+    for i in 0..4 {
+        fake.create(configmap("shop", &format!("cm-{i}"), "1"))
+            .unwrap();
+    }
+    // Every change reaches the subscription without a filter while the
+    // looping filter has decided one at most: they do not wait for it.
+    let got = plain.wait_accepted(4, WAIT).await;
+    let summaries: Vec<String> = got.iter().map(watch_summary).collect();
+    assert_eq!(
+        summaries,
+        [
+            "ADDED shop/cm-0 1",
+            "ADDED shop/cm-1 1",
+            "ADDED shop/cm-2 1",
+            "ADDED shop/cm-3 1"
+        ]
+    );
+    let (_, slow) = grw.get("/api/v1/subscriptions/looped").await;
+    assert!(slow["pending"].as_u64().unwrap() >= 3, "{slow}");
+    assert!(looped.accepted().len() <= 1);
+    assert_serving(&grw).await;
+    // Failing open, the looped subscription gets them all in the end.
+    let got = looped.wait_accepted(4, WAIT).await;
+    assert_eq!(got.len(), 4);
+    let (_, plugin) = grw.get("/api/v1/plugins/looper").await;
+    assert_eq!(plugin["stats"]["failures"]["timeout"], 4, "{plugin}");
+}
+
+#[tokio::test]
+async fn a_filter_decides_each_change_once_for_every_subscription_using_it() {
+    let fake = cluster().await;
+    let first = Receiver::start().await;
+    let second = Receiver::start().await;
+    let plugin_dir = tempfile::tempdir().unwrap();
+    grw_e2e::plugins::install(
+        plugin_dir.path(),
+        "only-shop",
+        "grw-plugin-namespace-filter",
+        Some(json!({"kind": "filter", "config": {"include": ["shop"]}})),
+    );
+    let grw = grw(&fake, json!({"pluginDir": plugin_dir.path()})).await;
+    for (name, receiver) in [("first", &first), ("second", &second)] {
+        let (status, body) = subscribe(
+            &grw,
+            json!({"name": name, "kind": "ConfigMap", "filters": ["only-shop"],
+                   "webhook": {"url": receiver.url("/x"), "payload": "watch-event"}}),
+        )
+        .await;
+        assert_eq!(status, 201, "{body}");
+    }
+    fake.create(configmap("shop", "kept", "1")).unwrap();
+    fake.create(configmap("other", "skipped", "1")).unwrap();
+    fake.update(configmap("shop", "kept", "2")).unwrap();
+    fake.update(configmap("other", "skipped", "2")).unwrap();
+    for receiver in [&first, &second] {
+        let got = receiver.wait_accepted(2, WAIT).await;
+        let summaries: Vec<String> = got.iter().map(watch_summary).collect();
+        assert_eq!(summaries, ["ADDED shop/kept 1", "MODIFIED shop/kept 2"]);
+    }
+    assert!(
+        eventually(WAIT, || async {
+            let (_, s) = grw.get("/api/v1/subscriptions/second").await;
+            s["filtered"] == 2 && s["pending"] == 0
+        })
+        .await
+    );
+    // Four changes, two subscriptions, one decision each.
+    let (_, plugin) = grw.get("/api/v1/plugins/only-shop").await;
+    assert_eq!(plugin["stats"]["calls"], 4, "{plugin}");
+    let metrics = grw.get_raw("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains("grw_subscription_filtered_total{subscription=\"first\"} 2"),
+        "{metrics}"
+    );
+}
+
+/// Sets the file size limit (`ulimit -f`) of a running process.
+fn limit_file_size(pid: u32, bytes: Option<u64>) {
+    let limit = libc::rlimit {
+        rlim_cur: bytes.unwrap_or(libc::RLIM_INFINITY),
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: prlimit reads `limit` and writes nothing (null old limit).
+    let result = unsafe {
+        libc::prlimit(
+            pid as libc::pid_t,
+            libc::RLIMIT_FSIZE,
+            &limit,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(result, 0, "prlimit: {}", std::io::Error::last_os_error());
+}
+
+#[tokio::test]
+async fn a_data_dir_that_stops_taking_writes_bounds_memory_and_loses_no_final_state() {
+    let fake = cluster().await;
+    let receiver = Receiver::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let data_dir = dir.path().join("data");
+    let limit = 100_000;
+    let config = config(
+        &fake,
+        &dir,
+        json!({
+            "dataDir": data_dir,
+            "notificationBufferBytes": limit,
+            "subscriptions": [{"name": "all", "kind": "ConfigMap",
+                "webhook": {"url": receiver.url("/x"), "payload": "watch-event"}}],
+        }),
+    );
+    let grw = Grw::start_in(dir, config, &[]).await;
+    grw.wait_ready(READY).await;
+    fake.create(configmap("shop", "before", "1")).unwrap();
+    receiver.wait_accepted(1, WAIT).await;
+
+    // The disk stops taking writes (a file size limit of 0 fails every write).
+    limit_file_size(grw.pid(), Some(0));
+    let big = "x".repeat(20_000);
+    for round in 0..4 {
+        for i in 0..10 {
+            let object = configmap("shop", &format!("big-{i}"), &format!("{round}{big}"));
+            if round == 0 {
+                fake.create(object).unwrap();
+            } else {
+                fake.update(object).unwrap();
+            }
+        }
+    }
+    let feed_of = |kinds: &Value| -> Value {
+        kinds["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["gvk"] == "v1/ConfigMap")
+            .map(|k| k["notificationFeed"].clone())
+            .unwrap_or(Value::Null)
+    };
+    assert!(
+        eventually(WAIT, || async {
+            feed_of(&grw.get("/api/v1/kinds").await.1)["behind"] == true
+        })
+        .await,
+        "{}",
+        grw.get("/api/v1/kinds").await.1
+    );
+    assert!(
+        grw.logs()
+            .contains("queueing the changes of watch v1/ConfigMap failed; trying again"),
+        "the outbox really failed"
+    );
+    let feed = feed_of(&grw.get("/api/v1/kinds").await.1);
+    assert_eq!(feed["limitBytes"], limit);
+    assert!(feed["bufferedBytes"].as_u64().unwrap() <= limit, "{feed}");
+    assert!(feed["overflows"].as_u64().unwrap() >= 1, "{feed}");
+    let metrics = grw.get_raw("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains("grw_notification_buffer_overflows_total{gvk=\"v1/ConfigMap\"}"),
+        "{metrics}"
+    );
+    assert!(
+        grw.logs()
+            .contains("the notification feed does not keep up with this watch"),
+        "the log says so"
+    );
+    // Queries are answered from the cache meanwhile.
+    let (status, big_one) = grw
+        .get("/api/v1/namespaces/shop/objects/configmaps/big-3")
+        .await;
+    assert_eq!(status, 200);
+    assert!(big_one["data"]["k"].as_str().unwrap().starts_with('3'));
+
+    // The disk recovers: the feed catches up, and every object's latest
+    // state reaches the receiver.
+    limit_file_size(grw.pid(), None);
+    // `TYPE name round` of each delivery.
+    let rounds = |received: &[Received]| -> Vec<String> {
+        received
+            .iter()
+            .map(|r| {
+                let o = &r.body["object"];
+                let data = o["data"]["k"].as_str().unwrap_or("");
+                format!(
+                    "{} {} {}",
+                    r.body["type"].as_str().unwrap_or("?"),
+                    o["metadata"]["name"].as_str().unwrap_or("?"),
+                    data.chars().next().unwrap_or('-')
+                )
+            })
+            .collect()
+    };
+    assert!(
+        eventually(Duration::from_secs(60), || async {
+            let got = rounds(&deduplicated(&receiver.accepted()));
+            (0..10).all(|i| got.iter().any(|r| r.ends_with(&format!(" big-{i} 3"))))
+        })
+        .await,
+        "every object's last version is delivered; got {:?}",
+        rounds(&receiver.accepted())
+    );
+    assert!(
+        eventually(WAIT, || async {
+            feed_of(&grw.get("/api/v1/kinds").await.1)["behind"] == false
+        })
+        .await
+    );
+    assert!(
+        grw.logs()
+            .contains("outbox opened again after a failed write")
+    );
+}

@@ -373,5 +373,6 @@ fn kind_status(watch: &Watch) -> Value {
         "objects": objects,
         "resourceVersion": rv,
         "status": watch.status(),
+        "notificationFeed": watch.cache.tap_status(),
     })
 }

@@ -20,7 +20,7 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use super::{AppState, Params, Problem};
-use crate::notify::{DeadLetter, Notifications, Spec, SubscriptionError};
+use crate::notify::{DeadLetter, Delivery, Notifications, Spec, SubscriptionError};
 
 pub(super) fn routes() -> Router<Arc<AppState>> {
     Router::new()
@@ -38,7 +38,7 @@ pub(super) fn routes() -> Router<Arc<AppState>> {
 
 impl From<SubscriptionError> for Problem {
     fn from(e: SubscriptionError) -> Self {
-        let message = e.to_string();
+        let message = crate::error::Report(&e).to_string();
         match e {
             SubscriptionError::Invalid(_) => Problem::bad_request("InvalidSubscription", message),
             SubscriptionError::Exists(_) => {
@@ -134,7 +134,10 @@ async fn dead_letters(
 ) -> Result<Json<Value>, Problem> {
     Params::parse(raw.as_deref(), &[])?;
     let letters = blocking(&state, move |n| n.dead_letters(&name)).await?;
-    let items: Vec<Value> = letters.iter().map(dead_letter_json).collect();
+    let items: Vec<Value> = letters
+        .iter()
+        .map(|(letter, delivery)| dead_letter_json(letter, delivery))
+        .collect();
     Ok(Json(json!({"items": items})))
 }
 
@@ -195,10 +198,13 @@ fn seq_param(raw: Option<&str>) -> Result<Option<u64>, Problem> {
         .transpose()
 }
 
-fn dead_letter_json(letter: &DeadLetter) -> Value {
-    let d = &letter.delivery;
-    let payload: Value = serde_json::from_slice(&d.payload)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&d.payload).into_owned()));
+fn dead_letter_json(letter: &DeadLetter, d: &Delivery) -> Value {
+    let payload: Value = if d.payload.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&d.payload)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&d.payload).into_owned()))
+    };
     json!({
         "seq": d.seq,
         "id": d.id,
@@ -206,6 +212,7 @@ fn dead_letter_json(letter: &DeadLetter) -> Value {
         "gvk": d.gvk.to_string(),
         "namespace": d.namespace,
         "name": d.name,
+        "origin": letter.queued.announcement.origin.as_str(),
         "reason": letter.reason,
         "attempts": letter.attempts,
         "failedAt": crate::time::rfc3339(std::time::Duration::from_millis(letter.failed_ms)),

@@ -80,6 +80,7 @@ const TOP_KEYS: &[&str] = &[
     "pluginAllowedHosts",
     "dataDir",
     "subscriptions",
+    "notificationBufferBytes",
 ];
 
 const RESOURCE_KEYS: &[&str] = &["group", "version", "kind", "watchOptions", "notifiers"];
@@ -149,6 +150,7 @@ impl Default for Config {
             subscriptions: Vec::new(),
             event_history_size: 10_000,
             max_request_body_bytes: 1024 * 1024,
+            notification_buffer_bytes: 64 << 20,
         }
     }
 }
@@ -610,6 +612,9 @@ impl Reader<'_> {
         if let Some(v) = top.get("maxRequestBodyBytes") {
             config.max_request_body_bytes = count(&top.key("maxRequestBodyBytes"), v, 1)?;
         }
+        if let Some(v) = top.get("notificationBufferBytes") {
+            config.notification_buffer_bytes = count(&top.key("notificationBufferBytes"), v, 1)?;
+        }
         Ok(config)
     }
 
@@ -1002,7 +1007,8 @@ mod tests {
       "dataDir": "~/grw-data",
       "subscriptions": [{"name": "a", "kind": "Pod", "webhook": {"url": "http://x"}}],
       "eventHistorySize": 0,
-      "maxRequestBodyBytes": 4096
+      "maxRequestBodyBytes": 4096,
+      "notificationBufferBytes": 1000000
     }"#;
 
     #[test]
@@ -1085,6 +1091,7 @@ mod tests {
             )],
             event_history_size: 0,
             max_request_body_bytes: 4096,
+            notification_buffer_bytes: 1_000_000,
         };
         assert_eq!(config, want);
         assert_eq!(config.initial_resources[0].gvk.group_or_core(), "core");
@@ -1117,6 +1124,7 @@ mod tests {
         assert_eq!(config.replay_file, None);
         assert_eq!(config.event_history_size, 10_000);
         assert_eq!(config.max_request_body_bytes, 1_048_576);
+        assert_eq!(config.notification_buffer_bytes, 64 << 20);
         assert_eq!(config, Config::default());
     }
 
@@ -1396,6 +1404,10 @@ mod tests {
             (
                 r#"{"maxRequestBodyBytes": 0}"#.into(),
                 "config key `maxRequestBodyBytes`: expected a whole number from 1 up, got 0",
+            ),
+            (
+                r#"{"notificationBufferBytes": "64Mi"}"#.into(),
+                "config key `notificationBufferBytes`: expected a whole number from 1 up, got \"64Mi\"",
             ),
             ("[]".into(), "the config file must hold a JSON object at the top level, got []"),
             (r#""text""#.into(), r#"the config file must hold a JSON object at the top level, got "text""#),

@@ -59,6 +59,10 @@ pub struct Config {
     /// Native subscriptions (`subscriptions`), as written; checked by the
     /// notification engine, which names the offending key.
     pub subscriptions: Vec<serde_json::Value>,
+    /// Most object bytes of changes that may wait for a watch's notification
+    /// feed (`notificationBufferBytes`, default 64 MiB); past it the feed
+    /// catches up from the cache's state once it can write again.
+    pub notification_buffer_bytes: usize,
 }
 
 /// Log threshold; `silly` is an alias of `trace`, `fatal` of `error`.

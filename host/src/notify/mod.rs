@@ -2,22 +2,27 @@
 //! (webhooks, NATS JetStream, notifier plugins).
 //!
 //! How a change travels:
-//! 1. A watch's cache hands every change to the watch's *feed* (a tap that
-//!    never lags; the changes of one list come as one group).
+//! 1. A watch's cache hands every change to the watch's *feed* through a tap
+//!    (the changes of one list come as one group), which holds at most
+//!    `notificationBufferBytes` of waiting changes; past that the feed
+//!    catches up from the cache's state instead.
 //! 2. The feed compares the change with the object's *announced* state (what
-//!    subscribers were last told), picks the subscriptions that want it,
-//!    renders one delivery per subscription, and commits the deliveries, the
-//!    new announced state and the watch's resourceVersion in one transaction
-//!    of the outbox.
-//! 3. Each subscription's *worker* sends its queue in order, one delivery at
-//!    a time, retrying with capped backoff; a refused delivery goes to the
-//!    subscription's dead letters. Deliveries leave the outbox only when the
-//!    sink took them.
+//!    subscribers were last told), picks the subscriptions whose conditions
+//!    it meets, and commits the change (once), a reference to it in each of
+//!    their queues, the new announced state and the watch's resourceVersion
+//!    in one transaction of the outbox.
+//! 3. Each subscription's *worker* goes through its queue in order: its
+//!    filter plugins decide (once per plugin and change, shared between
+//!    subscriptions), the body is rendered in the subscription's format, and
+//!    the sink gets it, one delivery at a time, with retries and capped
+//!    backoff; a refused delivery goes to the subscription's dead letters.
+//!    Deliveries leave the outbox only when the sink took them.
 //!
 //! After a restart with `dataDir`, a watch's cache starts from its announced
 //! state and resourceVersion: the watch resumes from there (or relists and
 //! diffs), so exactly what changed while GRW was down comes out.
 
+mod decide;
 mod feed;
 pub mod nats;
 mod outbox;
@@ -36,7 +41,7 @@ use parking_lot::{Mutex, RwLock};
 use serde::Serialize;
 use serde_json::Value;
 
-pub use outbox::{DeadLetter, Outbox, StoreError};
+pub use outbox::{Announcement, DeadLetter, Outbox, Queued, StoreError};
 pub use payload::{Event, render};
 pub use sink::{Delivery, SendError};
 pub use subscription::{PayloadFormat, SinkSpec, Source, Spec, Subscription};
@@ -49,7 +54,7 @@ use crate::plugin::Plugins;
 use crate::watch::{Watch, WatchKey, Watches};
 
 /// Why a subscription cannot be created, deleted or changed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum SubscriptionError {
     /// The definition is wrong; the message says where.
     #[error("{0}")]
@@ -64,8 +69,8 @@ pub enum SubscriptionError {
     #[error("subscription `{0}` is defined in the config file; change it there")]
     FromConfig(String),
     /// The outbox failed.
-    #[error("{0}")]
-    Store(String),
+    #[error("the notification outbox failed")]
+    Store(#[from] StoreError),
 }
 
 /// One subscription at work.
@@ -94,6 +99,8 @@ struct ActiveState {
     waiting: Option<String>,
     deliveries: u64,
     retries: u64,
+    /// Changes its filter plugins did not let through.
+    filtered: u64,
     last_error: Option<String>,
     last_delivery: Option<SystemTime>,
 }
@@ -130,6 +137,8 @@ pub struct SubscriptionStatus {
     pub deliveries: u64,
     /// Failed attempts retried since start.
     pub retries: u64,
+    /// Changes its filter plugins did not let through, since start.
+    pub filtered: u64,
     /// When the destination last took a delivery (RFC 3339), since start.
     pub last_delivery_time: Option<String>,
     /// The last failure, if any.
@@ -146,6 +155,8 @@ pub struct Notifications {
     http: reqwest::Client,
     subs: Arc<RwLock<BTreeMap<String, Arc<Active>>>>,
     feeds: Mutex<HashMap<WatchKey, Arc<feed::FeedHandle>>>,
+    feed_context: feed::FeedContext,
+    decisions: Arc<decide::Decisions>,
 }
 
 impl Notifications {
@@ -175,8 +186,13 @@ impl Notifications {
             }
             configured.push((sub, origin));
         }
+        let outbox = Arc::new(outbox);
         let engine = Arc::new(Notifications {
-            outbox: Arc::new(outbox),
+            feed_context: feed::FeedContext {
+                outbox: outbox.clone(),
+                buffer_bytes: config.notification_buffer_bytes,
+            },
+            outbox,
             watches,
             discovery,
             plugins,
@@ -184,6 +200,7 @@ impl Notifications {
             http: webhook::client(),
             subs: Arc::new(RwLock::new(BTreeMap::new())),
             feeds: Mutex::new(HashMap::new()),
+            decisions: Arc::default(),
         });
         let mut stored: BTreeMap<String, Value> = BTreeMap::new();
         for (name, bytes) in engine.outbox.subscriptions()? {
@@ -281,12 +298,9 @@ impl Notifications {
             return Err(SubscriptionError::Exists(sub.name));
         }
         self.outbox
-            .put_subscription(&sub.name, &stored_form(&sub))
-            .map_err(|e| SubscriptionError::Store(e.to_string()))?;
+            .put_subscription(&sub.name, &stored_form(&sub))?;
         let name = sub.name.clone();
-        let active = self
-            .install(sub, true)
-            .map_err(|e| SubscriptionError::Store(e.to_string()))?;
+        let active = self.install(sub, true)?;
         self.attach(&active);
         tracing::info!(subscription = %name, destination = %active.sub.destination(), "subscription created");
         self.status(&name).ok_or(SubscriptionError::NotFound(name))
@@ -301,10 +315,7 @@ impl Notifications {
         active.stopped.store(true, Ordering::SeqCst);
         active.wake.notify_one();
         self.subs.write().remove(name);
-        let dropped = self
-            .outbox
-            .delete_subscription(name)
-            .map_err(|e| SubscriptionError::Store(e.to_string()))?;
+        let dropped = self.outbox.delete_subscription(name)?;
         self.metrics.forget_subscription(name);
         tracing::info!(subscription = %name, dropped_deliveries = dropped, "subscription deleted");
         Ok(dropped)
@@ -333,6 +344,7 @@ impl Notifications {
             dead_letters: gauges.dead_letters,
             deliveries: state.deliveries,
             retries: state.retries,
+            filtered: state.filtered,
             last_delivery_time: state
                 .last_delivery
                 .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
@@ -341,21 +353,28 @@ impl Notifications {
         })
     }
 
-    /// Dead letters of a subscription.
-    pub fn dead_letters(&self, name: &str) -> Result<Vec<DeadLetter>, SubscriptionError> {
-        self.get(name)?;
-        self.outbox
-            .dead_letters(name)
-            .map_err(|e| SubscriptionError::Store(e.to_string()))
+    /// Dead letters of a subscription, each with the body it was refused
+    /// (none for notifier plugins, which get the change itself).
+    pub fn dead_letters(
+        &self,
+        name: &str,
+    ) -> Result<Vec<(DeadLetter, Delivery)>, SubscriptionError> {
+        let active = self.get(name)?;
+        Ok(self
+            .outbox
+            .dead_letters(name)?
+            .into_iter()
+            .map(|letter| {
+                let delivery = worker::render(&letter.queued, &active.sub);
+                (letter, delivery)
+            })
+            .collect())
     }
 
     /// Queues dead letters again (all, or one by sequence number); returns how many.
     pub fn replay_dead(&self, name: &str, seq: Option<u64>) -> Result<u64, SubscriptionError> {
         let active = self.get(name)?;
-        let count = self
-            .outbox
-            .replay_dead(name, seq, || active.seq())
-            .map_err(|e| SubscriptionError::Store(e.to_string()))?;
+        let count = self.outbox.replay_dead(name, seq, || active.seq())?;
         active.dead.fetch_sub(count, Ordering::Relaxed);
         active.pending.fetch_add(count, Ordering::Relaxed);
         active.wake.notify_one();
@@ -365,10 +384,8 @@ impl Notifications {
     /// Drops dead letters (all, or one by sequence number); returns how many.
     pub fn drop_dead(&self, name: &str, seq: Option<u64>) -> Result<u64, SubscriptionError> {
         let active = self.get(name)?;
-        let count = self
-            .outbox
-            .drop_dead(name, seq)
-            .map_err(|e| SubscriptionError::Store(e.to_string()))?;
+        let (count, released) = self.outbox.drop_dead(name, seq)?;
+        self.decisions.forget(&released);
         active.dead.fetch_sub(count, Ordering::Relaxed);
         Ok(count)
     }
@@ -378,11 +395,21 @@ impl Notifications {
         self.outbox.is_persistent()
     }
 
-    /// Sets the queue gauges of every subscription (before a metrics scrape).
+    /// Sets the queue gauges of every subscription and the buffer gauge of
+    /// every feed (before a metrics scrape).
     pub fn update_metrics(&self) {
         let all: Vec<Arc<Active>> = self.subs.read().values().cloned().collect();
         for active in all {
             self.metrics.queue(&active.sub.name, self.gauges(&active));
+        }
+        for watch in self.watches.all() {
+            if let Some(tap) = watch.cache.tap_status() {
+                self.metrics.feed(
+                    &watch.key.gvk.to_string(),
+                    tap.buffered_bytes,
+                    tap.overflows,
+                );
+            }
         }
     }
 
@@ -431,7 +458,7 @@ impl Notifications {
     /// Registers a subscription and starts its worker.
     fn install(&self, sub: Subscription, new: bool) -> Result<Arc<Active>, StoreError> {
         let counts = self.outbox.counts(&sub.name)?;
-        let sink = worker::Sink::new(&sub, &self.http, &self.plugins);
+        let sink = worker::Sink::new(&sub, &self.http);
         let active = Arc::new(Active {
             next_seq: AtomicU64::new(counts.last_seq.map_or(0, |s| s + 1)),
             pending: AtomicU64::new(counts.pending),
@@ -445,12 +472,15 @@ impl Notifications {
         self.subs
             .write()
             .insert(active.sub.name.clone(), active.clone());
-        tokio::spawn(worker::run(
-            active.clone(),
+        let worker = worker::Worker {
+            active: active.clone(),
             sink,
-            self.outbox.clone(),
-            self.metrics.clone(),
-        ));
+            outbox: self.outbox.clone(),
+            metrics: self.metrics.clone(),
+            plugins: self.plugins.clone(),
+            decisions: self.decisions.clone(),
+        };
+        tokio::spawn(worker.run());
         Ok(active)
     }
 
@@ -502,7 +532,7 @@ impl Notifications {
         let id = feed::watch_id(&watch.key);
         if targeted.is_empty() {
             if let Err(e) = self.outbox.forget_watch(&id) {
-                tracing::warn!(error = %e, "cannot forget the announced state of an unsubscribed watch");
+                tracing::warn!(error = %crate::error::Report(&e), "cannot forget the announced state of an unsubscribed watch");
             }
             return;
         }
@@ -522,8 +552,7 @@ impl Notifications {
         let handle = feed::start(
             watch.clone(),
             seed,
-            self.outbox.clone(),
-            self.plugins.clone(),
+            self.feed_context.clone(),
             self.subscriptions_of(watch.key.clone()),
         );
         feeds.insert(watch.key.clone(), handle);
@@ -568,7 +597,9 @@ async fn until_stored<T: Send + 'static>(
         let attempt = operation.clone();
         match tokio::task::spawn_blocking(move || attempt()).await {
             Ok(Ok(value)) => return value,
-            Ok(Err(e)) => tracing::error!(error = %e, "{what} failed; trying again"),
+            Ok(Err(e)) => {
+                tracing::error!(error = %crate::error::Report(&e), "{what} failed; trying again")
+            }
             Err(e) => tracing::error!(error = %e, "{what} panicked; trying again"),
         }
         tokio::time::sleep(STORE_RETRY).await;

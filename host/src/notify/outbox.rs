@@ -3,26 +3,46 @@
 //!
 //! Tables:
 //! - `subscriptions`: name → definition (JSON) of every subscription;
-//! - `queue`: (subscription, seq) → pending delivery, oldest first;
-//! - `dead`: (subscription, seq) → dead letter (a delivery the receiver refused);
+//! - `changes`: change number → one change as subscribers are told it
+//!   ([`Announcement`]), stored once however many subscriptions want it;
+//! - `refs`: change number → how many queue entries and dead letters refer
+//!   to the change; it goes when the last one does;
+//! - `queue`: (subscription, seq) → change number, oldest first;
+//! - `dead`: (subscription, seq) → dead letter: why, when, after how many
+//!   attempts, and the change number;
 //! - `announced`: (watch, object key) → the object's state as last announced
 //!   (`resourceVersion`, NUL, JSON), so a restart resumes from it;
 //! - `positions`: watch → resourceVersion up to which changes are announced.
 //!
+//! Without `dataDir` the last two stay empty: nothing survives a restart
+//! anyway, and the feed's own record of the announced state shares the
+//! cache's objects instead of copying them.
+//!
+//! Bodies are not stored: each sink renders the change in its own format
+//! when it sends it, so five subscriptions to one watch cost one copy of each
+//! change plus five 8-byte references.
+//!
 //! Every function is blocking; callers on the async runtime use
 //! `spawn_blocking`. A write transaction is committed durably before the
-//! function returns.
+//! function returns. After a failed write (a full or failing disk), redb
+//! refuses every later transaction until the database is opened again; the
+//! outbox does that on its own, so a disk that recovers is used again.
 
 use std::ops::RangeBounds;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use parking_lot::RwLock;
 use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
+use serde::{Deserialize, Serialize};
 
-use super::sink::Delivery;
 use crate::gvk::Gvk;
+use crate::store::{ChangeType, Origin, StoredObject};
 
 const SUBSCRIPTIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("subscriptions");
-const QUEUE: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("queue");
+const CHANGES: TableDefinition<u64, &[u8]> = TableDefinition::new("changes");
+const REFS: TableDefinition<u64, u32> = TableDefinition::new("refs");
+const QUEUE: TableDefinition<(&str, u64), u64> = TableDefinition::new("queue");
 const DEAD: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("dead");
 const ANNOUNCED: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("announced");
 const POSITIONS: TableDefinition<&str, &str> = TableDefinition::new("positions");
@@ -35,14 +55,46 @@ const CACHE_BYTES: usize = 32 << 20;
 /// File name of the database inside `dataDir`.
 pub const FILE_NAME: &str = "grw.redb";
 
-/// The database failed (disk full, corrupt file...).
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("outbox: {0}")]
-pub struct StoreError(String);
+/// Why the outbox could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// `dataDir` cannot be created.
+    #[error("cannot create the data directory {}", .path.display())]
+    CreateDir {
+        /// `dataDir`.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The database file cannot be opened (or reopened after a failed write).
+    #[error("cannot open the outbox {}", .path.display())]
+    Open {
+        /// `dataDir/grw.redb`.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: redb::DatabaseError,
+    },
+    /// A read or write of the database failed.
+    #[error("outbox read or write failed")]
+    Database(#[from] redb::Error),
+    /// An entry cannot be read back.
+    #[error("outbox entry {0} is corrupt")]
+    Corrupt(String),
+}
 
-impl From<redb::Error> for StoreError {
-    fn from(e: redb::Error) -> Self {
-        StoreError(e.to_string())
+impl StoreError {
+    /// Whether the database must be opened again before it can be used: redb
+    /// refuses every transaction after a failed write.
+    fn needs_reopen(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Open { .. }
+                | StoreError::Database(
+                    redb::Error::Io(_) | redb::Error::PreviousIo | redb::Error::DatabaseClosed
+                )
+        )
     }
 }
 
@@ -50,7 +102,7 @@ macro_rules! store_error_from {
     ($($t:ty),*) => {$(
         impl From<$t> for StoreError {
             fn from(e: $t) -> Self {
-                StoreError::from(redb::Error::from(e))
+                StoreError::Database(redb::Error::from(e))
             }
         }
     )*};
@@ -63,11 +115,131 @@ store_error_from!(
     redb::CommitError
 );
 
+/// One change as subscribers are told it: the change's type (as announced,
+/// which may differ from the cache's), where it came from, the object's
+/// identity, when it was queued, and the object (with its previous state for
+/// MODIFIED) as JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Announcement {
+    /// Added, modified or deleted.
+    pub kind: ChangeType,
+    /// Watch event, relist diff, or the initial snapshot of a new subscription.
+    pub origin: Origin,
+    /// Kind of the object.
+    pub gvk: Gvk,
+    /// Namespace, empty for cluster-scoped objects.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// `metadata.uid`.
+    pub uid: String,
+    /// `metadata.resourceVersion` of the object as announced.
+    pub resource_version: String,
+    /// When it was queued, milliseconds since the Unix epoch.
+    pub queued_ms: u64,
+    /// The object's JSON; its last state for DELETED.
+    pub object: Vec<u8>,
+    /// The previous state's JSON, for MODIFIED.
+    pub old: Option<Vec<u8>>,
+}
+
+/// The header line of an announcement on disk.
+#[derive(Serialize, Deserialize)]
+struct Header<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    origin: &'a str,
+    group: &'a str,
+    version: &'a str,
+    kind_name: &'a str,
+    namespace: &'a str,
+    name: &'a str,
+    uid: &'a str,
+    rv: &'a str,
+    queued: u64,
+}
+
+impl Announcement {
+    /// Idempotency id: `uid/resourceVersion/TYPE`, as in [`crate::store::Change::id`].
+    pub fn id(&self) -> String {
+        format!("{}/{}/{}", self.uid, self.resource_version, self.kind)
+    }
+
+    /// On disk: a JSON header line, the object's JSON, and for MODIFIED a
+    /// newline and the previous state's JSON (compact JSON holds no newline).
+    pub fn encode(
+        kind: ChangeType,
+        origin: Origin,
+        gvk: &Gvk,
+        object: &StoredObject,
+        old: Option<&StoredObject>,
+        queued_ms: u64,
+    ) -> Vec<u8> {
+        let header = Header {
+            kind: kind.as_str(),
+            origin: origin.as_str(),
+            group: &gvk.group,
+            version: &gvk.version,
+            kind_name: &gvk.kind,
+            namespace: object.namespace(),
+            name: object.name(),
+            uid: object.uid(),
+            rv: object.resource_version(),
+            queued: queued_ms,
+        };
+        let json = object.json();
+        let old = old.map(StoredObject::json);
+        let mut out = Vec::with_capacity(json.len() + old.map_or(0, |o| o.len() + 1) + 192);
+        // Serializing strings and numbers into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut out, &header);
+        out.push(b'\n');
+        out.extend_from_slice(json);
+        if let Some(old) = old {
+            out.push(b'\n');
+            out.extend_from_slice(old);
+        }
+        out
+    }
+
+    fn decode(number: u64, bytes: &[u8]) -> Result<Announcement, StoreError> {
+        let corrupt = || StoreError::Corrupt(format!("change {number}"));
+        let mut parts = bytes.splitn(3, |b| *b == b'\n');
+        let header: Header<'_> = parts
+            .next()
+            .and_then(|h| serde_json::from_slice(h).ok())
+            .ok_or_else(corrupt)?;
+        let object = parts.next().ok_or_else(corrupt)?.to_vec();
+        Ok(Announcement {
+            kind: ChangeType::parse(header.kind).ok_or_else(corrupt)?,
+            origin: Origin::parse(header.origin).ok_or_else(corrupt)?,
+            gvk: Gvk::new(header.group, header.version, header.kind_name),
+            namespace: header.namespace.to_string(),
+            name: header.name.to_string(),
+            uid: header.uid.to_string(),
+            resource_version: header.rv.to_string(),
+            queued_ms: header.queued,
+            object,
+            old: parts.next().map(<[u8]>::to_vec),
+        })
+    }
+}
+
+/// One pending delivery: a place in a subscription's queue and the change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Queued {
+    /// Position in its subscription's queue.
+    pub seq: u64,
+    /// The change's number in the outbox.
+    pub change: u64,
+    /// The change.
+    pub announcement: Announcement,
+}
+
 /// A delivery the receiver refused, kept until replayed or dropped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeadLetter {
     /// The delivery as it was queued.
-    pub delivery: Delivery,
+    pub queued: Queued,
     /// What the receiver answered.
     pub reason: String,
     /// When it was refused, milliseconds since the Unix epoch.
@@ -76,102 +248,198 @@ pub struct DeadLetter {
     pub attempts: u32,
 }
 
+/// A dead letter on disk, besides its key.
+#[derive(Serialize, Deserialize)]
+struct DeadRecord<'a> {
+    change: u64,
+    reason: &'a str,
+    failed: u64,
+    attempts: u32,
+}
+
+/// Counts of one subscription's lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct QueueCounts {
+    /// Deliveries waiting.
+    pub pending: u64,
+    /// Dead letters.
+    pub dead: u64,
+    /// Highest sequence number in either list.
+    pub last_seq: Option<u64>,
+}
+
+/// The announced state of a watch: its resourceVersion and objects (JSON).
+pub type Announced = (String, Vec<Vec<u8>>);
+
 /// The embedded database.
 pub struct Outbox {
-    db: Database,
-    persistent: bool,
+    /// `None` after a failed reopen, until the next attempt succeeds.
+    db: RwLock<Option<Database>>,
+    /// `dataDir/grw.redb`; `None` in memory.
+    path: Option<PathBuf>,
+    /// The number the next change gets.
+    next_change: AtomicU64,
 }
 
 impl Outbox {
     /// Opens (or creates) `dir/grw.redb`; `None` keeps everything in memory.
     pub fn open(dir: Option<&Path>) -> Result<Outbox, StoreError> {
-        let (db, persistent) = match dir {
+        let (db, path) = match dir {
             Some(dir) => {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| StoreError(format!("cannot create {}: {e}", dir.display())))?;
+                std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+                    path: dir.to_path_buf(),
+                    source,
+                })?;
                 let path = dir.join(FILE_NAME);
-                let db = Database::builder()
-                    .set_cache_size(CACHE_BYTES)
-                    .create(&path)
-                    .map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
-                (db, true)
+                (open_file(&path)?, Some(path))
             }
             None => (
                 Database::builder().create_with_backend(redb::backends::InMemoryBackend::new())?,
-                false,
+                None,
             ),
         };
         let txn = db.begin_write()?;
         txn.open_table(SUBSCRIPTIONS)?;
+        let next_change = txn
+            .open_table(CHANGES)?
+            .last()?
+            .map_or(0, |(k, _)| k.value() + 1);
+        txn.open_table(REFS)?;
         txn.open_table(QUEUE)?;
         txn.open_table(DEAD)?;
         txn.open_table(ANNOUNCED)?;
         txn.open_table(POSITIONS)?;
         txn.commit()?;
-        Ok(Outbox { db, persistent })
+        Ok(Outbox {
+            db: RwLock::new(Some(db)),
+            path,
+            next_change: AtomicU64::new(next_change),
+        })
     }
 
     /// Whether the outbox survives a restart.
     pub fn is_persistent(&self) -> bool {
-        self.persistent
+        self.path.is_some()
+    }
+
+    /// A number for a new change, never given out before by this outbox.
+    pub fn next_change_number(&self) -> u64 {
+        self.next_change.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Runs `op` on the database; after an error that leaves redb unusable
+    /// (a failed write), opens the database again for the next call.
+    fn with<T>(
+        &self,
+        op: impl FnOnce(&Database) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let closed = self.db.read().is_none();
+        if closed {
+            self.reopen()?;
+        }
+        let result = {
+            let db = self.db.read();
+            match db.as_ref() {
+                Some(db) => op(db),
+                None => Err(StoreError::Database(redb::Error::DatabaseClosed)),
+            }
+        };
+        if let Err(e) = &result
+            && e.needs_reopen()
+            && let Err(reopen) = self.reopen()
+        {
+            tracing::warn!(error = %crate::error::Report(&reopen), "the outbox cannot be opened again yet; trying again with the next call");
+        }
+        result
+    }
+
+    /// Closes the database and opens it again (redb repairs it if needed).
+    /// In memory there is nothing to reopen.
+    fn reopen(&self) -> Result<(), StoreError> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        let mut db = self.db.write();
+        // The old handle holds the file lock: it must go first.
+        drop(db.take());
+        let fresh = open_file(path)?;
+        *db = Some(fresh);
+        tracing::info!(path = %path.display(), "outbox opened again after a failed write");
+        Ok(())
     }
 
     /// Every stored subscription definition, by name.
     pub fn subscriptions(&self) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
-        let txn = self.db.begin_read()?;
-        let table = txn.open_table(SUBSCRIPTIONS)?;
-        let mut out = Vec::new();
-        for entry in table.iter()? {
-            let (k, v) = entry?;
-            out.push((k.value().to_string(), v.value().to_vec()));
-        }
-        Ok(out)
+        self.with(|db| {
+            let txn = db.begin_read()?;
+            let table = txn.open_table(SUBSCRIPTIONS)?;
+            let mut out = Vec::new();
+            for entry in table.iter()? {
+                let (k, v) = entry?;
+                out.push((k.value().to_string(), v.value().to_vec()));
+            }
+            Ok(out)
+        })
     }
 
     /// Stores (or replaces) a subscription definition.
     pub fn put_subscription(&self, name: &str, definition: &[u8]) -> Result<(), StoreError> {
-        let txn = self.db.begin_write()?;
-        txn.open_table(SUBSCRIPTIONS)?.insert(name, definition)?;
-        txn.commit()?;
-        Ok(())
+        self.with(|db| {
+            let txn = db.begin_write()?;
+            txn.open_table(SUBSCRIPTIONS)?.insert(name, definition)?;
+            txn.commit()?;
+            Ok(())
+        })
     }
 
     /// Forgets a subscription with its queue and dead letters; returns how
     /// many pending deliveries were dropped.
     pub fn delete_subscription(&self, name: &str) -> Result<u64, StoreError> {
-        let txn = self.db.begin_write()?;
-        txn.open_table(SUBSCRIPTIONS)?.remove(name)?;
-        let dropped = {
-            let mut queue = txn.open_table(QUEUE)?;
-            let before = queue.range(of(name))?.count() as u64;
-            queue.retain_in(of(name), |_, _| false)?;
-            before
-        };
-        txn.open_table(DEAD)?.retain_in(of(name), |_, _| false)?;
-        txn.commit()?;
-        Ok(dropped)
+        self.with(|db| {
+            let txn = db.begin_write()?;
+            txn.open_table(SUBSCRIPTIONS)?.remove(name)?;
+            let dropped = {
+                let mut queue = txn.open_table(QUEUE)?;
+                let mut dead = txn.open_table(DEAD)?;
+                let mut refs = Refs::open(&txn)?;
+                let mut dropped = 0;
+                for entry in queue.extract_from_if(of(name), |_, _| true)? {
+                    refs.release(entry?.1.value())?;
+                    dropped += 1;
+                }
+                for entry in dead.extract_from_if(of(name), |_, _| true)? {
+                    let (key, value) = entry?;
+                    refs.release(decode_dead_record(key.value().1, value.value())?.change)?;
+                }
+                dropped
+            };
+            txn.commit()?;
+            Ok(dropped)
+        })
     }
 
     /// The announced state of a watch: its resourceVersion and objects (JSON).
     pub fn announced(&self, watch: &str) -> Result<Option<Announced>, StoreError> {
-        let txn = self.db.begin_read()?;
-        let Some(rv) = txn
-            .open_table(POSITIONS)?
-            .get(watch)?
-            .map(|v| v.value().to_string())
-        else {
-            return Ok(None);
-        };
-        let table = txn.open_table(ANNOUNCED)?;
-        let mut objects = Vec::new();
-        for entry in table.range((watch, "")..)? {
-            let (k, v) = entry?;
-            if k.value().0 != watch {
-                break;
+        self.with(|db| {
+            let txn = db.begin_read()?;
+            let Some(rv) = txn
+                .open_table(POSITIONS)?
+                .get(watch)?
+                .map(|v| v.value().to_string())
+            else {
+                return Ok(None);
+            };
+            let table = txn.open_table(ANNOUNCED)?;
+            let mut objects = Vec::new();
+            for entry in table.range((watch, "")..)? {
+                let (k, v) = entry?;
+                if k.value().0 != watch {
+                    break;
+                }
+                objects.push(split_state(v.value()).1.to_vec());
             }
-            objects.push(split_state(v.value()).1.to_vec());
-        }
-        Ok(Some((rv, objects)))
+            Ok(Some((rv, objects)))
+        })
     }
 
     /// Forgets the announced state of a watch.
@@ -185,77 +453,99 @@ impl Outbox {
         watch: &str,
         f: impl FnOnce(&mut FeedTxn<'_>) -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        let txn = self.db.begin_write()?;
-        let result = {
-            let mut feed = FeedTxn {
-                watch,
-                announced: txn.open_table(ANNOUNCED)?,
-                positions: txn.open_table(POSITIONS)?,
-                queue: txn.open_table(QUEUE)?,
+        self.with(|db| {
+            let txn = db.begin_write()?;
+            let result = {
+                let mut feed = FeedTxn {
+                    watch,
+                    announced: txn.open_table(ANNOUNCED)?,
+                    positions: txn.open_table(POSITIONS)?,
+                    refs: Refs::open(&txn)?,
+                    queue: txn.open_table(QUEUE)?,
+                };
+                f(&mut feed)?
             };
-            f(&mut feed)?
-        };
-        txn.commit()?;
-        Ok(result)
+            txn.commit()?;
+            Ok(result)
+        })
     }
 
-    /// Up to `limit` pending deliveries of a subscription after `after`, oldest first.
-    pub fn pending(
-        &self,
-        subscription: &str,
-        after: Option<u64>,
-        limit: usize,
-    ) -> Result<Vec<Delivery>, StoreError> {
-        let start = after.map_or(0, |s| s.saturating_add(1));
-        let txn = self.db.begin_read()?;
-        let table = txn.open_table(QUEUE)?;
-        let mut out = Vec::new();
-        for entry in table.range((subscription, start)..=(subscription, u64::MAX))? {
-            let (k, v) = entry?;
-            out.push(decode_delivery(k.value().1, v.value())?);
-            if out.len() == limit {
-                break;
+    /// Up to `limit` pending deliveries of a subscription, oldest first.
+    pub fn pending(&self, subscription: &str, limit: usize) -> Result<Vec<Queued>, StoreError> {
+        self.with(|db| {
+            let txn = db.begin_read()?;
+            let queue = txn.open_table(QUEUE)?;
+            let changes = txn.open_table(CHANGES)?;
+            let mut out = Vec::new();
+            for entry in queue.range(of(subscription))?.take(limit) {
+                let (k, v) = entry?;
+                out.push(read_queued(&changes, k.value().1, v.value())?);
             }
-        }
-        Ok(out)
+            Ok(out)
+        })
     }
 
-    /// Removes delivered entries and moves refused ones to the dead-letter list, in one transaction.
+    /// Removes delivered (or filtered out) entries and moves refused ones to
+    /// the dead letters, in one transaction. Returns the numbers of the
+    /// changes no entry refers to any more, which are gone.
     pub fn settle(
         &self,
         subscription: &str,
-        delivered: &[u64],
+        done: &[u64],
         refused: &[DeadLetter],
-    ) -> Result<(), StoreError> {
-        let txn = self.db.begin_write()?;
-        {
-            let mut queue = txn.open_table(QUEUE)?;
-            for seq in delivered {
-                queue.remove((subscription, *seq))?;
-            }
-            let mut dead = txn.open_table(DEAD)?;
-            for letter in refused {
-                queue.remove((subscription, letter.delivery.seq))?;
-                dead.insert(
-                    (subscription, letter.delivery.seq),
-                    encode_dead(letter).as_slice(),
-                )?;
-            }
-        }
-        txn.commit()?;
-        Ok(())
+    ) -> Result<Vec<u64>, StoreError> {
+        self.with(|db| {
+            let txn = db.begin_write()?;
+            let released = {
+                let mut queue = txn.open_table(QUEUE)?;
+                let mut refs = Refs::open(&txn)?;
+                for seq in done {
+                    if let Some(change) = queue.remove((subscription, *seq))? {
+                        refs.release(change.value())?;
+                    }
+                }
+                let mut dead = txn.open_table(DEAD)?;
+                for letter in refused {
+                    let seq = letter.queued.seq;
+                    if queue.remove((subscription, seq))?.is_none() {
+                        continue;
+                    }
+                    let record = DeadRecord {
+                        change: letter.queued.change,
+                        reason: &letter.reason,
+                        failed: letter.failed_ms,
+                        attempts: letter.attempts,
+                    };
+                    let bytes = serde_json::to_vec(&record).unwrap_or_default();
+                    dead.insert((subscription, seq), bytes.as_slice())?;
+                }
+                refs.released
+            };
+            txn.commit()?;
+            Ok(released)
+        })
     }
 
     /// Dead letters of a subscription, oldest first.
     pub fn dead_letters(&self, subscription: &str) -> Result<Vec<DeadLetter>, StoreError> {
-        let txn = self.db.begin_read()?;
-        let table = txn.open_table(DEAD)?;
-        let mut out = Vec::new();
-        for entry in table.range(of(subscription))? {
-            let (k, v) = entry?;
-            out.push(decode_dead(k.value().1, v.value())?);
-        }
-        Ok(out)
+        self.with(|db| {
+            let txn = db.begin_read()?;
+            let table = txn.open_table(DEAD)?;
+            let changes = txn.open_table(CHANGES)?;
+            let mut out = Vec::new();
+            for entry in table.range(of(subscription))? {
+                let (k, v) = entry?;
+                let seq = k.value().1;
+                let record = decode_dead_record(seq, v.value())?;
+                out.push(DeadLetter {
+                    queued: read_queued(&changes, seq, record.change)?,
+                    reason: record.reason.to_string(),
+                    failed_ms: record.failed,
+                    attempts: record.attempts,
+                });
+            }
+            Ok(out)
+        })
     }
 
     /// Puts dead letters (all, or the one with `seq`) back at the end of the
@@ -266,91 +556,139 @@ impl Outbox {
         seq: Option<u64>,
         mut next_seq: impl FnMut() -> u64,
     ) -> Result<u64, StoreError> {
-        let txn = self.db.begin_write()?;
-        let count = {
-            let mut dead = txn.open_table(DEAD)?;
-            let mut queue = txn.open_table(QUEUE)?;
-            let letters: Vec<(u64, Vec<u8>)> = dead
-                .range(one_or_all(subscription, seq))?
-                .map(|e| e.map(|(k, v)| (k.value().1, v.value().to_vec())))
-                .collect::<Result<_, _>>()?;
-            for (old_seq, bytes) in &letters {
-                let letter = decode_dead(*old_seq, bytes)?;
-                let mut delivery = letter.delivery;
-                delivery.seq = next_seq();
-                queue.insert(
-                    (subscription, delivery.seq),
-                    encode_delivery(&delivery).as_slice(),
-                )?;
-                dead.remove((subscription, *old_seq))?;
-            }
-            letters.len() as u64
-        };
-        txn.commit()?;
-        Ok(count)
+        self.with(|db| {
+            let txn = db.begin_write()?;
+            let count = {
+                let mut dead = txn.open_table(DEAD)?;
+                let mut queue = txn.open_table(QUEUE)?;
+                let mut count = 0;
+                for entry in dead.extract_from_if(one_or_all(subscription, seq), |_, _| true)? {
+                    let (key, value) = entry?;
+                    let record = decode_dead_record(key.value().1, value.value())?;
+                    queue.insert((subscription, next_seq()), record.change)?;
+                    count += 1;
+                }
+                count
+            };
+            txn.commit()?;
+            Ok(count)
+        })
     }
 
-    /// Drops dead letters (all, or the one with `seq`); returns how many.
-    pub fn drop_dead(&self, subscription: &str, seq: Option<u64>) -> Result<u64, StoreError> {
-        let txn = self.db.begin_write()?;
-        let count = {
-            let mut dead = txn.open_table(DEAD)?;
-            let count = dead.range(one_or_all(subscription, seq))?.count() as u64;
-            dead.retain_in(one_or_all(subscription, seq), |_, _| false)?;
-            count
-        };
-        txn.commit()?;
-        Ok(count)
+    /// Drops dead letters (all, or the one with `seq`); returns how many and
+    /// the numbers of the changes that went with them.
+    pub fn drop_dead(
+        &self,
+        subscription: &str,
+        seq: Option<u64>,
+    ) -> Result<(u64, Vec<u64>), StoreError> {
+        self.with(|db| {
+            let txn = db.begin_write()?;
+            let result = {
+                let mut dead = txn.open_table(DEAD)?;
+                let mut refs = Refs::open(&txn)?;
+                let mut count = 0;
+                for entry in dead.extract_from_if(one_or_all(subscription, seq), |_, _| true)? {
+                    let (key, value) = entry?;
+                    refs.release(decode_dead_record(key.value().1, value.value())?.change)?;
+                    count += 1;
+                }
+                (count, refs.released)
+            };
+            txn.commit()?;
+            Ok(result)
+        })
     }
 
     /// Pending deliveries, dead letters and the highest sequence number used
     /// by a subscription (to continue numbering after a restart).
     pub fn counts(&self, subscription: &str) -> Result<QueueCounts, StoreError> {
-        let txn = self.db.begin_read()?;
-        let queue = txn.open_table(QUEUE)?;
-        let dead = txn.open_table(DEAD)?;
-        let last =
-            |table: &redb::ReadOnlyTable<(&str, u64), &[u8]>| -> Result<Option<u64>, StoreError> {
-                Ok(table
-                    .range(of(subscription))?
-                    .next_back()
-                    .transpose()?
-                    .map(|(k, _)| k.value().1))
-            };
-        Ok(QueueCounts {
-            pending: queue.range(of(subscription))?.count() as u64,
-            dead: dead.range(of(subscription))?.count() as u64,
-            last_seq: last(&queue)?.max(last(&dead)?),
+        self.with(|db| {
+            let txn = db.begin_read()?;
+            let queue = txn.open_table(QUEUE)?;
+            let dead = txn.open_table(DEAD)?;
+            let last_queued = queue
+                .range(of(subscription))?
+                .next_back()
+                .transpose()?
+                .map(|(k, _)| k.value().1);
+            let last_dead = dead
+                .range(of(subscription))?
+                .next_back()
+                .transpose()?
+                .map(|(k, _)| k.value().1);
+            Ok(QueueCounts {
+                pending: queue.range(of(subscription))?.count() as u64,
+                dead: dead.range(of(subscription))?.count() as u64,
+                last_seq: last_queued.max(last_dead),
+            })
         })
     }
 
     /// When the oldest pending delivery of a subscription was queued.
     pub fn oldest_pending_ms(&self, subscription: &str) -> Result<Option<u64>, StoreError> {
         Ok(self
-            .pending(subscription, None, 1)?
+            .pending(subscription, 1)?
             .first()
-            .map(|d| d.enqueued_ms))
+            .map(|q| q.announcement.queued_ms))
     }
 
     /// Pending deliveries of every subscription together.
     pub fn total_pending(&self) -> Result<u64, StoreError> {
-        let txn = self.db.begin_read()?;
-        Ok(txn.open_table(QUEUE)?.len()?)
+        self.with(|db| {
+            let txn = db.begin_read()?;
+            Ok(txn.open_table(QUEUE)?.len()?)
+        })
+    }
+
+    /// Changes stored, whatever number of deliveries refer to each.
+    pub fn stored_changes(&self) -> Result<u64, StoreError> {
+        self.with(|db| {
+            let txn = db.begin_read()?;
+            Ok(txn.open_table(CHANGES)?.len()?)
+        })
     }
 }
 
-/// The announced state of a watch: its resourceVersion and objects (JSON).
-pub type Announced = (String, Vec<Vec<u8>>);
+fn open_file(path: &Path) -> Result<Database, StoreError> {
+    Database::builder()
+        .set_cache_size(CACHE_BYTES)
+        .create(path)
+        .map_err(|source| StoreError::Open {
+            path: path.to_path_buf(),
+            source,
+        })
+}
 
-/// Counts of one subscription's lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct QueueCounts {
-    /// Deliveries waiting.
-    pub pending: u64,
-    /// Dead letters.
-    pub dead: u64,
-    /// Highest sequence number in either list.
-    pub last_seq: Option<u64>,
+/// The reference counts of changes within one write transaction.
+struct Refs<'t> {
+    refs: redb::Table<'t, u64, u32>,
+    changes: redb::Table<'t, u64, &'static [u8]>,
+    /// Changes that lost their last reference, and are gone.
+    released: Vec<u64>,
+}
+
+impl<'t> Refs<'t> {
+    fn open(txn: &'t redb::WriteTransaction) -> Result<Refs<'t>, StoreError> {
+        Ok(Refs {
+            refs: txn.open_table(REFS)?,
+            changes: txn.open_table(CHANGES)?,
+            released: Vec::new(),
+        })
+    }
+
+    /// One reference fewer to `change`; the change goes with the last one.
+    fn release(&mut self, change: u64) -> Result<(), StoreError> {
+        let count = self.refs.get(change)?.map_or(0, |v| v.value());
+        if count > 1 {
+            self.refs.insert(change, count - 1)?;
+        } else {
+            self.refs.remove(change)?;
+            self.changes.remove(change)?;
+            self.released.push(change);
+        }
+        Ok(())
+    }
 }
 
 /// One write transaction of a watch's feed.
@@ -358,42 +696,20 @@ pub struct FeedTxn<'t> {
     watch: &'t str,
     announced: redb::Table<'t, (&'static str, &'static str), &'static [u8]>,
     positions: redb::Table<'t, &'static str, &'static str>,
-    queue: redb::Table<'t, (&'static str, u64), &'static [u8]>,
+    refs: Refs<'t>,
+    queue: redb::Table<'t, (&'static str, u64), u64>,
 }
 
 impl FeedTxn<'_> {
-    /// The announced state of one object: its resourceVersion and JSON.
-    pub fn announced(&self, key: &str) -> Result<Option<(String, Vec<u8>)>, StoreError> {
-        Ok(self.announced.get((self.watch, key))?.map(|v| {
-            let (rv, json) = split_state(v.value());
-            (rv.to_string(), json.to_vec())
-        }))
-    }
-
-    /// Whether anything was ever announced for this watch.
-    pub fn has_position(&self) -> Result<bool, StoreError> {
-        Ok(self.positions.get(self.watch)?.is_some())
-    }
-
-    /// Every announced object of this watch: key and JSON.
-    pub fn announced_all(&self) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
-        let mut out = Vec::new();
-        for entry in self.announced.range((self.watch, "")..)? {
-            let (k, v) = entry?;
-            let (watch, key) = k.value();
-            if watch != self.watch {
-                break;
-            }
-            out.push((key.to_string(), split_state(v.value()).1.to_vec()));
-        }
-        Ok(out)
-    }
-
     /// Forgets everything announced for this watch.
     pub fn clear(&mut self) -> Result<(), StoreError> {
         self.positions.remove(self.watch)?;
-        for (key, _) in self.announced_all()? {
-            self.announced.remove((self.watch, key.as_str()))?;
+        let watch = self.watch;
+        for entry in self
+            .announced
+            .extract_from_if((watch, "")..(watch, "\u{10ffff}"), |k, _| k.0 == watch)?
+        {
+            entry?;
         }
         Ok(())
     }
@@ -425,14 +741,43 @@ impl FeedTxn<'_> {
         Ok(())
     }
 
-    /// Queues a delivery.
-    pub fn enqueue(&mut self, subscription: &str, delivery: &Delivery) -> Result<(), StoreError> {
-        self.queue.insert(
-            (subscription, delivery.seq),
-            encode_delivery(delivery).as_slice(),
-        )?;
+    /// Stores change `number` (an encoded [`Announcement`]) once and queues
+    /// it for each `(subscription, seq)`.
+    pub fn queue_change(
+        &mut self,
+        number: u64,
+        encoded: &[u8],
+        targets: &[(&str, u64)],
+    ) -> Result<(), StoreError> {
+        if targets.is_empty() {
+            return Ok(());
+        }
+        self.refs.changes.insert(number, encoded)?;
+        self.refs.refs.insert(number, targets.len() as u32)?;
+        for (subscription, seq) in targets {
+            self.queue.insert((*subscription, *seq), number)?;
+        }
         Ok(())
     }
+}
+
+fn read_queued(
+    changes: &impl ReadableTable<u64, &'static [u8]>,
+    seq: u64,
+    change: u64,
+) -> Result<Queued, StoreError> {
+    let bytes = changes.get(change)?.ok_or_else(|| {
+        StoreError::Corrupt(format!("queue entry {seq} (change {change} is missing)"))
+    })?;
+    Ok(Queued {
+        seq,
+        change,
+        announcement: Announcement::decode(change, bytes.value())?,
+    })
+}
+
+fn decode_dead_record(seq: u64, bytes: &[u8]) -> Result<DeadRecord<'_>, StoreError> {
+    serde_json::from_slice(bytes).map_err(|_| StoreError::Corrupt(format!("dead letter {seq}")))
 }
 
 fn of(subscription: &str) -> impl RangeBounds<(&str, u64)> {
@@ -454,228 +799,5 @@ fn split_state(value: &[u8]) -> (&str, &[u8]) {
     )
 }
 
-/// A delivery on disk: a JSON header line, then the payload.
-fn encode_delivery(d: &Delivery) -> Vec<u8> {
-    let header = serde_json::json!({
-        "id": d.id,
-        "type": d.event_type,
-        "group": d.gvk.group,
-        "version": d.gvk.version,
-        "kind": d.gvk.kind,
-        "namespace": d.namespace,
-        "name": d.name,
-        "enqueued": d.enqueued_ms,
-    });
-    let mut out = serde_json::to_vec(&header).unwrap_or_default();
-    out.push(b'\n');
-    out.extend_from_slice(&d.payload);
-    out
-}
-
-fn decode_delivery(seq: u64, bytes: &[u8]) -> Result<Delivery, StoreError> {
-    let corrupt = || StoreError(format!("queue entry {seq} is corrupt"));
-    let newline = bytes.iter().position(|b| *b == b'\n').ok_or_else(corrupt)?;
-    let header: serde_json::Value =
-        serde_json::from_slice(&bytes[..newline]).map_err(|_| corrupt())?;
-    let text = |k: &str| header[k].as_str().unwrap_or_default().to_string();
-    Ok(Delivery {
-        seq,
-        id: text("id"),
-        event_type: text("type"),
-        gvk: Gvk::new(&text("group"), &text("version"), &text("kind")),
-        namespace: text("namespace"),
-        name: text("name"),
-        enqueued_ms: header["enqueued"].as_u64().unwrap_or(0),
-        payload: bytes[newline + 1..].to_vec(),
-    })
-}
-
-/// A dead letter on disk: a JSON line with why, then the delivery.
-fn encode_dead(letter: &DeadLetter) -> Vec<u8> {
-    let header = serde_json::json!({
-        "reason": letter.reason,
-        "failed": letter.failed_ms,
-        "attempts": letter.attempts,
-    });
-    let mut out = serde_json::to_vec(&header).unwrap_or_default();
-    out.push(b'\n');
-    out.extend_from_slice(&encode_delivery(&letter.delivery));
-    out
-}
-
-fn decode_dead(seq: u64, bytes: &[u8]) -> Result<DeadLetter, StoreError> {
-    let corrupt = || StoreError(format!("dead letter {seq} is corrupt"));
-    let newline = bytes.iter().position(|b| *b == b'\n').ok_or_else(corrupt)?;
-    let header: serde_json::Value =
-        serde_json::from_slice(&bytes[..newline]).map_err(|_| corrupt())?;
-    Ok(DeadLetter {
-        delivery: decode_delivery(seq, &bytes[newline + 1..])?,
-        reason: header["reason"].as_str().unwrap_or_default().to_string(),
-        failed_ms: header["failed"].as_u64().unwrap_or(0),
-        attempts: header["attempts"].as_u64().unwrap_or(0) as u32,
-    })
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn delivery(seq: u64, name: &str) -> Delivery {
-        Delivery {
-            seq,
-            id: format!("uid-{name}/7/ADDED"),
-            event_type: "ADDED".into(),
-            gvk: Gvk::new("apps", "v1", "Deployment"),
-            namespace: "shop".into(),
-            name: name.into(),
-            enqueued_ms: 1_700_000_000_000 + seq,
-            payload: format!(r#"{{"n":"{name}"}}"#).into_bytes(),
-        }
-    }
-
-    fn enqueue(outbox: &Outbox, sub: &str, deliveries: &[Delivery]) {
-        outbox
-            .feed("w", |txn| {
-                for d in deliveries {
-                    txn.enqueue(sub, d)?;
-                }
-                Ok(())
-            })
-            .unwrap();
-    }
-
-    #[test]
-    fn queue_keeps_order_and_survives_reopening() {
-        let dir = tempfile::tempdir().unwrap();
-        {
-            let outbox = Outbox::open(Some(dir.path())).unwrap();
-            assert!(outbox.is_persistent());
-            enqueue(
-                &outbox,
-                "a",
-                &[delivery(1, "x"), delivery(2, "y"), delivery(3, "z")],
-            );
-            enqueue(&outbox, "b", &[delivery(1, "other")]);
-            outbox.settle("a", &[1], &[]).unwrap();
-        }
-        let outbox = Outbox::open(Some(dir.path())).unwrap();
-        let pending = outbox.pending("a", None, 10).unwrap();
-        assert_eq!(pending, vec![delivery(2, "y"), delivery(3, "z")]);
-        assert_eq!(
-            outbox.pending("a", Some(2), 10).unwrap(),
-            vec![delivery(3, "z")]
-        );
-        assert_eq!(outbox.pending("a", None, 1).unwrap().len(), 1);
-        assert_eq!(
-            outbox.counts("a").unwrap(),
-            QueueCounts {
-                pending: 2,
-                dead: 0,
-                last_seq: Some(3)
-            }
-        );
-        assert_eq!(
-            outbox.oldest_pending_ms("a").unwrap(),
-            Some(1_700_000_000_002)
-        );
-        assert_eq!(outbox.total_pending().unwrap(), 3);
-    }
-
-    #[test]
-    fn dead_letters_replay_and_drop() {
-        let outbox = Outbox::open(None).unwrap();
-        assert!(!outbox.is_persistent());
-        enqueue(&outbox, "a", &[delivery(1, "x"), delivery(2, "y")]);
-        let refused = DeadLetter {
-            delivery: delivery(1, "x"),
-            reason: "HTTP 400: bad".into(),
-            failed_ms: 5,
-            attempts: 1,
-        };
-        outbox
-            .settle("a", &[], std::slice::from_ref(&refused))
-            .unwrap();
-        assert_eq!(outbox.dead_letters("a").unwrap(), vec![refused]);
-        assert_eq!(outbox.counts("a").unwrap().pending, 1);
-        let mut next = 10;
-        let replayed = outbox
-            .replay_dead("a", None, || {
-                next += 1;
-                next
-            })
-            .unwrap();
-        assert_eq!(replayed, 1);
-        let pending = outbox.pending("a", None, 10).unwrap();
-        assert_eq!(pending.iter().map(|d| d.seq).collect::<Vec<_>>(), [2, 11]);
-        assert_eq!(pending[1].name, "x");
-        assert!(outbox.dead_letters("a").unwrap().is_empty());
-        outbox
-            .settle(
-                "a",
-                &[],
-                &[DeadLetter {
-                    delivery: pending[0].clone(),
-                    reason: "no".into(),
-                    failed_ms: 6,
-                    attempts: 2,
-                }],
-            )
-            .unwrap();
-        assert_eq!(outbox.drop_dead("a", Some(99)).unwrap(), 0);
-        assert_eq!(outbox.drop_dead("a", Some(2)).unwrap(), 1);
-        assert_eq!(outbox.counts("a").unwrap().dead, 0);
-    }
-
-    #[test]
-    fn announced_state_per_watch() {
-        let outbox = Outbox::open(None).unwrap();
-        assert_eq!(outbox.announced("w").unwrap(), None);
-        outbox
-            .feed("w", |txn| {
-                assert!(!txn.has_position()?);
-                txn.set_announced("shop/a", Some(("5", br#"{"a":1}"#)))?;
-                txn.set_announced("shop/b", Some(("6", br#"{"b":1}"#)))?;
-                txn.set_announced("shop/b", None)?;
-                txn.set_position("6")?;
-                Ok(())
-            })
-            .unwrap();
-        outbox
-            .feed("other", |txn| {
-                txn.set_announced("shop/a", Some(("9", b"{}")))?;
-                txn.set_position("9")
-            })
-            .unwrap();
-        let (rv, objects) = outbox.announced("w").unwrap().unwrap();
-        assert_eq!(rv, "6");
-        assert_eq!(objects, vec![br#"{"a":1}"#.to_vec()]);
-        outbox
-            .feed("w", |txn| {
-                assert_eq!(
-                    txn.announced("shop/a")?,
-                    Some(("5".to_string(), br#"{"a":1}"#.to_vec()))
-                );
-                Ok(())
-            })
-            .unwrap();
-        outbox.forget_watch("w").unwrap();
-        assert_eq!(outbox.announced("w").unwrap(), None);
-        assert!(outbox.announced("other").unwrap().is_some());
-    }
-
-    #[test]
-    fn deleting_a_subscription_drops_its_lists() {
-        let outbox = Outbox::open(None).unwrap();
-        outbox.put_subscription("a", b"{}").unwrap();
-        outbox.put_subscription("b", b"{\"x\":1}").unwrap();
-        enqueue(&outbox, "a", &[delivery(1, "x"), delivery(2, "y")]);
-        enqueue(&outbox, "b", &[delivery(1, "x")]);
-        assert_eq!(outbox.delete_subscription("a").unwrap(), 2);
-        assert_eq!(
-            outbox.subscriptions().unwrap(),
-            vec![("b".to_string(), b"{\"x\":1}".to_vec())]
-        );
-        assert_eq!(outbox.counts("a").unwrap(), QueueCounts::default());
-        assert_eq!(outbox.counts("b").unwrap().pending, 1);
-    }
-}
+mod tests;

@@ -1,41 +1,48 @@
-//! The worker of one subscription: sends its queue in order.
+//! The worker of one subscription: decides and sends its queue in order.
 //!
 //! One delivery at a time, so a receiver sees the changes of an object in
-//! the order they happened. A retryable failure holds the queue (capped
-//! exponential backoff with jitter, at least the receiver's `Retry-After`);
-//! a refusal moves the delivery to the dead letters and the queue goes on.
-//! Deliveries are removed from the outbox only after the sink took them: a
-//! crash in between sends them again, with the same id.
+//! the order they happened. The subscription's filter plugins decide first
+//! (each change once per plugin, however many subscriptions use it); a change
+//! that does not pass leaves the queue unsent. The body is rendered now, in
+//! the subscription's format, from the change stored once for every
+//! subscription. A retryable failure holds the queue (capped exponential
+//! backoff with jitter, at least the receiver's `Retry-After`); a refusal
+//! moves the delivery to the dead letters and the queue goes on. Deliveries
+//! are removed from the outbox only after the sink took them: a crash in
+//! between sends them again, with the same id.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use super::decide::Decisions;
+use super::feed::stored_object;
 use super::nats::{NatsSink, NatsSinkConfig};
-use super::outbox::{DeadLetter, Outbox};
+use super::outbox::{Announcement, DeadLetter, Outbox, Queued};
+use super::payload::{self, Event};
 use super::sink::{Delivery, SendError};
 use super::subscription::{SinkSpec, Subscription};
 use super::webhook::Webhook;
 use super::{Active, IDLE_RECHECK, until_stored};
+use crate::backoff::Backoff;
 use crate::metrics::{Attempt, Metrics};
 use crate::plugin::Plugins;
-use crate::store::{Change, ChangeType, Origin, StoredObject};
-use crate::watch::Backoff;
+use crate::store::Change;
 
 /// Deliveries read from the outbox at once.
 const BATCH: usize = 128;
 
 /// Where a subscription's deliveries go.
 pub(super) enum Sink {
-    Webhook(Webhook),
+    Webhook(Box<Webhook>),
     /// Connected on first use.
     Nats(Box<NatsSinkConfig>, Option<Box<NatsSink>>),
-    Plugin(String, Arc<Plugins>),
+    Plugin(String),
     /// Cannot be set up; every attempt is retried with this reason.
     Broken(String),
 }
 
 impl Sink {
-    pub(super) fn new(sub: &Subscription, http: &reqwest::Client, plugins: &Arc<Plugins>) -> Sink {
+    pub(super) fn new(sub: &Subscription, http: &reqwest::Client) -> Sink {
         match &sub.sink {
             SinkSpec::Webhook {
                 url,
@@ -51,17 +58,17 @@ impl Sink {
                 *timeout,
                 sub.payload,
             ) {
-                Ok(w) => Sink::Webhook(w),
+                Ok(w) => Sink::Webhook(Box::new(w)),
                 Err(e) => Sink::Broken(e),
             },
             SinkSpec::Nats(config) => Sink::Nats(Box::new(config.clone()), None),
-            SinkSpec::Plugin(name) => Sink::Plugin(name.clone(), plugins.clone()),
+            SinkSpec::Plugin(name) => Sink::Plugin(name.clone()),
         }
     }
 
-    async fn send(&mut self, delivery: &Delivery) -> Result<(), SendError> {
+    async fn send(&mut self, item: &mut Item, plugins: &Plugins) -> Result<(), SendError> {
         match self {
-            Sink::Webhook(w) => w.send(delivery).await,
+            Sink::Webhook(w) => w.send(item.delivery()).await,
             Sink::Nats(config, connection) => {
                 if connection.is_none() {
                     let sink = NatsSink::connect((**config).clone())
@@ -70,14 +77,14 @@ impl Sink {
                     *connection = Some(Box::new(sink));
                 }
                 match connection {
-                    Some(sink) => sink.send(delivery).await,
+                    Some(sink) => sink.send(item.delivery()).await,
                     None => Err(SendError::retry("not connected")),
                 }
             }
-            Sink::Plugin(name, plugins) => {
+            Sink::Plugin(name) => {
                 let plugin = plugins.notifier(name).map_err(SendError::retry)?;
-                let change = change_of(delivery)?;
-                let gvk = delivery.gvk.clone();
+                let change = item.change()?;
+                let gvk = item.queued.announcement.gvk.clone();
                 tokio::task::spawn_blocking(move || plugin.deliver(&gvk, &change))
                     .await
                     .map_err(|e| SendError::retry(format!("plugin call failed: {e}")))?
@@ -87,138 +94,241 @@ impl Sink {
     }
 }
 
-/// The change a watch-event payload describes, for notifier plugins.
-fn change_of(delivery: &Delivery) -> Result<Change, SendError> {
-    let corrupt = || SendError::Reject("the queued payload is not a watch event".into());
-    let mut event: serde_json::Value =
-        serde_json::from_slice(&delivery.payload).map_err(|_| corrupt())?;
-    let kind = ChangeType::parse(event["type"].as_str().unwrap_or_default()).ok_or_else(corrupt)?;
-    let object = |v: serde_json::Value| {
-        StoredObject::from_value(v, &delivery.gvk, true)
-            .map(Arc::new)
-            .map_err(|_| corrupt())
+/// One queued delivery on its way: the change as stored, and what is made
+/// of it at most once, when first needed.
+struct Item {
+    queued: Queued,
+    /// The body, for sinks that send one.
+    delivery: Delivery,
+    /// The change as plugins see it.
+    change: Option<Arc<Change>>,
+}
+
+impl Item {
+    fn new(queued: Queued, sub: &Subscription) -> Item {
+        let delivery = render(&queued, sub);
+        Item {
+            queued,
+            delivery,
+            change: None,
+        }
+    }
+
+    fn delivery(&self) -> &Delivery {
+        &self.delivery
+    }
+
+    /// The stored change as the cache would hand it over.
+    fn change(&mut self) -> Result<Arc<Change>, SendError> {
+        if let Some(change) = &self.change {
+            return Ok(change.clone());
+        }
+        let change = Arc::new(change_of(&self.queued.announcement)?);
+        self.change = Some(change.clone());
+        Ok(change)
+    }
+}
+
+/// The delivery of a queued change, its body rendered in the
+/// subscription's format. Notifier plugins get the change itself, no body.
+pub(super) fn render(queued: &Queued, sub: &Subscription) -> Delivery {
+    let a = &queued.announcement;
+    let id = a.id();
+    let payload = match sub.sink {
+        SinkSpec::Plugin(_) => Vec::new(),
+        SinkSpec::Webhook { .. } | SinkSpec::Nats(_) => payload::render(
+            sub.payload,
+            &Event {
+                kind: a.kind,
+                gvk: &a.gvk,
+                namespace: &a.namespace,
+                name: &a.name,
+                object: &a.object,
+                old: a.old.as_deref(),
+                id: &id,
+                subscription: &sub.name,
+                time: &crate::time::rfc3339(std::time::Duration::from_millis(a.queued_ms)),
+            },
+        ),
     };
-    let old = match event.get_mut("oldObject").map(serde_json::Value::take) {
-        Some(v) => Some(object(v)?),
-        None => None,
+    Delivery {
+        seq: queued.seq,
+        id,
+        event_type: a.kind.as_str().to_string(),
+        gvk: a.gvk.clone(),
+        namespace: a.namespace.clone(),
+        name: a.name.clone(),
+        enqueued_ms: a.queued_ms,
+        payload,
+    }
+}
+
+/// The change an announcement records, with its origin.
+fn change_of(a: &Announcement) -> Result<Change, SendError> {
+    let object = |json: &[u8]| {
+        stored_object(json, &a.gvk)
+            .map(Arc::new)
+            .ok_or_else(|| SendError::Reject("the stored change is corrupt".into()))
     };
     Ok(Change {
-        kind,
-        object: object(event["object"].take())?,
-        old,
-        origin: Origin::Watch,
-        position: 0,
+        kind: a.kind,
+        object: object(&a.object)?,
+        old: a.old.as_deref().map(object).transpose()?,
+        origin: a.origin,
+        position: crate::store::parse_rv(&a.resource_version),
     })
 }
 
-/// Runs until the subscription is deleted.
-pub(super) async fn run(
-    active: Arc<Active>,
-    mut sink: Sink,
-    outbox: Arc<Outbox>,
-    metrics: Arc<Metrics>,
-) {
-    let name = active.sub.name.clone();
-    let (initial, max) = active.sub.retry;
-    let mut backoff = Backoff::new(initial, max);
-    let mut settled = Settled::default();
-    loop {
-        if active.stopped.load(Ordering::SeqCst) {
-            return;
-        }
-        let reader = outbox.clone();
-        let queue_name = name.clone();
-        let batch = until_stored(&format!("reading the queue of {name}"), move || {
-            reader.pending(&queue_name, None, BATCH)
-        })
-        .await;
-        if batch.is_empty() {
-            tokio::select! {
-                () = active.wake.notified() => {}
-                () = tokio::time::sleep(IDLE_RECHECK) => {}
+/// What a worker works with.
+pub(super) struct Worker {
+    pub(super) active: Arc<Active>,
+    pub(super) sink: Sink,
+    pub(super) outbox: Arc<Outbox>,
+    pub(super) metrics: Arc<Metrics>,
+    pub(super) plugins: Arc<Plugins>,
+    pub(super) decisions: Arc<Decisions>,
+}
+
+impl Worker {
+    /// Runs until the subscription is deleted.
+    pub(super) async fn run(mut self) {
+        let active = self.active.clone();
+        let name = active.sub.name.clone();
+        let (initial, max) = active.sub.retry;
+        let mut backoff = Backoff::new(initial, max);
+        let mut settled = Settled::default();
+        loop {
+            if active.stopped.load(Ordering::SeqCst) {
+                return;
             }
-            continue;
-        }
-        for delivery in batch {
-            let mut attempts = 0;
-            loop {
-                if active.stopped.load(Ordering::SeqCst) {
-                    return;
+            let reader = self.outbox.clone();
+            let queue_name = name.clone();
+            let batch = until_stored(&format!("reading the queue of {name}"), move || {
+                reader.pending(&queue_name, BATCH)
+            })
+            .await;
+            if batch.is_empty() {
+                tokio::select! {
+                    () = active.wake.notified() => {}
+                    () = tokio::time::sleep(IDLE_RECHECK) => {}
                 }
-                attempts += 1;
-                match sink.send(&delivery).await {
-                    Ok(()) => {
-                        metrics.delivery_attempt(&name, Attempt::Delivered);
-                        let mut state = active.state.lock();
-                        state.deliveries += 1;
-                        state.last_delivery = Some(std::time::SystemTime::now());
-                        drop(state);
-                        settled.delivered.push(delivery.seq);
-                        backoff.reset();
-                        break;
+                continue;
+            }
+            for queued in batch {
+                let mut item = Item::new(queued, &active.sub);
+                if !self.passes_filters(&mut item).await {
+                    self.metrics.subscription_filtered(&name);
+                    active.state.lock().filtered += 1;
+                    settled.done.push(item.queued.seq);
+                    continue;
+                }
+                let mut attempts = 0;
+                loop {
+                    if active.stopped.load(Ordering::SeqCst) {
+                        return;
                     }
-                    Err(SendError::Reject(reason)) => {
-                        metrics.delivery_attempt(&name, Attempt::DeadLettered);
-                        tracing::warn!(subscription = %name, delivery = %delivery.id, reason = %reason, "delivery refused; kept as a dead letter");
-                        active.state.lock().last_error = Some(reason.clone());
-                        settled.refused.push(DeadLetter {
-                            delivery: delivery.clone(),
-                            reason,
-                            failed_ms: crate::time::unix_millis(),
-                            attempts,
-                        });
-                        break;
-                    }
-                    Err(SendError::Retry { reason, after }) => {
-                        metrics.delivery_attempt(&name, Attempt::Retried);
-                        {
+                    attempts += 1;
+                    match self.sink.send(&mut item, &self.plugins).await {
+                        Ok(()) => {
+                            self.metrics.delivery_attempt(&name, Attempt::Delivered);
                             let mut state = active.state.lock();
-                            state.retries += 1;
-                            state.last_error = Some(reason.clone());
+                            state.deliveries += 1;
+                            state.last_delivery = Some(std::time::SystemTime::now());
+                            drop(state);
+                            settled.done.push(item.queued.seq);
+                            backoff.reset();
+                            break;
                         }
-                        // What went through so far leaves the outbox before the wait.
-                        settled.flush(&active, &outbox).await;
-                        let delay = backoff.next_delay().max(after.unwrap_or_default());
-                        if attempts == 1 {
-                            tracing::warn!(subscription = %name, delivery = %delivery.id, reason = %reason, retry_in_ms = delay.as_millis() as u64, "delivery failed; retrying");
-                        } else {
-                            tracing::debug!(subscription = %name, delivery = %delivery.id, attempts, reason = %reason, retry_in_ms = delay.as_millis() as u64, "delivery failed again");
+                        Err(SendError::Reject(reason)) => {
+                            self.metrics.delivery_attempt(&name, Attempt::DeadLettered);
+                            tracing::warn!(subscription = %name, delivery = %item.delivery.id, reason = %reason, "delivery refused; kept as a dead letter");
+                            active.state.lock().last_error = Some(reason.clone());
+                            settled.refused.push(DeadLetter {
+                                queued: item.queued.clone(),
+                                reason,
+                                failed_ms: crate::time::unix_millis(),
+                                attempts,
+                            });
+                            break;
                         }
-                        tokio::select! {
-                            () = tokio::time::sleep(delay) => {}
-                            () = active.wake.notified() => {}
+                        Err(SendError::Retry { reason, after }) => {
+                            self.metrics.delivery_attempt(&name, Attempt::Retried);
+                            {
+                                let mut state = active.state.lock();
+                                state.retries += 1;
+                                state.last_error = Some(reason.clone());
+                            }
+                            // What went through so far leaves the outbox before the wait.
+                            settled.flush(&self).await;
+                            let delay = backoff.next_delay().max(after.unwrap_or_default());
+                            if attempts == 1 {
+                                tracing::warn!(subscription = %name, delivery = %item.delivery.id, reason = %reason, retry_in_ms = delay.as_millis() as u64, "delivery failed; retrying");
+                            } else {
+                                tracing::debug!(subscription = %name, delivery = %item.delivery.id, attempts, reason = %reason, retry_in_ms = delay.as_millis() as u64, "delivery failed again");
+                            }
+                            tokio::select! {
+                                () = tokio::time::sleep(delay) => {}
+                                () = active.wake.notified() => {}
+                            }
                         }
                     }
                 }
             }
+            settled.flush(&self).await;
         }
-        settled.flush(&active, &outbox).await;
+    }
+
+    /// Whether the item passes the subscription's filter plugins. A change
+    /// that cannot be read back passes, so that the sink reports it.
+    async fn passes_filters(&self, item: &mut Item) -> bool {
+        let sub = &self.active.sub;
+        if sub.filters.is_empty() {
+            return true;
+        }
+        let Ok(change) = item.change() else {
+            return true;
+        };
+        self.decisions
+            .passes(
+                &self.plugins,
+                &sub.filters,
+                &sub.name,
+                item.queued.change,
+                &item.queued.announcement.gvk,
+                &change,
+            )
+            .await
     }
 }
 
 /// Outcomes not yet written to the outbox.
 #[derive(Default)]
 struct Settled {
-    delivered: Vec<u64>,
+    /// Delivered or filtered out: they leave the queue.
+    done: Vec<u64>,
     refused: Vec<DeadLetter>,
 }
 
 impl Settled {
     /// Writes the outcomes, trying again until the outbox takes them.
-    async fn flush(&mut self, active: &Active, outbox: &Arc<Outbox>) {
-        if self.delivered.is_empty() && self.refused.is_empty() {
+    async fn flush(&mut self, worker: &Worker) {
+        if self.done.is_empty() && self.refused.is_empty() {
             return;
         }
-        let delivered = std::mem::take(&mut self.delivered);
+        let done = std::mem::take(&mut self.done);
         let refused = std::mem::take(&mut self.refused);
-        let (done, dead) = (delivered.len() as u64, refused.len() as u64);
-        let name = active.sub.name.clone();
-        let writer = outbox.clone();
-        until_stored(&format!("settling deliveries of {name}"), move || {
-            writer.settle(&name, &delivered, &refused)
+        let (left, dead) = (done.len() as u64, refused.len() as u64);
+        let name = worker.active.sub.name.clone();
+        let writer = worker.outbox.clone();
+        let released = until_stored(&format!("settling deliveries of {name}"), move || {
+            writer.settle(&name, &done, &refused)
         })
         .await;
-        active.pending.fetch_sub(done + dead, Ordering::Relaxed);
-        active.dead.fetch_add(dead, Ordering::Relaxed);
+        worker.decisions.forget(&released);
+        worker
+            .active
+            .pending
+            .fetch_sub(left + dead, Ordering::Relaxed);
+        worker.active.dead.fetch_add(dead, Ordering::Relaxed);
     }
 }

@@ -54,6 +54,27 @@ pub enum Origin {
     Relist,
 }
 
+impl Origin {
+    /// `initial`, `watch` or `relist`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Initial => "initial",
+            Origin::Watch => "watch",
+            Origin::Relist => "relist",
+        }
+    }
+
+    /// Parses what [`Origin::as_str`] writes.
+    pub fn parse(s: &str) -> Option<Origin> {
+        match s {
+            "initial" => Some(Origin::Initial),
+            "watch" => Some(Origin::Watch),
+            "relist" => Some(Origin::Relist),
+            _ => None,
+        }
+    }
+}
+
 /// One change of one object.
 #[derive(Debug, Clone)]
 pub struct Change {

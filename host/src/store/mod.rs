@@ -6,20 +6,29 @@
 //! to the history and broadcasts while still holding it; subscribing takes the
 //! read lock. So a subscriber sees each change exactly once: either in its
 //! backlog or live, never both and never neither.
+//!
+//! Consumers are bounded: a stream that falls [`BROADCAST_CAPACITY`] changes
+//! behind is cut off (and told where to resume), and a [`Tap`] holds at most
+//! its byte limit of changes before it overflows and its reader catches up
+//! from the cache's state instead (see [`Cache::tap`]).
 
 mod change;
 mod index;
 mod object;
+mod tap;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::{RwLock, RwLockReadGuard};
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{broadcast, watch};
 
 pub use change::{Change, ChangeType, Origin};
 pub use object::{ObjectError, ObjectKey, StoredObject};
+pub use tap::{Tap, TapReceiver, TapStatus, Tapped};
+
+use tap::TapSender;
 
 use crate::gvk::Gvk;
 use index::Indexes;
@@ -45,9 +54,9 @@ struct State {
     /// Changes after this position are all in `history`.
     history_floor: u64,
     last_position: u64,
-    /// Receives every change, never lagging: the notification engine's feed.
-    /// The changes of one list come as one group.
-    tap: Option<mpsc::UnboundedSender<Vec<Arc<Change>>>>,
+    /// Receives every change until it overflows: the notification engine's
+    /// feed. The changes of one list come as one group.
+    tap: Option<TapSender>,
 }
 
 /// From where a subscriber wants changes.
@@ -141,7 +150,7 @@ impl Cache {
             }
         };
         let change = self.publish(&mut state, change);
-        state.tap(vec![change.clone()]);
+        state.tap(vec![change.clone()], &self.gvk);
         Some(change)
     }
 
@@ -186,7 +195,7 @@ impl Cache {
             .map(|c| self.publish(&mut state, c))
             .collect();
         if !published.is_empty() {
-            state.tap(published.clone());
+            state.tap(published.clone(), &self.gvk);
         }
         if origin == Origin::Initial && state.history.is_empty() {
             // The first list is the starting point: resuming is possible from its resourceVersion on.
@@ -219,20 +228,35 @@ impl Cache {
     }
 
     /// Every current object, and from then on every change, with nothing
-    /// missed or seen twice between the two. Unlike [`Cache::subscribe`] the
-    /// channel never lags: its reader must keep up. The changes of one list
-    /// (or relist) arrive together, as one group. A later call replaces the
-    /// earlier tap.
-    pub fn tap(
-        &self,
-    ) -> (
-        Vec<Arc<StoredObject>>,
-        mpsc::UnboundedReceiver<Vec<Arc<Change>>>,
-    ) {
+    /// missed or seen twice between the two. The changes of one list (or
+    /// relist) arrive together, as one group.
+    ///
+    /// Unlike [`Cache::subscribe`], no change is skipped while the reader
+    /// keeps up. Changes wait in the tap until read, up to `limit_bytes` of
+    /// object JSON (a group arriving at an empty tap is always taken, however
+    /// large). Past that the tap takes nothing more and sends
+    /// [`Tapped::Overflowed`]: its reader then calls `tap` again and catches
+    /// up from the state the cache holds then, so memory stops growing while
+    /// a reader is stuck. The objects a waiting change holds are mostly
+    /// shared with the cache and its history, so the limit overstates what
+    /// the tap itself keeps alive. A later call replaces the earlier tap.
+    pub fn tap(&self, limit_bytes: usize) -> Tap {
         let mut state = self.state.write();
-        let (tx, rx) = mpsc::unbounded_channel();
-        state.tap = Some(tx);
-        (state.objects.values().cloned().collect(), rx)
+        let (sender, rx) = match state.tap.take() {
+            Some(previous) => previous.renew(limit_bytes),
+            None => TapSender::new(limit_bytes),
+        };
+        state.tap = Some(sender);
+        Tap {
+            objects: state.objects.values().cloned().collect(),
+            resource_version: state.resource_version.clone(),
+            rx,
+        }
+    }
+
+    /// How the tap's reader keeps up, if the cache is tapped.
+    pub fn tap_status(&self) -> Option<TapStatus> {
+        self.state.read().tap.as_ref().map(TapSender::status)
     }
 
     /// Marks the cache as holding a complete list.
@@ -313,9 +337,9 @@ impl Cache {
 }
 
 impl State {
-    fn tap(&mut self, group: Vec<Arc<Change>>) {
+    fn tap(&mut self, group: Vec<Arc<Change>>, gvk: &Gvk) {
         if let Some(tap) = &self.tap
-            && tap.send(group).is_err()
+            && !tap.send(group, gvk)
         {
             self.tap = None;
         }

@@ -227,3 +227,84 @@ async fn wait_synced_times_out_then_succeeds() {
     assert!(cache.wait_synced(Duration::from_millis(20)).await);
     assert!(cache.is_synced());
 }
+
+/// What a tap reader gets, as `ADDED a/x 1` lines, or `OVERFLOWED`.
+fn drain(rx: &mut TapReceiver) -> Vec<String> {
+    let mut out = Vec::new();
+    while let Some(item) = rx.try_recv() {
+        match item {
+            Tapped::Changes(group) => out.extend(summary(&group)),
+            Tapped::Overflowed => out.push("OVERFLOWED".into()),
+        }
+    }
+    out
+}
+
+#[test]
+fn a_tap_holds_its_limit_then_overflows_and_a_new_tap_starts_from_the_state() {
+    let cache = Cache::new(gvk(), 10);
+    cache.replace(vec![pod("a", "x", 1, json!({}))], "1", Origin::Initial);
+    let one = pod("a", "y", 2, json!({})).json().len();
+    let tap = cache.tap(2 * one + one / 2);
+    assert_eq!(summary_of(&tap.objects), ["a/x 1"]);
+    assert_eq!(tap.resource_version, "1");
+    let mut rx = tap.rx;
+    for rv in 2..6 {
+        cache.apply(
+            ChangeType::Added,
+            pod("a", &format!("p{rv}"), rv, json!({})),
+            Origin::Watch,
+        );
+    }
+    let status = cache.tap_status().unwrap();
+    assert!(status.behind);
+    assert_eq!(status.overflows, 1);
+    assert!(status.buffered_bytes <= status.limit_bytes, "{status:?}");
+    // Two changes fit; the third overflows; the fourth is not taken.
+    assert_eq!(
+        drain(&mut rx),
+        ["ADDED a/p2 2", "ADDED a/p3 3", "OVERFLOWED"]
+    );
+    assert_eq!(cache.tap_status().unwrap().buffered_bytes, 0);
+
+    // Tapping again: the current state, then changes again.
+    let tap = cache.tap(10 * one);
+    assert_eq!(
+        summary_of(&tap.objects),
+        ["a/p2 2", "a/p3 3", "a/p4 4", "a/p5 5", "a/x 1"]
+    );
+    assert_eq!(tap.resource_version, "5");
+    let mut rx = tap.rx;
+    cache.apply(
+        ChangeType::Deleted,
+        pod("a", "x", 6, json!({})),
+        Origin::Watch,
+    );
+    assert_eq!(drain(&mut rx), ["DELETED a/x 6"]);
+    let status = cache.tap_status().unwrap();
+    assert_eq!((status.behind, status.overflows), (false, 1));
+}
+
+#[test]
+fn a_group_arriving_at_an_empty_tap_is_taken_whatever_its_size() {
+    let cache = Cache::new(gvk(), 10);
+    let mut rx = cache.tap(1).rx;
+    let pods: Vec<StoredObject> = (1..4)
+        .map(|i| pod("a", &format!("p{i}"), i, json!({})))
+        .collect();
+    cache.replace(pods, "3", Origin::Initial);
+    assert_eq!(
+        drain(&mut rx),
+        ["ADDED a/p1 1", "ADDED a/p2 2", "ADDED a/p3 3"]
+    );
+    assert!(!cache.tap_status().unwrap().behind);
+}
+
+fn summary_of(objects: &[Arc<StoredObject>]) -> Vec<String> {
+    let mut out: Vec<String> = objects
+        .iter()
+        .map(|o| format!("{} {}", o.key(), o.resource_version()))
+        .collect();
+    out.sort();
+    out
+}

@@ -1,7 +1,6 @@
 //! Watches: one list+watch loop per (kind, namespace/selector) feeding one
 //! [`Cache`], however many users want it; their status; and the replay source.
 
-mod backoff;
 mod replay;
 mod run;
 
@@ -12,7 +11,6 @@ use std::time::{Duration, SystemTime};
 use parking_lot::Mutex;
 use serde::Serialize;
 
-pub use backoff::Backoff;
 pub use replay::{Recording, ReplayError};
 
 use crate::config::WatchOptions;

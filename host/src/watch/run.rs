@@ -11,7 +11,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use futures::StreamExt;
 
-use super::{Backoff, Phase, Watch, WatchSettings};
+use super::{Phase, Watch, WatchSettings};
+use crate::backoff::Backoff;
 use crate::kube::{ApiError, KubeClient, WatchLine};
 use crate::metrics::Metrics;
 use crate::store::{Origin, StoredObject};
