@@ -100,6 +100,44 @@ async fn native_queries() {
     assert_eq!(all["items"].as_array().unwrap().len(), 3);
     assert_eq!(labelled["items"].as_array().unwrap().len(), 0);
 
+    // Integer comparisons: only labels present with an integer value match.
+    let snapshot = snapshot();
+    let recorded = |label: &str, keep: fn(i64) -> bool| -> BTreeSet<String> {
+        snapshot["pods"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| {
+                p["metadata"]["labels"][label]
+                    .as_str()
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .is_some_and(keep)
+            })
+            .map(|p| p["metadata"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let served = |body: &Value| names(body).into_iter().collect::<BTreeSet<_>>();
+    let (status, newer) = grw
+        .get("/api/v1/objects/pods?labelSelector=pod-template-generation%3E1")
+        .await;
+    assert_eq!(status, 200, "{newer}");
+    let want = recorded("pod-template-generation", |g| g > 1);
+    assert!(!want.is_empty());
+    assert_eq!(served(&newer), want);
+    let (_, first) = grw
+        .get("/api/v1/objects/pods?labelSelector=apps.kubernetes.io/pod-index%20%3C%201,pod-template-generation%3C2")
+        .await;
+    let mut want = recorded("apps.kubernetes.io/pod-index", |i| i < 1);
+    want.retain(|name| recorded("pod-template-generation", |g| g < 2).contains(name));
+    assert_eq!(served(&first), want);
+    // `controller-revision-hash` is sometimes a number, sometimes not.
+    let (_, hashes) = grw
+        .get("/api/v1/objects/pods?labelSelector=controller-revision-hash%3E0")
+        .await;
+    let want = recorded("controller-revision-hash", |h| h > 0);
+    assert!(!want.is_empty());
+    assert_eq!(served(&hashes), want);
+
     // Field selectors on any path, strings and numbers.
     let (_, pending) = grw
         .get("/api/v1/objects/pods?fieldSelector=status.phase%3DPending")
@@ -347,11 +385,27 @@ async fn compatibility_routes() {
 #[tokio::test]
 async fn bad_input_is_a_clear_4xx() {
     let grw = replay().await;
-    let gets: [(&str, u16, &str); 18] = [
+    let gets: [(&str, u16, &str); 21] = [
         (
             "/api/v1/objects/pods?labelSelector=app%20in%20web",
             400,
             "label selector `app in web`: expected `(` after `in`",
+        ),
+        (
+            "/api/v1/objects/pods?labelSelector=a%3Ex",
+            400,
+            "label selector `a>x`: value `x` of `a` after `>` (at position 2) is not a number: \
+             for 'Gt', 'Lt' operators, the value must be an integer",
+        ),
+        (
+            "/api/v1/objects/pods?labelSelector=a%20gt%201",
+            400,
+            "label selector `a gt 1`: `gt` at position 2 is not an operator",
+        ),
+        (
+            "/api/v1/objects/pods?labelSelector=a%3D1,",
+            400,
+            "label selector `a=1,`: trailing `,` at position 3",
         ),
         (
             "/api/v1/objects/pods?labelSelector=a%3D%3D%3Db",

@@ -314,14 +314,17 @@ async fn get_one(
     }
 }
 
-fn selector<T: std::str::FromStr<Err = crate::query::SelectorError> + Default>(
-    params: &Params,
-    name: &str,
-) -> Result<T, Problem> {
+/// A label or field selector parameter; its error says which selector
+/// language, the selector, and what was wrong where.
+fn selector<T>(params: &Params, name: &str) -> Result<T, Problem>
+where
+    T: std::str::FromStr + Default,
+    T::Err: std::fmt::Display,
+{
     match params.get(name) {
-        Some(text) => text.parse().map_err(|e: crate::query::SelectorError| {
-            Problem::bad_request("InvalidSelector", e.to_string())
-        }),
+        Some(text) => text
+            .parse()
+            .map_err(|e: T::Err| Problem::bad_request("InvalidSelector", e.to_string())),
         None => Ok(T::default()),
     }
 }

@@ -16,7 +16,15 @@ use std::str::FromStr;
 
 use serde_json::{Number, Value};
 
-use super::label::SelectorError;
+/// A field selector that could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("field selector `{input}`: {reason}")]
+pub struct FieldSelectorError {
+    /// The selector exactly as given.
+    pub input: String,
+    /// What was wrong and where; positions are 0-based character offsets.
+    pub reason: String,
+}
 
 /// A parsed field selector: every requirement must hold.
 ///
@@ -130,7 +138,7 @@ fn number_equals(number: &Number, text: &str) -> bool {
 }
 
 impl FromStr for FieldSelector {
-    type Err = SelectorError;
+    type Err = FieldSelectorError;
 
     /// Parses `path=value,path!=value,…`; `""` matches everything.
     fn from_str(input: &str) -> Result<Self, Self::Err> {
@@ -230,15 +238,14 @@ impl Scanner<'_> {
         }
     }
 
-    fn error(&self, reason: String) -> SelectorError {
-        SelectorError {
-            kind: "field",
+    fn error(&self, reason: String) -> FieldSelectorError {
+        FieldSelectorError {
             input: self.input.to_string(),
             reason,
         }
     }
 
-    fn selector(mut self) -> Result<FieldSelector, SelectorError> {
+    fn selector(mut self) -> Result<FieldSelector, FieldSelectorError> {
         if self.input.trim().is_empty() {
             return Ok(FieldSelector::everything());
         }
@@ -260,7 +267,7 @@ impl Scanner<'_> {
         }
     }
 
-    fn requirement(&mut self) -> Result<FieldRequirement, SelectorError> {
+    fn requirement(&mut self) -> Result<FieldRequirement, FieldSelectorError> {
         self.skip_whitespace();
         if self.peek() == Some(',') {
             return Err(self.error(format!(
@@ -278,7 +285,7 @@ impl Scanner<'_> {
     }
 
     /// Reads dot-separated segments up to an unescaped delimiter.
-    fn path(&mut self) -> Result<Vec<String>, SelectorError> {
+    fn path(&mut self) -> Result<Vec<String>, FieldSelectorError> {
         let start = self.pos;
         let mut segments = Vec::new();
         let mut segment = String::new();
@@ -315,7 +322,7 @@ impl Scanner<'_> {
         Ok(segments)
     }
 
-    fn empty_segment(&self) -> SelectorError {
+    fn empty_segment(&self) -> FieldSelectorError {
         self.error(format!(
             "empty segment in field path at position {}: segments are joined by single `.` \
              (write `\\.` for a dot inside a segment)",
@@ -323,7 +330,7 @@ impl Scanner<'_> {
         ))
     }
 
-    fn operator(&mut self, path: &str) -> Result<FieldOp, SelectorError> {
+    fn operator(&mut self, path: &str) -> Result<FieldOp, FieldSelectorError> {
         let pos = self.pos;
         let (op, len) = match (self.peek(), self.chars.get(pos + 1)) {
             (Some('='), Some('=')) => (FieldOp::Equals, 2),
@@ -379,7 +386,7 @@ impl Scanner<'_> {
 
     /// Reads a value up to an unescaped `,` or the end, trimming unescaped
     /// whitespace at both edges.
-    fn value(&mut self) -> Result<String, SelectorError> {
+    fn value(&mut self) -> Result<String, FieldSelectorError> {
         // Each character with whether it was escaped, which protects it from
         // trimming.
         let mut chars: Vec<(char, bool)> = Vec::new();
@@ -412,7 +419,7 @@ impl Scanner<'_> {
     }
 
     /// Reads `\x` at the current position and returns `x`.
-    fn escape(&mut self) -> Result<char, SelectorError> {
+    fn escape(&mut self) -> Result<char, FieldSelectorError> {
         let at = self.pos;
         match self.chars.get(at + 1) {
             Some(&c) if is_escapable(c) => {
@@ -629,7 +636,6 @@ mod tests {
             match input.parse::<FieldSelector>() {
                 Ok(selector) => panic!("{input:?} should not parse, got {selector:?}"),
                 Err(e) => {
-                    assert_eq!(e.kind, "field");
                     assert_eq!(e.input, input);
                     assert!(
                         e.reason.contains(expected),

@@ -2,13 +2,13 @@
 //! and paging.
 //!
 //! A query picks the smallest candidate set among the indexes its conditions
-//! can use (uid, namespace/name, label `=`/`in`, owner, namespace), walks it in
-//! key order and checks every condition on each candidate. Candidates come in
-//! key order whatever the index, so a continue token is simply the last key
-//! returned.
+//! can use (uid, namespace/name, label `=`/`in`/exists, owner, namespace),
+//! walks it in key order and checks every condition on each candidate; the
+//! other label requirements (`!=`, `notin`, `!key`, `>`, `<`) only filter.
+//! Candidates come in key order whatever the index, so a continue token is
+//! simply the last key returned.
 
 pub mod field;
-pub mod label;
 mod paging;
 mod pairs;
 
@@ -18,8 +18,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-pub use field::FieldSelector;
-pub use label::{LabelSelector, Requirement, SelectorError};
+pub use field::{FieldSelector, FieldSelectorError};
+/// Label selectors: the Kubernetes API server's grammar, shared with the
+/// plugin SDK.
+pub use grw_selector::{LabelSelector, Requirement, SelectorError};
 pub use paging::{ContinueToken, InvalidContinue};
 pub use pairs::{PAIR_MEMBERS, add_pair_conditions};
 
@@ -191,7 +193,13 @@ impl Query {
                 Requirement::Exists { key } => {
                     consider(Candidates::merge(view.keys_with_label_key(key)));
                 }
-                _ => {}
+                // Satisfied by objects without the label, or by values no
+                // index entry names (integer comparisons): they only filter.
+                Requirement::NotEquals { .. }
+                | Requirement::NotIn { .. }
+                | Requirement::DoesNotExist { .. }
+                | Requirement::GreaterThan { .. }
+                | Requirement::LessThan { .. } => {}
             }
         }
         best

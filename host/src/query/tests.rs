@@ -102,8 +102,32 @@ fn indexed_plans_agree_with_a_full_scan() {
             labels: "app=nope".parse().unwrap(),
             ..Default::default()
         },
+        // Integer comparisons only filter, alone or after an index.
+        Query {
+            labels: "idx>6".parse().unwrap(),
+            ..Default::default()
+        },
+        Query {
+            labels: "idx<3".parse().unwrap(),
+            namespace: Some("shop".into()),
+            ..Default::default()
+        },
+        Query {
+            labels: "app=web,idx>4,idx<9".parse().unwrap(),
+            ..Default::default()
+        },
+        Query {
+            labels: "idx in (1,2,3),idx>1".parse().unwrap(),
+            ..Default::default()
+        },
+        Query {
+            labels: "app>0".parse().unwrap(),
+            ..Default::default()
+        },
     ];
-    let expected_counts = [30, 10, 12, 15, 30, 6, 15, 3, 3, 1, 1, 3, 3, 0, 0];
+    let expected_counts = [
+        30, 10, 12, 15, 30, 6, 15, 3, 3, 1, 1, 3, 3, 0, 0, 9, 3, 3, 6, 0,
+    ];
     for (q, want) in queries.iter().zip(expected_counts) {
         let page = q.run(&view, &PageRequest::default());
         assert_eq!(names(&page), scan(&view, q), "{q:?}");
@@ -185,4 +209,37 @@ fn lookup_walks_objects_and_arrays() {
     assert_eq!(lookup(&v, &path("a.b.1.c")), Some(&json!(2)));
     assert_eq!(lookup(&v, &path("a.b.x")), None);
     assert_eq!(lookup(&v, &path("a.b.9")), None);
+}
+
+#[test]
+fn integer_comparisons_filter_without_an_index() {
+    let cache = cache();
+    let view = cache.read();
+    let q = Query {
+        labels: "idx>7".parse().unwrap(),
+        ..Default::default()
+    };
+    assert!(q.smallest_index(&view).is_none());
+    let page = q.run(&view, &PageRequest::default());
+    let mut idx: Vec<&str> = page.items.iter().filter_map(|o| o.label("idx")).collect();
+    idx.sort_unstable();
+    assert_eq!(idx, ["8", "8", "8", "9", "9", "9"]);
+    let q = Query {
+        labels: "idx<1,app".parse().unwrap(),
+        ..Default::default()
+    };
+    assert_eq!(q.smallest_index(&view).map(|c| c.len()), Some(30));
+    assert_eq!(q.run(&view, &PageRequest::default()).items.len(), 3);
+}
+
+#[test]
+fn bad_label_selectors_say_what_is_wrong() {
+    let err = "a>x".parse::<LabelSelector>().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "label selector `a>x`: value `x` of `a` after `>` (at position 2) is not a number: \
+         for 'Gt', 'Lt' operators, the value must be an integer"
+    );
+    let err = "a>-1".parse::<LabelSelector>().unwrap_err();
+    assert!(err.to_string().contains("cannot have a sign"), "{err}");
 }

@@ -12,7 +12,7 @@
 //! - `selector` (string, required): the selector, in the syntax `kubectl -l`
 //!   takes: `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`,
 //!   `k>n`, `k<n`, comma-separated, all of which must hold. `""` passes
-//!   everything. A malformed selector is rejected at load, with the column
+//!   everything. A malformed selector is rejected at load, with the position
 //!   where parsing failed.
 //!
 //! Labels come from the event itself, so the object's JSON is never parsed.

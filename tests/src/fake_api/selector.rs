@@ -1,23 +1,12 @@
 //! Label and field selectors, parsed from `labelSelector` / `fieldSelector`.
+//!
+//! Label selectors go through `grw-selector`, which has the API server's
+//! grammar and validation, so the fake accepts and rejects exactly what a
+//! real server does.
+
+use grw_selector::LabelSelector;
 
 use super::state::StoredObject;
-
-/// One label requirement.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum LabelReq {
-    /// `k=v` or `k==v`
-    Equals(String, String),
-    /// `k!=v` (also true when the label is absent)
-    NotEquals(String, String),
-    /// `k in (a,b)`
-    In(String, Vec<String>),
-    /// `k notin (a,b)` (also true when the label is absent)
-    NotIn(String, Vec<String>),
-    /// `k`
-    Exists(String),
-    /// `!k`
-    DoesNotExist(String),
-}
 
 /// One field requirement: `path=value`, `path==value` or `path!=value`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +19,7 @@ struct FieldReq {
 /// A parsed label selector plus field selector; empty matches everything.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Selector {
-    labels: Vec<LabelReq>,
+    labels: LabelSelector,
     fields: Vec<FieldReq>,
 }
 
@@ -39,9 +28,7 @@ impl Selector {
     pub(crate) fn parse(label: Option<&str>, field: Option<&str>) -> Result<Selector, String> {
         let mut sel = Selector::default();
         if let Some(label) = label {
-            for term in split_terms(label) {
-                sel.labels.push(parse_label_term(term)?);
-            }
+            sel.labels = label.parse::<LabelSelector>().map_err(|e| e.to_string())?;
         }
         if let Some(field) = field {
             for term in split_terms(field) {
@@ -58,7 +45,8 @@ impl Selector {
 
     /// Whether `obj` satisfies every requirement.
     pub(crate) fn matches(&self, obj: &StoredObject) -> bool {
-        self.labels.iter().all(|req| label_matches(req, obj))
+        self.labels
+            .matches(|key| obj.labels.get(key).map(String::as_str))
             && self.fields.iter().all(|req| {
                 let actual = match req.path.as_str() {
                     "metadata.name" => obj.name.clone(),
@@ -67,18 +55,6 @@ impl Selector {
                 };
                 (actual == req.value) != req.negated
             })
-    }
-}
-
-fn label_matches(req: &LabelReq, obj: &StoredObject) -> bool {
-    let get = |k: &str| obj.labels.get(k).map(String::as_str);
-    match req {
-        LabelReq::Equals(k, v) => get(k) == Some(v),
-        LabelReq::NotEquals(k, v) => get(k) != Some(v),
-        LabelReq::In(k, vs) => get(k).is_some_and(|x| vs.iter().any(|v| v == x)),
-        LabelReq::NotIn(k, vs) => !get(k).is_some_and(|x| vs.iter().any(|v| v == x)),
-        LabelReq::Exists(k) => get(k).is_some(),
-        LabelReq::DoesNotExist(k) => get(k).is_none(),
     }
 }
 
@@ -103,72 +79,6 @@ fn split_terms(s: &str) -> Vec<&str> {
         .map(str::trim)
         .filter(|t| !t.is_empty())
         .collect()
-}
-
-fn valid_key(k: &str) -> bool {
-    !k.is_empty()
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
-}
-
-fn check_key(k: &str, term: &str) -> Result<String, String> {
-    if valid_key(k) {
-        Ok(k.to_string())
-    } else {
-        Err(format!(
-            "unable to parse requirement: invalid label key {k:?} in {term:?}"
-        ))
-    }
-}
-
-fn parse_label_term(term: &str) -> Result<LabelReq, String> {
-    if let Some(key) = term.strip_prefix('!') {
-        return Ok(LabelReq::DoesNotExist(check_key(key.trim(), term)?));
-    }
-    if let Some((k, v)) = term.split_once("!=") {
-        return Ok(LabelReq::NotEquals(
-            check_key(k.trim(), term)?,
-            v.trim().to_string(),
-        ));
-    }
-    if let Some((k, v)) = term.split_once("==") {
-        return Ok(LabelReq::Equals(
-            check_key(k.trim(), term)?,
-            v.trim().to_string(),
-        ));
-    }
-    if let Some((k, v)) = term.split_once('=') {
-        return Ok(LabelReq::Equals(
-            check_key(k.trim(), term)?,
-            v.trim().to_string(),
-        ));
-    }
-    if let Some((k, set)) = split_set_op(term, " notin ") {
-        return Ok(LabelReq::NotIn(check_key(k, term)?, parse_set(set, term)?));
-    }
-    if let Some((k, set)) = split_set_op(term, " in ") {
-        return Ok(LabelReq::In(check_key(k, term)?, parse_set(set, term)?));
-    }
-    Ok(LabelReq::Exists(check_key(term, term)?))
-}
-
-fn split_set_op<'a>(term: &'a str, op: &str) -> Option<(&'a str, &'a str)> {
-    let (k, rest) = term.split_once(op)?;
-    Some((k.trim(), rest.trim()))
-}
-
-fn parse_set(set: &str, term: &str) -> Result<Vec<String>, String> {
-    let inner = set
-        .strip_prefix('(')
-        .and_then(|s| s.strip_suffix(')'))
-        .ok_or_else(|| {
-            format!("unable to parse requirement: expected a (value set) in {term:?}")
-        })?;
-    Ok(inner
-        .split(',')
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
-        .collect())
 }
 
 fn parse_field_term(term: &str) -> Result<FieldReq, String> {
@@ -224,6 +134,25 @@ mod tests {
         assert!(!m("app notin (web)", &o));
         assert!(m("", &o));
         assert!(Selector::parse(Some("a b"), None).is_err());
+    }
+
+    #[test]
+    fn label_grammar_is_the_api_servers() {
+        let o = obj(&[("app", "web"), ("replicas", "3")]);
+        assert!(m("replicas>2,replicas<4", &o));
+        assert!(!m("replicas>3", &o));
+        assert!(!m("app>1", &o));
+        assert!(m("app in (web,),in notin (x)", &o));
+        let err = |s: &str| Selector::parse(Some(s), None).unwrap_err();
+        assert!(
+            err("replicas>x").contains("for 'Gt', 'Lt' operators, the value must be an integer"),
+            "{}",
+            err("replicas>x")
+        );
+        assert!(err("a=b,").contains("trailing `,`"));
+        assert!(err("Bad_=x").contains("not a valid label key"));
+        assert!(err("a=-x").contains("not a valid label value"));
+        assert!(err("a gt 1").contains("not an operator"));
     }
 
     #[test]
