@@ -535,3 +535,52 @@ async fn a_sync_slower_than_the_timeout_answers_504_then_serves() {
         "the timed-out query's watch went on syncing"
     );
 }
+
+#[tokio::test]
+async fn compat_query_for_an_unserved_version_lists_the_served_ones() {
+    let fake = cluster(true, true).await;
+    let grw = grw(&fake, json!([kind("apps", "v1", "Deployment")]), json!({})).await;
+    grw.wait_ready(READY).await;
+    let (status, body) = grw
+        .get("/resources/k8sObjects?group=apps&version=v2&kind=Deployment")
+        .await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(
+        body["message"],
+        "GVK not found, possible GVKs in 'data' field."
+    );
+    assert_eq!(
+        body["data"],
+        json!([{"group": "apps", "version": "v1", "kind": "Deployment",
+                "gvk": "apps/v1/Deployment", "resource": "deployments"}])
+    );
+}
+
+#[tokio::test]
+async fn a_query_for_a_kind_installed_since_the_last_discovery_finds_it() {
+    let fake = cluster(false, false).await;
+    // Without a CRD watch (its list is refused) and with the periodic
+    // re-read an hour away, only the query itself can notice the new kind.
+    fake.fail_requests("customresourcedefinitions", 403, usize::MAX);
+    let grw = grw(&fake, json!([]), json!({})).await;
+    assert!(
+        eventually(READY, || async {
+            kind_status(&grw, "apiextensions.k8s.io/v1/CustomResourceDefinition").await["status"]
+                ["lastError"]
+                .as_str()
+                .is_some_and(|e| e.contains("403"))
+        })
+        .await
+    );
+    fake.add_istio_crds();
+    let gateway = json!({"apiVersion": "networking.istio.io/v1beta1", "kind": "Gateway",
+        "metadata": {"namespace": "ingress", "name": "edge"}, "spec": {"servers": []}});
+    fake.create(gateway).unwrap();
+    // Queries read discovery again at most every 5 s; the start-up read was just now.
+    tokio::time::sleep(Duration::from_millis(5500)).await;
+    let (status, body) = grw
+        .get("/api/v1/namespaces/ingress/objects/gateways.networking.istio.io/edge")
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["metadata"]["name"], "edge");
+}

@@ -115,8 +115,9 @@ async fn objects(
         ..Query::default()
     };
     add_pair_conditions(&body, &mut query).map_err(bad)?;
-    let resource =
-        resolve(&state, &KindRef::exact(&gvk)).map_err(|e| not_found(&state, &gvk, e))?;
+    let resource = resolve(&state, &KindRef::exact(&gvk))
+        .await
+        .map_err(|e| not_found(&state, &gvk, e))?;
     let watch = synced_watch(&state, &resource, query.namespace.as_deref())
         .await
         .map_err(|e| not_found(&state, &gvk, e))?;

@@ -59,13 +59,23 @@ impl From<KindError> for Problem {
     }
 }
 
-/// Resolves a kind through the current discovery catalog.
-pub(super) fn resolve(state: &AppState, kind: &KindRef) -> Result<ResourceInfo, KindError> {
-    state
-        .discovery
-        .catalog()
-        .resolve(kind)
-        .map_err(KindError::Unresolved)
+/// A kind the catalog does not know makes discovery be read again, at most
+/// this often, before the request is answered 404: the kind (a CRD) may have
+/// been installed since the last refresh.
+const REFRESH_ON_MISS: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Resolves a kind through discovery; one not found is looked up again in a
+/// fresh catalog (see [`REFRESH_ON_MISS`]).
+pub(super) async fn resolve(state: &AppState, kind: &KindRef) -> Result<ResourceInfo, KindError> {
+    match state.discovery.catalog().resolve(kind) {
+        Err(ResolveError::NotFound { .. }) => state
+            .discovery
+            .refresh_if_older(REFRESH_ON_MISS)
+            .await
+            .resolve(kind)
+            .map_err(KindError::Unresolved),
+        result => result.map_err(KindError::Unresolved),
+    }
 }
 
 /// The synced watch holding `resource` objects for a query in `namespace`

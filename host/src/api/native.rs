@@ -96,13 +96,13 @@ async fn get_namespaced(
 }
 
 /// Parses `{kind}` and resolves it, checking the route fits its scope.
-fn resource(
+async fn resource(
     state: &AppState,
     kind: &str,
     namespace: Option<&str>,
 ) -> Result<ResourceInfo, Problem> {
     let kind = KindRef::parse(kind).map_err(|e| Problem::bad_request("InvalidKind", e))?;
-    let resource = resolve(state, &kind)?;
+    let resource = resolve(state, &kind).await?;
     if namespace.is_some() && !resource.namespaced {
         return Err(Problem::bad_request(
             "ClusterScoped",
@@ -122,7 +122,7 @@ async fn list(
     raw: Option<&str>,
 ) -> Result<Response, Problem> {
     let params = Params::parse(raw, &LIST_PARAMS)?;
-    let resource = resource(state, kind, namespace.as_deref())?;
+    let resource = resource(state, kind, namespace.as_deref()).await?;
     let query = Query {
         namespace: namespace.clone(),
         labels: selector::<LabelSelector>(&params, "labelSelector")?,
@@ -291,7 +291,7 @@ async fn get_one(
     raw: Option<&str>,
 ) -> Result<Response, Problem> {
     Params::parse(raw, &[])?;
-    let resource = resource(state, kind, namespace.as_deref())?;
+    let resource = resource(state, kind, namespace.as_deref()).await?;
     if namespace.is_none() && resource.namespaced {
         return Err(Problem::bad_request(
             "Namespaced",

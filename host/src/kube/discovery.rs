@@ -201,6 +201,8 @@ pub struct Discovery {
     client: Option<KubeClient>,
     catalog: RwLock<Arc<Catalog>>,
     generation: watch::Sender<u64>,
+    /// When the last refresh started.
+    refreshed: parking_lot::Mutex<Option<std::time::Instant>>,
 }
 
 impl Discovery {
@@ -210,6 +212,7 @@ impl Discovery {
             client: Some(client),
             catalog: RwLock::new(Arc::new(Catalog::default())),
             generation: watch::channel(0).0,
+            refreshed: parking_lot::Mutex::new(None),
         }
     }
 
@@ -219,6 +222,7 @@ impl Discovery {
             client: None,
             catalog: RwLock::new(Arc::new(catalog)),
             generation: watch::channel(1).0,
+            refreshed: parking_lot::Mutex::new(None),
         }
     }
 
@@ -237,12 +241,30 @@ impl Discovery {
         self.generation.subscribe()
     }
 
+    /// Reads discovery again unless a refresh started less than `age` ago;
+    /// the catalog either way. A request naming a kind the catalog does not
+    /// know uses it: the kind may have been installed since the last refresh.
+    pub async fn refresh_if_older(&self, age: std::time::Duration) -> Arc<Catalog> {
+        let recent = self.refreshed.lock().is_some_and(|t| t.elapsed() < age);
+        if recent || self.client.is_none() {
+            return self.catalog();
+        }
+        match self.refresh().await {
+            Ok(catalog) => catalog,
+            Err(e) => {
+                tracing::warn!(error = %e, "discovery refresh failed; keeping the previous one");
+                self.catalog()
+            }
+        }
+    }
+
     /// Reads discovery again from the server. Group versions that fail (an
     /// aggregated API being down is common) are left out with a warning.
     pub async fn refresh(&self) -> Result<Arc<Catalog>, DiscoveryError> {
         let Some(client) = &self.client else {
             return Ok(self.catalog());
         };
+        *self.refreshed.lock() = Some(std::time::Instant::now());
         let core = client.get_json("/api").await?;
         let api_groups = client.get_json("/apis").await?;
         let mut group_versions: Vec<(String, String, bool)> = Vec::new();
