@@ -37,8 +37,7 @@ pub async fn run(
         .api_token_file
         .clone()
         .map(ApiToken::load)
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
+        .transpose()?;
     let settings = WatchSettings {
         keep_managed_fields: config.keep_managed_fields,
         history_size: config.event_history_size,
@@ -194,7 +193,7 @@ async fn keep_discovery(
         crate::backoff::Backoff::new(Duration::from_millis(500), Duration::from_secs(30));
     while let Err(e) = discovery.refresh().await {
         let delay = backoff.next_delay();
-        tracing::warn!(error = %e, retry_in_ms = delay.as_millis() as u64, "discovery failed; configured kinds wait for it");
+        tracing::warn!(error = %crate::error::Report(&e), retry_in_ms = delay.as_millis() as u64, "discovery failed; configured kinds wait for it");
         tokio::time::sleep(delay).await;
     }
     start_pending(&discovery, &watches);
@@ -231,7 +230,7 @@ async fn keep_discovery(
                 notifications.attach_waiting();
             }
             Err(e) => {
-                tracing::warn!(error = %e, "discovery refresh failed; keeping the previous one")
+                tracing::warn!(error = %crate::error::Report(&e), "discovery refresh failed; keeping the previous one")
             }
         }
     }

@@ -28,11 +28,16 @@ async fn main() -> ExitCode {
     for warning in &loaded.warnings {
         tracing::warn!("{warning}");
     }
+    let log_type = loaded.config.log_type;
     match grw::app::run(loaded.config, stop_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            tracing::error!(error = format!("{e:#}"), "grw stopped");
-            eprintln!("grw: {e:#}");
+            // Said once: in the log, or on stderr when logging is off.
+            let error = grw::error::Report(e.as_ref()).to_string();
+            match log_type {
+                LogType::Hidden => eprintln!("grw: {error}"),
+                LogType::Json | LogType::Pretty => tracing::error!(error, "grw stopped"),
+            }
             ExitCode::FAILURE
         }
     }

@@ -77,7 +77,9 @@ fn an_unreadable_recording_is_reported() {
     );
     assert_eq!(code, Some(1), "{output}");
     assert!(
-        output.contains("cannot read recording /nonexistent.jsonl"),
+        output.contains(
+            "cannot read the recording /nonexistent.jsonl: No such file or directory (os error 2)"
+        ),
         "{output}"
     );
 }
@@ -98,4 +100,51 @@ async fn unknown_keys_are_warned_about_and_startup_goes_on() {
     );
     assert!(logs.contains("`k8sClientConfig.colour`"), "{logs}");
     assert!(!logs.contains("autoReconnect"), "{logs}");
+}
+
+#[test]
+fn a_client_certificate_tls_refuses_is_explained_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let material =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../host/src/kube/connect");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: ctx\n\
+             clusters: [{{name: c, cluster: {{server: 'https://127.0.0.1:6443'}}}}]\n\
+             users: [{{name: old-admin, user: {{client-certificate: {m}/v1-cert.pem, client-key: {m}/v1-key.pem}}}}]\n\
+             contexts: [{{name: ctx, context: {{cluster: c, user: old-admin}}}}]\n",
+            m = material.display()
+        ),
+    )
+    .unwrap();
+    for log_type in ["json", "hidden"] {
+        let (code, output) = run_to_exit(
+            None,
+            &[
+                "--kubeconfig",
+                kubeconfig.to_str().unwrap(),
+                "--watch",
+                "v1/Pod",
+                "--log-type",
+                log_type,
+            ],
+            Duration::from_secs(30),
+        );
+        assert_eq!(code, Some(1), "{output}");
+        assert_eq!(
+            output.matches("is an X.509 version 1 certificate").count(),
+            1,
+            "said once ({log_type}): {output}"
+        );
+        assert!(
+            output.contains("of user `old-admin` in the kubeconfig"),
+            "{output}"
+        );
+        assert!(
+            output.contains("issue it again as a version 3 certificate"),
+            "{output}"
+        );
+    }
 }

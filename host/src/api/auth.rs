@@ -15,6 +15,26 @@ use super::{AppState, Problem};
 /// Routes that answer without a token: probes must work for the kubelet.
 const OPEN_ROUTES: [&str; 2] = ["/healthz", "/readyz"];
 
+/// Why the API token file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    /// The file cannot be read.
+    #[error("cannot read the API token file {} (apiTokenFile)", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file holds no token, which would let anyone in.
+    #[error("the API token file {} (apiTokenFile) is empty; write the token API clients must send into it", .path.display())]
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
 /// The token clients must send, read from a file and re-read when the file changes.
 pub struct ApiToken {
     path: PathBuf,
@@ -23,7 +43,7 @@ pub struct ApiToken {
 
 impl ApiToken {
     /// Reads the token file; an empty file is an error (it would let anyone in).
-    pub fn load(path: PathBuf) -> Result<ApiToken, String> {
+    pub fn load(path: PathBuf) -> Result<ApiToken, TokenError> {
         let (modified, token) = read(&path)?;
         Ok(ApiToken {
             path,
@@ -42,7 +62,7 @@ impl ApiToken {
                 Ok(fresh) => *cached = fresh,
                 // Keep the last good token: a rotation in progress must not lock everyone out.
                 Err(e) => {
-                    tracing::warn!(error = %e, "API token file unreadable, keeping the previous token")
+                    tracing::warn!(error = %crate::error::Report(&e), "API token file unreadable, keeping the previous token")
                 }
             }
         }
@@ -50,12 +70,14 @@ impl ApiToken {
     }
 }
 
-fn read(path: &PathBuf) -> Result<(Option<SystemTime>, Arc<str>), String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read API token file {}: {e}", path.display()))?;
+fn read(path: &PathBuf) -> Result<(Option<SystemTime>, Arc<str>), TokenError> {
+    let text = std::fs::read_to_string(path).map_err(|source| TokenError::Read {
+        path: path.clone(),
+        source,
+    })?;
     let token = text.trim();
     if token.is_empty() {
-        return Err(format!("API token file {} is empty", path.display()));
+        return Err(TokenError::Empty { path: path.clone() });
     }
     let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
     Ok((modified, token.into()))
@@ -122,8 +144,14 @@ mod tests {
         assert_eq!(&*token.current(), "second");
 
         std::fs::write(&path, "").unwrap();
-        let err = ApiToken::load(path).err().unwrap();
-        assert!(err.contains("is empty"), "{err}");
+        let err = ApiToken::load(path.clone()).err().unwrap().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "the API token file {} (apiTokenFile) is empty; write the token API clients must send into it",
+                path.display()
+            )
+        );
         assert!(constant_time_eq(b"abc", b"abc"));
         assert!(!constant_time_eq(b"abc", b"abd"));
         assert!(!constant_time_eq(b"abc", b"ab"));

@@ -249,7 +249,7 @@ async fn api_group_resources(
 
 async fn refresh(state: &AppState) -> Result<Arc<crate::kube::Catalog>, Envelope> {
     state.discovery.refresh().await.map_err(|e| {
-        tracing::warn!(error = %e, "forced discovery refresh failed");
+        tracing::warn!(error = %crate::error::Report(&e), "forced discovery refresh failed");
         Envelope::new(
             StatusCode::BAD_GATEWAY,
             "the API server's discovery could not be read",

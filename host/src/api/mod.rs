@@ -22,7 +22,7 @@ use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 
-pub use auth::ApiToken;
+pub use auth::{ApiToken, TokenError};
 pub use params::Params;
 pub use problem::Problem;
 

@@ -71,7 +71,7 @@ fn list(candidates: &[ResourceInfo]) -> String {
 
 /// A discovery failure that leaves no usable catalog.
 #[derive(Debug, thiserror::Error)]
-#[error("discovery failed: {0}")]
+#[error("discovery failed")]
 pub struct DiscoveryError(#[from] pub ApiError);
 
 impl Catalog {
@@ -252,7 +252,7 @@ impl Discovery {
         match self.refresh().await {
             Ok(catalog) => catalog,
             Err(e) => {
-                tracing::warn!(error = %e, "discovery refresh failed; keeping the previous one");
+                tracing::warn!(error = %crate::error::Report(&e), "discovery refresh failed; keeping the previous one");
                 self.catalog()
             }
         }
@@ -301,7 +301,7 @@ impl Discovery {
                     catalog.resource_lists.insert(gv, list);
                 }
                 Err(e) => {
-                    tracing::warn!(group_version = %gv, error = %e, "discovery skipped a group version")
+                    tracing::warn!(group_version = %gv, error = %crate::error::Report(&e), "discovery skipped a group version")
                 }
             }
         }

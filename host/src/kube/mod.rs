@@ -3,7 +3,9 @@
 //! watch loops use.
 
 mod client;
+mod connect;
 mod discovery;
 
 pub use client::{ApiError, KubeClient, ListPage, WatchLine};
+pub use connect::ConnectError;
 pub use discovery::{Catalog, Discovery, DiscoveryError, ResolveError, ResourceEntry};

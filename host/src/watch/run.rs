@@ -13,6 +13,7 @@ use futures::StreamExt;
 
 use super::{Phase, Watch, WatchSettings};
 use crate::backoff::Backoff;
+use crate::error::Report;
 use crate::kube::{ApiError, KubeClient, WatchLine};
 use crate::metrics::Metrics;
 use crate::store::{Origin, StoredObject};
@@ -197,7 +198,7 @@ async fn list(
 }
 
 fn note_relist(watch: &Watch, metrics: &Metrics, gvk: &str, e: &ApiError) {
-    tracing::info!(gvk, reason = %e, "resume point lost, listing again");
+    tracing::info!(gvk, reason = %crate::error::Report(e), "resume point lost, listing again");
     metrics.relist(gvk);
     watch.update_status(|s| s.relists += 1);
 }
@@ -233,20 +234,21 @@ impl Retry {
         } else {
             self.normal.next_delay()
         };
-        tracing::warn!(gvk = %watch.key.gvk, error = %e, retry_in_ms = delay.as_millis() as u64, "watch failed");
+        let error = Report(e).to_string();
+        tracing::warn!(gvk = %watch.key.gvk, error, retry_in_ms = delay.as_millis() as u64, "watch failed");
         watch.update_status(|s| {
             s.phase = if denied {
                 Phase::Failed
             } else {
                 Phase::Reconnecting
             };
-            s.last_error = Some(e.to_string());
+            s.last_error = Some(error);
         });
         tokio::time::sleep(delay).await;
         if e.code() == Some(401)
             && let Err(e) = client.reconnect().await
         {
-            tracing::warn!(error = %e, "rebuilding the Kubernetes client failed");
+            tracing::warn!(error = %Report(&e), "rebuilding the Kubernetes client failed");
         }
     }
 }
