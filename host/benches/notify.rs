@@ -5,7 +5,7 @@
 //! Run: `cargo bench -p grw --bench notify` (about two minutes after the
 //! build, and about 4 GB of temporary disk for the million-delivery outbox).
 //! `-- --quick` divides every count by 10; naming parts (`-- latency drain
-//! memory nats bytes`) runs only those.
+//! memory nats bytes announced`) runs only those.
 //!
 //! Everything runs in this process, on a multi-thread tokio runtime: the
 //! engine ([`Notifications`] with its outbox, `grw.redb`, in a temporary
@@ -67,6 +67,10 @@ const NATS_CHANGES: u64 = 20_000;
 const BYTES_CHANGES: u64 = 20_000;
 /// Subscriptions on the same watch in the outbox-size runs.
 const BYTES_SUBSCRIPTIONS: [usize; 2] = [1, 5];
+/// Objects of the watch whose announced state the in-memory run measures,
+/// and their size (a Pod's JSON is typically 4 to 8 KB).
+const ANNOUNCED_OBJECTS: usize = 20_000;
+const ANNOUNCED_OBJECT_BYTES: usize = 5_000;
 const NATS_SERVER: &str = "/usr/sbin/nats-server";
 /// Retry fast while the receiver is down, so the drain starts within a
 /// second of the receiver coming up rather than after a long backoff.
@@ -123,6 +127,9 @@ fn main() {
         }
         if wants("bytes") {
             bytes(scale).await;
+        }
+        if wants("announced") {
+            announced(scale).await;
         }
     });
 }
@@ -341,6 +348,47 @@ async fn bytes(scale: u64) {
     }
 }
 
+/// Resident memory the engine adds, without `dataDir`, on top of a watch
+/// whose cache already holds many objects: what it keeps of the state it
+/// announced.
+async fn announced(scale: u64) {
+    let count = ANNOUNCED_OBJECTS / scale as usize;
+    let engine = Engine::prepare(
+        webhook(free_port(), None),
+        Objects::sized(count, ANNOUNCED_OBJECT_BYTES),
+        1,
+        false,
+    );
+    let json: usize = engine
+        .cache
+        .read()
+        .iter_after(None)
+        .map(|o| o.json().len())
+        .sum();
+    let before = ProcMemory::read();
+    engine.notifications.start();
+    // The feed first records the existing objects, then queues this change.
+    engine.apply(1, None).await;
+    engine.wait_pending(|p| p >= 1).await;
+    let after = ProcMemory::read();
+    println!(
+        "\n### Memory of the announced state without dataDir ({} objects of ~{} B in the watch's cache)\n",
+        grouped(count as f64),
+        grouped(ANNOUNCED_OBJECT_BYTES as f64)
+    );
+    println!("| objects' JSON MiB | VmRSS before the engine starts MiB | after MiB | added MiB | added bytes per object |");
+    println!("|---:|---:|---:|---:|---:|");
+    let added = after.rss.saturating_sub(before.rss);
+    println!(
+        "| {:.1} | {:.1} | {:.1} | {:.1} | {} |",
+        mib(json as u64),
+        mib(before.rss),
+        mib(after.rss),
+        mib(added),
+        grouped(added as f64 / count as f64)
+    );
+}
+
 // ---------------------------------------------------------------------------
 // The engine and its input
 
@@ -368,6 +416,19 @@ impl Engine {
     /// As [`Engine::start`], with `subscriptions` identical subscriptions
     /// (`bench`, `bench-2`, ...) on the same watch.
     async fn start_with(destination: Value, distinct: usize, subscriptions: usize) -> Engine {
+        let engine = Engine::prepare(destination, Objects::new(distinct), subscriptions, true);
+        engine.notifications.start();
+        engine
+    }
+
+    /// The engine with its objects in the cache, not started yet; with an
+    /// outbox in a temporary `dataDir` when `persistent`, in memory otherwise.
+    fn prepare(
+        destination: Value,
+        mut objects: Objects,
+        subscriptions: usize,
+        persistent: bool,
+    ) -> Engine {
         let data_dir = tempfile::tempdir().expect("temporary dataDir");
         let names: Vec<String> = (1..=subscriptions)
             .map(|i| match i {
@@ -388,7 +449,7 @@ impl Engine {
             })
             .collect();
         let config = Config {
-            data_dir: Some(data_dir.path().to_path_buf()),
+            data_dir: persistent.then(|| data_dir.path().to_path_buf()),
             subscriptions: specs,
             ..Config::default()
         };
@@ -416,11 +477,9 @@ impl Engine {
             .ensure(&resource, WatchOptions::default(), false)
             .cache
             .clone();
-        let mut objects = Objects::new(distinct);
-        for _ in 0..distinct {
+        for _ in 0..objects.distinct {
             cache.apply(ChangeType::Added, objects.next_object(), Origin::Initial);
         }
-        notifications.start();
         Engine {
             notifications,
             subscriptions: names,
@@ -511,6 +570,11 @@ struct Objects {
 
 impl Objects {
     fn new(distinct: usize) -> Objects {
+        Objects::sized(distinct, OBJECT_BYTES)
+    }
+
+    /// `distinct` ConfigMaps of about `bytes` of JSON each.
+    fn sized(distinct: usize, bytes: usize) -> Objects {
         let mut template = json!({
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "", "namespace": "bench", "uid": "", "resourceVersion": "",
@@ -518,7 +582,7 @@ impl Objects {
             "data": {"sent_ns": "0000000000000", "payload": ""},
         });
         let base = template.to_string().len() + "cm-000".len() + "uid-000000".len() + 8;
-        template["data"]["payload"] = json!("x".repeat(OBJECT_BYTES.saturating_sub(base)));
+        template["data"]["payload"] = json!("x".repeat(bytes.saturating_sub(base)));
         Objects {
             template,
             gvk: Gvk::new("", "v1", "ConfigMap"),
