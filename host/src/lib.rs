@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod app;
+pub mod cli;
 pub mod config;
 pub mod gvk;
 pub mod kube;

@@ -28,8 +28,7 @@ fn recording() -> Vec<(String, Value)> {
 }
 
 fn snapshot() -> BTreeMap<String, Value> {
-    let text = std::fs::read_to_string(recorded_snapshot())
-        .expect("reading the snapshot");
+    let text = std::fs::read_to_string(recorded_snapshot()).expect("reading the snapshot");
     serde_json::from_str(&text).unwrap()
 }
 

@@ -21,8 +21,7 @@ async fn cluster(recording: bool, istio: bool) -> FakeApiServer {
     })
     .await;
     if recording {
-        fake.load_recording(&bundled_recording(), None)
-            .unwrap();
+        fake.load_recording(&bundled_recording(), None).unwrap();
     }
     fake
 }

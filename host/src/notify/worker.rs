@@ -17,7 +17,7 @@ use super::subscription::{SinkSpec, Subscription};
 use super::webhook::Webhook;
 use super::{Active, IDLE_RECHECK, until_stored};
 use crate::metrics::{Attempt, Metrics};
-use crate::plugin::Plugins;
+use crate::plugin::{DeliveryError, Plugins};
 use crate::store::{Change, ChangeType, Origin, StoredObject};
 use crate::watch::Backoff;
 
@@ -81,6 +81,12 @@ impl Sink {
                 tokio::task::spawn_blocking(move || plugin.deliver(&gvk, &change))
                     .await
                     .map_err(|e| SendError::retry(format!("plugin call failed: {e}")))?
+                    .map_err(|e| match e {
+                        DeliveryError::Retry { reason, after } => {
+                            SendError::Retry { reason, after }
+                        }
+                        DeliveryError::GiveUp(reason) => SendError::Reject(reason),
+                    })
             }
             Sink::Broken(reason) => Err(SendError::retry(reason.clone())),
         }

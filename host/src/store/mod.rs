@@ -9,6 +9,7 @@
 
 mod change;
 mod index;
+mod json_index;
 mod object;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
