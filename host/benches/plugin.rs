@@ -99,7 +99,7 @@ fn main() {
     let iterations = if quick { 20_000 } else { 200_000 };
     let engine = PluginEngine::new(None).unwrap();
     let gvk = Gvk::new("", "v1", "Pod");
-    let filters: [(&str, &str, Box<dyn Fn(&Event) -> bool>); 2] = [
+    let filters: [(&str, &str, NativeDecide); 2] = [
         (
             "grw-plugin-label-filter",
             SELECTOR,
@@ -209,6 +209,9 @@ fn main() {
         println!("| {} | {how} | {:.0} |", swap + 1, ms(started.elapsed()));
     }
 }
+
+/// A plugin's `decide`, called natively.
+type NativeDecide = Box<dyn Fn(&Event) -> bool>;
 
 /// A stored object read natively through the lookups a guest's `object`
 /// handle reaches in the host.

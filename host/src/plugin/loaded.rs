@@ -246,10 +246,7 @@ impl Plugin {
             Taken::Idle(instance) => Ok(instance),
             Taken::Make => start(&self.linked, &self.name, &self.manifest)
                 .map(|(instance, _)| instance)
-                .map_err(|e| {
-                    self.pool.discard();
-                    e
-                }),
+                .inspect_err(|_| self.pool.discard()),
         };
         let started = Instant::now();
         let result = match instance {
