@@ -7,7 +7,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dist="$root/plugins/dist"
-plugins=(namespace-filter label-filter changed-fields chat-notifier webhook-template)
+plugins=(namespace-filter label-filter changed-fields field-filter chat-notifier webhook-template)
 
 packages=()
 for plugin in "${plugins[@]}"; do

@@ -9,6 +9,7 @@
 pub mod api;
 pub mod app;
 pub mod backoff;
+pub mod cli;
 pub mod config;
 pub mod error;
 pub mod gvk;

@@ -53,15 +53,15 @@ fn plugin_tool(command: &PluginCommand) -> ExitCode {
         .init();
     let mut out = std::io::stdout().lock();
     let result = match command {
-        PluginCommand::Check(args) => grw::plugin::tool::check(args, &mut out),
+        PluginCommand::Check(args) => grw::cli::plugin::check(args, &mut out),
         PluginCommand::Test { plugin, events } => {
-            grw::plugin::tool::test(plugin, events, &mut out).map(|_| ())
+            grw::cli::plugin::test(plugin, events, &mut out).map(|_| ())
         }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("grw: {e}");
+            eprintln!("grw: {}", grw::plugin::error_chain(&e));
             ExitCode::FAILURE
         }
     }

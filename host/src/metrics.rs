@@ -48,6 +48,22 @@ struct RequestLabels {
     status: u16,
 }
 
+/// One plugin's `grw_plugin_calls_total{result="ok"}` and
+/// `grw_plugin_call_duration_seconds`, from [`Metrics::plugin_call_metrics`].
+#[derive(Clone)]
+pub struct PluginCallMetrics {
+    ok: Counter,
+    seconds: Histogram,
+}
+
+impl PluginCallMetrics {
+    /// Records one call that answered.
+    pub fn answered(&self, seconds: f64) {
+        self.ok.inc();
+        self.seconds.observe(seconds);
+    }
+}
+
 /// Every metric GRW exports at `/metrics`.
 pub struct Metrics {
     registry: Registry,
@@ -329,6 +345,26 @@ impl Metrics {
                 plugin: plugin.to_string(),
             })
             .observe(seconds);
+    }
+
+    /// The handles of a plugin's answered calls, resolved once so that a
+    /// call costs no label lookup.
+    pub fn plugin_call_metrics(&self, plugin: &str) -> PluginCallMetrics {
+        PluginCallMetrics {
+            ok: self
+                .plugin_calls
+                .get_or_create(&PluginResultLabels {
+                    plugin: plugin.to_string(),
+                    result: "ok".to_string(),
+                })
+                .clone(),
+            seconds: self
+                .plugin_call_seconds
+                .get_or_create(&PluginLabels {
+                    plugin: plugin.to_string(),
+                })
+                .clone(),
+        }
     }
 
     /// Records one plugin load attempt.

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::{Error, Object};
+use crate::{Error, FieldPath, Object};
 
 /// What happened to an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -30,6 +30,36 @@ impl EventType {
 }
 
 impl fmt::Display for EventType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a change came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Origin {
+    /// The first list of a watch: the object existed before GRW looked.
+    Initial,
+    /// A watch event from the API server (or a replayed recording).
+    #[default]
+    Watch,
+    /// The difference between a new list and GRW's cache, after a watch
+    /// could not resume: the change happened while nobody was watching.
+    Relist,
+}
+
+impl Origin {
+    /// `initial`, `watch` or `relist`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Initial => "initial",
+            Origin::Watch => "watch",
+            Origin::Relist => "relist",
+        }
+    }
+}
+
+impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -86,12 +116,189 @@ impl fmt::Display for Gvk {
     }
 }
 
+/// Where an [`Event`]'s object is read from.
+///
+/// Inside GRW the object stays in the host and each method asks the host
+/// for just that part of it; the SDK implements this itself. Implement it
+/// to run a plugin's logic against objects held elsewhere (a test double,
+/// or a native program embedding the plugin), and hand it to
+/// [`Event::from_parts`]. [`String`] implements it for JSON text, and
+/// [`Object`] for a parsed value.
+pub trait ObjectSource {
+    /// The whole object as JSON text.
+    fn json(&self) -> String;
+    /// The value at `path` (object keys, or array indexes in decimal; the
+    /// empty path is the whole object) as JSON text, or `None` when nothing
+    /// is there.
+    fn get(&self, path: &[String]) -> Option<String>;
+    /// The labels, sorted by key.
+    fn labels(&self) -> Vec<(String, String)>;
+    /// The annotations whose values are strings, sorted by key.
+    fn annotations(&self) -> Vec<(String, String)>;
+}
+
+impl ObjectSource for String {
+    fn json(&self) -> String {
+        self.clone()
+    }
+
+    fn get(&self, path: &[String]) -> Option<String> {
+        let value: Value = serde_json::from_str(self).ok()?;
+        segments_get(&value, path).map(Value::to_string)
+    }
+
+    fn labels(&self) -> Vec<(String, String)> {
+        Object::from_json(self)
+            .map(|o| o.labels_owned())
+            .unwrap_or_default()
+    }
+
+    fn annotations(&self) -> Vec<(String, String)> {
+        Object::from_json(self)
+            .map(|o| o.annotations_owned())
+            .unwrap_or_default()
+    }
+}
+
+impl ObjectSource for Object {
+    fn json(&self) -> String {
+        self.value().to_string()
+    }
+
+    fn get(&self, path: &[String]) -> Option<String> {
+        segments_get(self.value(), path).map(Value::to_string)
+    }
+
+    fn labels(&self) -> Vec<(String, String)> {
+        self.labels_owned()
+    }
+
+    fn annotations(&self) -> Vec<(String, String)> {
+        self.annotations_owned()
+    }
+}
+
+fn segments_get<'v>(value: &'v Value, path: &[String]) -> Option<&'v Value> {
+    path.iter()
+        .try_fold(value, |current, segment| match current {
+            Value::Object(map) => map.get(segment),
+            Value::Array(items) => items.get(segment.parse::<usize>().ok()?),
+            _ => None,
+        })
+}
+
+/// One state of an event's object: where it is read from, and what was
+/// read of it so far.
+struct State {
+    source: Source,
+    json: OnceLock<String>,
+    parsed: OnceLock<Result<Object, Error>>,
+    labels: OnceLock<Vec<(String, String)>>,
+    annotations: OnceLock<Vec<(String, String)>>,
+}
+
+enum Source {
+    /// Parsed already: [`State::parsed`] holds it.
+    Parsed,
+    /// Anything that answers.
+    Other(Box<dyn ObjectSource>),
+    /// The host's object, through the handle the call lent.
+    #[cfg(target_arch = "wasm32")]
+    Host(crate::__private::HostObject),
+}
+
+impl State {
+    fn parsed(object: Object) -> State {
+        let state = State::from_source(Source::Parsed);
+        let _ = state.parsed.set(Ok(object));
+        state
+    }
+
+    fn from_source(source: Source) -> State {
+        State {
+            source,
+            json: OnceLock::new(),
+            parsed: OnceLock::new(),
+            labels: OnceLock::new(),
+            annotations: OnceLock::new(),
+        }
+    }
+
+    fn source(&self) -> Option<&dyn ObjectSource> {
+        match &self.source {
+            Source::Parsed => None,
+            Source::Other(source) => Some(source.as_ref()),
+            #[cfg(target_arch = "wasm32")]
+            Source::Host(host) => Some(host),
+        }
+    }
+
+    /// What was parsed already, if anything.
+    fn parsed_now(&self) -> Option<&Object> {
+        self.parsed.get()?.as_ref().ok()
+    }
+
+    fn json(&self) -> &str {
+        self.json.get_or_init(|| match self.source() {
+            Some(source) => source.json(),
+            None => self
+                .parsed_now()
+                .map(|o| o.value().to_string())
+                .unwrap_or_default(),
+        })
+    }
+
+    fn object(&self) -> Result<&Object, Error> {
+        self.parsed
+            .get_or_init(|| Object::from_json(self.json()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn field(&self, path: &FieldPath) -> Option<Value> {
+        if let Some(object) = self.parsed_now() {
+            return path.get(object.value()).cloned();
+        }
+        let text = self.source()?.get(path.segments())?;
+        serde_json::from_str(&text).ok()
+    }
+
+    fn labels(&self) -> &[(String, String)] {
+        self.labels.get_or_init(|| match self.source() {
+            Some(source) => source.labels(),
+            None => self
+                .parsed_now()
+                .map(Object::labels_owned)
+                .unwrap_or_default(),
+        })
+    }
+
+    fn annotations(&self) -> &[(String, String)] {
+        self.annotations.get_or_init(|| match self.source() {
+            Some(source) => source.annotations(),
+            None => self
+                .parsed_now()
+                .map(Object::annotations_owned)
+                .unwrap_or_default(),
+        })
+    }
+}
+
+fn lookup<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    pairs
+        .binary_search_by(|(k, _)| k.as_str().cmp(key))
+        .ok()
+        .map(|i| pairs[i].1.as_str())
+}
+
 /// One change of one object.
 ///
-/// The public fields are a small envelope that is enough for most decisions
-/// without touching the object's JSON. The object itself is parsed only when
-/// [`object`](Event::object) or [`old_object`](Event::old_object) is first
-/// called, and the result is kept for later calls.
+/// The public fields are a small envelope that is enough for many decisions.
+/// The object itself stays where it is (inside GRW: in the host) and is
+/// read only as far as the plugin asks: [`label`](Event::label) and
+/// [`field`](Event::field) fetch just that part, while
+/// [`object`](Event::object) fetches the whole JSON and parses it. What was
+/// fetched is kept for later calls on the same event.
 ///
 /// Build events for unit tests with [`Event::new`], which fills the envelope
 /// from the object's metadata:
@@ -105,15 +312,22 @@ impl fmt::Display for Gvk {
 ///         "apiVersion": "v1",
 ///         "kind": "Pod",
 ///         "metadata": {"name": "web-0", "namespace": "shop", "labels": {"app": "web"}},
+///         "status": {"phase": "Running"},
 ///     }),
 /// );
 /// assert_eq!(event.namespace, "shop");
 /// assert_eq!(event.label("app"), Some("web"));
+/// assert_eq!(event.field(&"status.phase".parse()?), Some(serde_json::json!("Running")));
+/// # Ok::<(), grw_sdk::Error>(())
 /// ```
-#[derive(Clone)]
+///
+/// Inside GRW an event can only be read during the call it was passed to.
 pub struct Event {
     /// What happened.
     pub event_type: EventType,
+    /// Where the change came from: the first list, a watch event, or a
+    /// relist after a watch could not resume.
+    pub origin: Origin,
     /// The object's group/version/kind.
     pub gvk: Gvk,
     /// The object's namespace; empty for cluster-scoped objects.
@@ -124,94 +338,138 @@ pub struct Event {
     pub uid: String,
     /// The object's resource version.
     pub resource_version: String,
-    /// The object's labels, sorted by key.
-    pub labels: Vec<(String, String)>,
-    object_json: String,
-    old_object_json: Option<String>,
-    object: OnceLock<Result<Object, Error>>,
-    old_object: OnceLock<Result<Object, Error>>,
+    object: State,
+    old_object: Option<State>,
 }
 
 impl Event {
     /// An event for `object`, with the envelope (kind, namespace, name, UID,
-    /// resource version, labels) taken from the object itself. Missing fields
-    /// stay empty.
+    /// resource version) taken from the object itself and origin
+    /// [`Origin::Watch`]. Missing fields stay empty.
     pub fn new(event_type: EventType, object: Value) -> Self {
         let parsed = Object::new(object);
-        let gvk = parsed.gvk().unwrap_or_default();
-        let mut labels: Vec<(String, String)> = parsed
-            .labels()
-            .into_iter()
-            .map(|(key, value)| (key.to_owned(), value.to_owned()))
-            .collect();
-        labels.sort();
-        let event = Self {
+        Self {
             event_type,
-            gvk,
+            origin: Origin::Watch,
+            gvk: parsed.gvk().unwrap_or_default(),
             namespace: parsed.namespace().unwrap_or_default().to_owned(),
             name: parsed.name().unwrap_or_default().to_owned(),
             uid: parsed.uid().unwrap_or_default().to_owned(),
             resource_version: parsed.resource_version().unwrap_or_default().to_owned(),
-            labels,
-            object_json: parsed.value().to_string(),
-            old_object_json: None,
-            object: OnceLock::new(),
-            old_object: OnceLock::new(),
-        };
-        // Already parsed; keep it rather than parse the text again later.
-        let _ = event.object.set(Ok(parsed));
-        event
+            object: State::parsed(parsed),
+            old_object: None,
+        }
     }
 
     /// The same event with `old` as the object's previous state, as
     /// `MODIFIED` events carry.
     pub fn with_old_object(mut self, old: Value) -> Self {
-        self.old_object_json = Some(old.to_string());
-        self.old_object = OnceLock::new();
-        let _ = self.old_object.set(Ok(Object::new(old)));
+        self.old_object = Some(State::parsed(Object::new(old)));
         self
     }
 
-    /// An event from its envelope and the object as JSON text, exactly as
-    /// GRW delivers it. Nothing is parsed until asked for.
+    /// The same event with another origin.
+    pub fn with_origin(mut self, origin: Origin) -> Self {
+        self.origin = origin;
+        self
+    }
+
+    /// An event from its envelope and where its object (and, for
+    /// `MODIFIED`, its previous state) is read from. Nothing is read until
+    /// asked for.
     #[allow(
         clippy::too_many_arguments,
         reason = "mirrors the WIT record field by field"
     )]
     pub fn from_parts(
         event_type: EventType,
+        origin: Origin,
         gvk: Gvk,
         namespace: String,
         name: String,
         uid: String,
         resource_version: String,
-        labels: Vec<(String, String)>,
-        object_json: String,
-        old_object_json: Option<String>,
+        object: Box<dyn ObjectSource>,
+        old_object: Option<Box<dyn ObjectSource>>,
     ) -> Self {
         Self {
             event_type,
+            origin,
             gvk,
             namespace,
             name,
             uid,
             resource_version,
-            labels,
-            object_json,
-            old_object_json,
-            object: OnceLock::new(),
-            old_object: OnceLock::new(),
+            object: State::from_source(Source::Other(object)),
+            old_object: old_object.map(|o| State::from_source(Source::Other(o))),
         }
     }
 
-    /// The value of one label, if the object has it.
+    /// An event whose objects are the host's (see `__private`).
+    #[cfg(target_arch = "wasm32")]
+    #[allow(clippy::too_many_arguments, reason = "the WIT record, field by field")]
+    pub(crate) fn from_host(
+        event_type: EventType,
+        origin: Origin,
+        gvk: Gvk,
+        namespace: String,
+        name: String,
+        uid: String,
+        resource_version: String,
+        object: crate::__private::HostObject,
+        old_object: Option<crate::__private::HostObject>,
+    ) -> Self {
+        Self {
+            event_type,
+            origin,
+            gvk,
+            namespace,
+            name,
+            uid,
+            resource_version,
+            object: State::from_source(Source::Host(object)),
+            old_object: old_object.map(|o| State::from_source(Source::Host(o))),
+        }
+    }
+
+    /// The value of one label, if the object has it. The first label
+    /// lookup fetches the object's labels (and only those).
     pub fn label(&self, key: &str) -> Option<&str> {
-        // Linear: objects carry few labels, and the field is public, so its
-        // order is not guaranteed.
-        self.labels
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, value)| value.as_str())
+        lookup(self.object.labels(), key)
+    }
+
+    /// The object's labels, sorted by key.
+    pub fn labels(&self) -> &[(String, String)] {
+        self.object.labels()
+    }
+
+    /// The value of one annotation, if the object has it (and it is a
+    /// string). The first lookup fetches the object's annotations.
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        lookup(self.object.annotations(), key)
+    }
+
+    /// The object's annotations whose values are strings, sorted by key.
+    pub fn annotations(&self) -> &[(String, String)] {
+        self.object.annotations()
+    }
+
+    /// The value at `path` in the object (its new state, or its last state
+    /// for `DELETED` events); `None` when nothing is there. Fetches just
+    /// that value, unless the whole object was fetched already.
+    pub fn field(&self, path: &FieldPath) -> Option<Value> {
+        self.object.field(path)
+    }
+
+    /// The value at `path` in the object's previous state; `None` when the
+    /// event carries none or nothing is there.
+    pub fn old_field(&self, path: &FieldPath) -> Option<Value> {
+        self.old_object.as_ref()?.field(path)
+    }
+
+    /// Whether the event carries the previous state (`MODIFIED` events do).
+    pub fn has_old_object(&self) -> bool {
+        self.old_object.is_some()
     }
 
     /// Whether the object is cluster-scoped (has no namespace).
@@ -220,34 +478,25 @@ impl Event {
     }
 
     /// The object: its new state, or its last state for `DELETED` events.
-    /// Parsed on first use.
+    /// Fetched and parsed on first use.
     pub fn object(&self) -> Result<&Object, Error> {
-        self.object
-            .get_or_init(|| Object::from_json(&self.object_json))
-            .as_ref()
-            .map_err(Clone::clone)
+        self.object.object()
     }
 
     /// The object's previous state, for `MODIFIED` events; `None` when the
-    /// event carries none. Parsed on first use.
+    /// event carries none. Fetched and parsed on first use.
     pub fn old_object(&self) -> Option<Result<&Object, Error>> {
-        let text = self.old_object_json.as_deref()?;
-        Some(
-            self.old_object
-                .get_or_init(|| Object::from_json(text))
-                .as_ref()
-                .map_err(Clone::clone),
-        )
+        Some(self.old_object.as_ref()?.object())
     }
 
-    /// The object as the JSON text GRW sent, unparsed.
+    /// The object as JSON text, unparsed. Fetched on first use.
     pub fn object_json(&self) -> &str {
-        &self.object_json
+        self.object.json()
     }
 
     /// The previous state as JSON text, if the event carries one.
     pub fn old_object_json(&self) -> Option<&str> {
-        self.old_object_json.as_deref()
+        Some(self.old_object.as_ref()?.json())
     }
 }
 
@@ -255,20 +504,22 @@ impl fmt::Debug for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Event")
             .field("event_type", &self.event_type)
+            .field("origin", &self.origin)
             .field("gvk", &self.gvk)
             .field("namespace", &self.namespace)
             .field("name", &self.name)
             .field("uid", &self.uid)
             .field("resource_version", &self.resource_version)
-            .field("labels", &self.labels)
-            .field("object_json", &self.object_json)
-            .field("old_object_json", &self.old_object_json)
-            .finish()
+            .field("has_old_object", &self.has_old_object())
+            .finish_non_exhaustive()
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::cell::Cell;
+    use std::rc::Rc;
+
     use super::*;
     use serde_json::json;
 
@@ -282,6 +533,7 @@ mod tests {
                 "uid": "u-1",
                 "resourceVersion": "42",
                 "labels": {"tier": "front", "app": "web"},
+                "annotations": {"note": "hi", "n": 3},
             },
             "spec": {"replicas": 3},
         })
@@ -291,44 +543,96 @@ mod tests {
     fn new_fills_the_envelope_from_metadata() {
         let event = Event::new(EventType::Added, deployment());
         assert_eq!(event.gvk, Gvk::new("apps", "v1", "Deployment"));
+        assert_eq!(event.origin, Origin::Watch);
         assert_eq!(event.namespace, "shop");
         assert_eq!(event.name, "web");
         assert_eq!(event.uid, "u-1");
         assert_eq!(event.resource_version, "42");
         // Sorted by key, as GRW sends them.
         assert_eq!(
-            event.labels,
-            vec![
-                ("app".into(), "web".into()),
-                ("tier".into(), "front".into())
+            event.labels(),
+            [
+                ("app".to_string(), "web".to_string()),
+                ("tier".to_string(), "front".to_string())
             ]
         );
         assert_eq!(event.label("tier"), Some("front"));
         assert_eq!(event.label("missing"), None);
+        assert_eq!(event.annotation("note"), Some("hi"));
+        assert_eq!(event.annotation("n"), None);
         assert!(!event.is_cluster_scoped());
         assert!(event.old_object().is_none());
+        assert!(!event.has_old_object());
+        let relisted = Event::new(EventType::Deleted, deployment()).with_origin(Origin::Relist);
+        assert_eq!(relisted.origin.to_string(), "relist");
+    }
+
+    /// A source that counts what is asked of it.
+    struct Counting {
+        json: String,
+        asked: Rc<Cell<(u32, u32, u32)>>,
+    }
+
+    impl ObjectSource for Counting {
+        fn json(&self) -> String {
+            let (j, g, l) = self.asked.get();
+            self.asked.set((j + 1, g, l));
+            self.json.clone()
+        }
+        fn get(&self, path: &[String]) -> Option<String> {
+            let (j, g, l) = self.asked.get();
+            self.asked.set((j, g + 1, l));
+            self.json.get(path)
+        }
+        fn labels(&self) -> Vec<(String, String)> {
+            let (j, g, l) = self.asked.get();
+            self.asked.set((j, g, l + 1));
+            self.json.labels()
+        }
+        fn annotations(&self) -> Vec<(String, String)> {
+            self.json.annotations()
+        }
     }
 
     #[test]
-    fn object_is_parsed_lazily_and_cached() {
+    fn only_what_is_asked_for_is_fetched_and_each_once() {
+        let asked = Rc::new(Cell::new((0, 0, 0)));
+        let source = |text: &str| -> Box<dyn ObjectSource> {
+            Box::new(Counting {
+                json: text.into(),
+                asked: asked.clone(),
+            })
+        };
         let event = Event::from_parts(
             EventType::Modified,
+            Origin::Relist,
             Gvk::new("", "v1", "ConfigMap"),
             "ns".into(),
             "cm".into(),
             "u".into(),
             "1".into(),
-            vec![],
-            r#"{"data":{"k":"new"}}"#.into(),
-            Some(r#"{"data":{"k":"old"}}"#.into()),
+            source(r#"{"data":{"k":"new"},"metadata":{"labels":{"a":"1"}}}"#),
+            Some(source(r#"{"data":{"k":"old"}}"#)),
         );
+        let path: FieldPath = "data.k".parse().unwrap();
+        assert_eq!(event.field(&path), Some(json!("new")));
+        assert_eq!(event.old_field(&path), Some(json!("old")));
+        assert_eq!(event.label("a"), Some("1"));
+        assert_eq!(event.label("b"), None);
+        // Two field lookups, one labels fetch, no whole object.
+        assert_eq!(asked.get(), (0, 2, 1));
         let first = event.object().unwrap();
         let second = event.object().unwrap();
         assert!(std::ptr::eq(first, second));
-        assert_eq!(first.get_path("data.k"), Some(&json!("new")));
+        assert_eq!(
+            event.object_json(),
+            r#"{"data":{"k":"new"},"metadata":{"labels":{"a":"1"}}}"#
+        );
+        // Once parsed, fields come from the parsed object.
+        assert_eq!(event.field(&path), Some(json!("new")));
+        assert_eq!(asked.get(), (1, 2, 1));
         let old = event.old_object().unwrap().unwrap();
         assert_eq!(old.pointer("/data/k"), Some(&json!("old")));
-        assert_eq!(event.object_json(), r#"{"data":{"k":"new"}}"#);
         assert_eq!(event.old_object_json(), Some(r#"{"data":{"k":"old"}}"#));
     }
 
@@ -336,18 +640,20 @@ mod tests {
     fn invalid_json_is_an_error_every_time() {
         let event = Event::from_parts(
             EventType::Added,
+            Origin::Watch,
             Gvk::default(),
             String::new(),
             "x".into(),
             String::new(),
             String::new(),
-            vec![],
-            "{not json".into(),
+            Box::new("{not json".to_string()),
             None,
         );
         let error = event.object().unwrap_err();
         assert!(error.message().contains("JSON"), "{error}");
         assert_eq!(event.object().unwrap_err(), error);
+        assert_eq!(event.field(&"a".parse().unwrap()), None);
+        assert!(event.labels().is_empty());
     }
 
     #[test]
@@ -358,6 +664,14 @@ mod tests {
         let old = event.old_object().unwrap().unwrap();
         assert_eq!(old.get_path("spec.replicas"), Some(&json!(1)));
         assert!(event.old_object_json().unwrap().contains("\"replicas\":1"));
+        assert_eq!(
+            event.old_field(&"spec.replicas".parse().unwrap()),
+            Some(json!(1))
+        );
+        assert_eq!(
+            event.field(&"spec.replicas".parse().unwrap()),
+            Some(json!(3))
+        );
     }
 
     #[test]

@@ -43,14 +43,20 @@
 //! # Testing plugins natively
 //!
 //! Plugin logic is plain Rust, so `cargo test` runs it without a WebAssembly
-//! runtime: build events with [`Event::new`], and pass
+//! runtime: build events with [`Event::new`] (or [`Event::from_parts`] with
+//! your own [`ObjectSource`]), and pass
 //! [`testing::MemoryCache`] or [`testing::RecordingHttp`] where the host's
 //! cache or HTTP client would go. [`log`] functions print to stderr there.
 //!
 //! # What a plugin sees
 //!
-//! - [`Event`]: a small envelope (type, kind, namespace, name, labels) and
-//!   the object as JSON, parsed into an [`Object`] only when asked for.
+//! - [`Event`]: a small envelope (type, [`Origin`], kind, namespace, name,
+//!   UID, resource version), and the object, which stays in GRW until the
+//!   plugin asks for part of it: [`Event::label`], [`Event::annotation`] and
+//!   [`Event::field`] fetch just that; [`Event::object`] fetches the whole
+//!   JSON and parses it into an [`Object`]. A plugin that reads only labels
+//!   or one field never receives the rest. This is contract
+//!   `grw:plugin@0.2` (`wit/plugin.wit`).
 //! - [`Object`]: JSON with metadata helpers, paths ([`FieldPath`]) and typed
 //!   parsing into [`k8s_openapi`] structs.
 //! - [`Interest`]: returned from `init`, so GRW only sends the events the
@@ -78,7 +84,7 @@ pub mod __private;
 pub use cache::{Cache, ObjectRef, Relationship};
 pub use config::parse_config;
 pub use error::Error;
-pub use event::{Event, EventType, Gvk};
+pub use event::{Event, EventType, Gvk, ObjectSource, Origin};
 pub use http::{DeliveryError, Http, HttpRequest, HttpResponse};
 pub use interest::{Interest, KindPattern};
 pub use object::{FieldPath, Object};

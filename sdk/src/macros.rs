@@ -30,8 +30,17 @@ macro_rules! export_filter {
                     $crate::__private::filter_init::<$plugin>(&GRW_PLUGIN, config)
                 }
 
-                fn decide(event: $crate::__private::raw::Event) -> bool {
-                    $crate::__private::filter_decide::<$plugin>(&GRW_PLUGIN, event)
+                fn decide(
+                    event: $crate::__private::raw::Event,
+                    object: &$crate::__private::raw::Object,
+                    old_object: ::core::option::Option<&$crate::__private::raw::Object>,
+                ) -> bool {
+                    $crate::__private::filter_decide::<$plugin>(
+                        &GRW_PLUGIN,
+                        event,
+                        object,
+                        old_object,
+                    )
                 }
             }
 
@@ -104,11 +113,13 @@ macro_rules! export_notifier {
 
                 fn deliver(
                     event: $crate::__private::raw::Event,
+                    object: &$crate::__private::raw::Object,
+                    old_object: ::core::option::Option<&$crate::__private::raw::Object>,
                 ) -> ::core::result::Result<
                     (),
                     $crate::__private::notifier_bindings::exports::grw::plugin::notifier::DeliveryError,
                 > {
-                    $crate::__private::notifier_deliver::<$plugin>(&GRW_PLUGIN, event)
+                    $crate::__private::notifier_deliver::<$plugin>(&GRW_PLUGIN, event, object, old_object)
                 }
             }
 
@@ -179,10 +190,12 @@ macro_rules! export_analyzer {
 
                 fn analyze(
                     event: $crate::__private::raw::Event,
+                    object: &$crate::__private::raw::Object,
+                    old_object: ::core::option::Option<&$crate::__private::raw::Object>,
                 ) -> ::std::vec::Vec<
                     $crate::__private::analyzer_bindings::exports::grw::plugin::analyzer::Relationship,
                 > {
-                    $crate::__private::analyzer_analyze::<$plugin>(&GRW_PLUGIN, event)
+                    $crate::__private::analyzer_analyze::<$plugin>(&GRW_PLUGIN, event, object, old_object)
                 }
             }
 

@@ -149,6 +149,16 @@ impl Object {
         })
     }
 
+    /// The labels as owned pairs, sorted by key.
+    pub(crate) fn labels_owned(&self) -> Vec<(String, String)> {
+        owned(self.labels())
+    }
+
+    /// The string annotations as owned pairs, sorted by key.
+    pub(crate) fn annotations_owned(&self) -> Vec<(String, String)> {
+        owned(self.annotations())
+    }
+
     fn metadata_str(&self, key: &str) -> Option<&str> {
         self.0.get("metadata")?.get(key)?.as_str()
     }
@@ -165,6 +175,12 @@ impl Object {
             })
             .unwrap_or_default()
     }
+}
+
+fn owned(map: BTreeMap<&str, &str>) -> Vec<(String, String)> {
+    map.into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
 }
 
 impl From<Value> for Object {

@@ -8,7 +8,7 @@ use std::thread::LocalKey;
 
 use crate::{
     Analyzer, Cache, DeliveryError, Event, EventType, Filter, Gvk, Http, HttpRequest, HttpResponse,
-    Interest, Notifier, Object,
+    Interest, Notifier, Object, Origin,
 };
 
 pub mod filter_bindings {
@@ -31,8 +31,8 @@ pub mod notifier_bindings {
         // One set of shared types and one log import for all three worlds,
         // so conversions are written once.
         with: {
-            "grw:plugin/types@0.1.0": crate::__private::filter_bindings::grw::plugin::types,
-            "grw:plugin/log@0.1.0": crate::__private::filter_bindings::grw::plugin::log,
+            "grw:plugin/types@0.2.0": crate::__private::filter_bindings::grw::plugin::types,
+            "grw:plugin/log@0.2.0": crate::__private::filter_bindings::grw::plugin::log,
         },
     });
 }
@@ -44,8 +44,8 @@ pub mod analyzer_bindings {
         pub_export_macro: true,
         export_macro_name: "export_analyzer_world",
         with: {
-            "grw:plugin/types@0.1.0": crate::__private::filter_bindings::grw::plugin::types,
-            "grw:plugin/log@0.1.0": crate::__private::filter_bindings::grw::plugin::log,
+            "grw:plugin/types@0.2.0": crate::__private::filter_bindings::grw::plugin::types,
+            "grw:plugin/log@0.2.0": crate::__private::filter_bindings::grw::plugin::log,
         },
     });
 }
@@ -59,22 +59,93 @@ use notifier_bindings::exports::grw::plugin::notifier as raw_notifier;
 /// plugins to be `Sync`.
 pub type PluginCell<T> = LocalKey<RefCell<Option<T>>>;
 
-fn event_from_raw(event: raw::Event) -> Event {
-    Event::from_parts(
-        match event.event_type {
-            raw::EventType::Added => EventType::Added,
-            raw::EventType::Modified => EventType::Modified,
-            raw::EventType::Deleted => EventType::Deleted,
-        },
-        Gvk::new(event.gvk.group, event.gvk.version, event.gvk.kind),
-        event.namespace,
-        event.name,
-        event.uid,
-        event.resource_version,
-        event.labels,
-        event.object,
-        event.old_object,
-    )
+/// A handle on one of the host's objects, lent for the duration of a call.
+/// The SDK's [`Event`] reads through it and is dropped when the call
+/// returns, so the handle is never used after the host took it back.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub struct HostObject(u32);
+
+impl HostObject {
+    /// The handle of a borrowed `object`.
+    pub fn of(object: &raw::Object) -> HostObject {
+        HostObject(object.handle())
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn with<R>(&self, f: impl FnOnce(&raw::Object) -> R) -> R {
+        // SAFETY: the handle is the one the host lent for the call in
+        // progress; `ManuallyDrop` keeps it from being dropped here, as
+        // only its owner, the host, may drop it.
+        let object = std::mem::ManuallyDrop::new(unsafe { raw::Object::from_handle(self.0) });
+        f(&object)
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+impl crate::ObjectSource for HostObject {
+    fn json(&self) -> String {
+        self.with(|o| o.json())
+    }
+
+    fn get(&self, path: &[String]) -> Option<String> {
+        self.with(|o| o.get(path))
+    }
+
+    fn labels(&self) -> Vec<(String, String)> {
+        self.with(|o| o.labels())
+    }
+
+    fn annotations(&self) -> Vec<(String, String)> {
+        self.with(|o| o.annotations())
+    }
+}
+
+fn event_from_raw(
+    event: raw::Event,
+    object: &raw::Object,
+    old_object: Option<&raw::Object>,
+) -> Event {
+    let event_type = match event.event_type {
+        raw::EventType::Added => EventType::Added,
+        raw::EventType::Modified => EventType::Modified,
+        raw::EventType::Deleted => EventType::Deleted,
+    };
+    let origin = match event.origin {
+        raw::Origin::Initial => Origin::Initial,
+        raw::Origin::Watch => Origin::Watch,
+        raw::Origin::Relist => Origin::Relist,
+    };
+    let gvk = Gvk::new(event.gvk.group, event.gvk.version, event.gvk.kind);
+    #[cfg(target_arch = "wasm32")]
+    {
+        Event::from_host(
+            event_type,
+            origin,
+            gvk,
+            event.namespace,
+            event.name,
+            event.uid,
+            event.resource_version,
+            HostObject::of(object),
+            old_object.map(HostObject::of),
+        )
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        // Natively nothing calls the exports; there is no host to read from.
+        let _ = (object, old_object);
+        Event::from_parts(
+            event_type,
+            origin,
+            gvk,
+            event.namespace,
+            event.name,
+            event.uid,
+            event.resource_version,
+            Box::new(String::new()),
+            None,
+        )
+    }
 }
 
 fn event_type_to_raw(event_type: EventType) -> raw::EventType {
@@ -150,8 +221,13 @@ pub fn filter_init<T: Filter>(
     init(cell, config, T::init)
 }
 
-pub fn filter_decide<T: Filter>(cell: &'static PluginCell<T>, event: raw::Event) -> bool {
-    let event = event_from_raw(event);
+pub fn filter_decide<T: Filter>(
+    cell: &'static PluginCell<T>,
+    event: raw::Event,
+    object: &raw::Object,
+    old_object: Option<&raw::Object>,
+) -> bool {
+    let event = event_from_raw(event, object, old_object);
     with_plugin(cell, "decide", |plugin| plugin.decide(&event)).unwrap_or(false)
 }
 
@@ -165,8 +241,10 @@ pub fn notifier_init<T: Notifier>(
 pub fn notifier_deliver<T: Notifier>(
     cell: &'static PluginCell<T>,
     event: raw::Event,
+    object: &raw::Object,
+    old_object: Option<&raw::Object>,
 ) -> Result<(), raw_notifier::DeliveryError> {
-    let event = event_from_raw(event);
+    let event = event_from_raw(event, object, old_object);
     let result = with_plugin(cell, "deliver", |plugin| plugin.deliver(&event, &HostHttp))
         .unwrap_or_else(|| Err(DeliveryError::GiveUp("plugin is not initialised".into())));
     result.map_err(|e| match e {
@@ -185,8 +263,10 @@ pub fn analyzer_init<T: Analyzer>(
 pub fn analyzer_analyze<T: Analyzer>(
     cell: &'static PluginCell<T>,
     event: raw::Event,
+    object: &raw::Object,
+    old_object: Option<&raw::Object>,
 ) -> Vec<raw_analyzer::Relationship> {
-    let event = event_from_raw(event);
+    let event = event_from_raw(event, object, old_object);
     with_plugin(cell, "analyze", |plugin| plugin.analyze(&event, &HostCache))
         .unwrap_or_default()
         .into_iter()
@@ -230,13 +310,14 @@ impl Http for HostHttp {
 /// Cache lookups through the host's `cache` import.
 struct HostCache;
 
-/// Parses objects the host sent; one that does not parse is logged and
-/// skipped, since it can only come from a host bug and the rest are usable.
+/// Reads and parses objects the host handed over; one that does not parse
+/// is logged and skipped, since it can only come from a host bug and the
+/// rest are usable.
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-fn parse_host_objects(texts: Vec<String>) -> Vec<Object> {
-    texts
+fn parse_host_objects(objects: Vec<raw::Object>) -> Vec<Object> {
+    objects
         .iter()
-        .filter_map(|text| match Object::from_json(text) {
+        .filter_map(|object| match Object::from_json(&object.json()) {
             Ok(object) => Some(object),
             Err(e) => {
                 crate::log::warn(format!("cache returned an unreadable object: {e}"));
@@ -249,8 +330,8 @@ fn parse_host_objects(texts: Vec<String>) -> Vec<Object> {
 impl Cache for HostCache {
     #[cfg(target_arch = "wasm32")]
     fn get(&self, gvk: &Gvk, namespace: &str, name: &str) -> Option<Object> {
-        let text = analyzer_bindings::grw::plugin::cache::get(&gvk_to_raw(gvk), namespace, name)?;
-        parse_host_objects(vec![text]).pop()
+        let object = analyzer_bindings::grw::plugin::cache::get(&gvk_to_raw(gvk), namespace, name)?;
+        parse_host_objects(vec![object]).pop()
     }
 
     #[cfg(target_arch = "wasm32")]

@@ -13,7 +13,7 @@ fn write_versioned_wit() {
     println!("cargo::rerun-if-changed={}", source.display());
     let wit =
         fs::read_to_string(&source).unwrap_or_else(|e| panic!("reading {}: {e}", source.display()));
-    let declaration = "package grw:plugin@0.1.0;";
+    let declaration = "package grw:plugin@0.2.0;";
     assert!(
         wit.contains(declaration),
         "{} no longer declares `{declaration}`; update tests/plugins/versioned_wit.rs",

@@ -6,12 +6,13 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// Every plugin package the tests use; built in one Cargo run.
-const PACKAGES: [&str; 15] = [
+const PACKAGES: [&str; 18] = [
     "grw-plugin-namespace-filter",
     "grw-plugin-label-filter",
     "grw-plugin-changed-fields",
     "grw-plugin-chat-notifier",
     "grw-plugin-webhook-template",
+    "grw-plugin-field-filter",
     "grw-test-plugin-loop-forever",
     "grw-test-plugin-memory-hog",
     "grw-test-plugin-trap",
@@ -22,6 +23,8 @@ const PACKAGES: [&str; 15] = [
     "grw-test-plugin-incompatible",
     "grw-test-plugin-logger",
     "grw-test-plugin-notifier-fault",
+    "grw-test-plugin-legacy-filter",
+    "grw-test-plugin-slow",
 ];
 
 /// The component built from `package` (one of the plugin packages).

@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use grw::gvk::Gvk;
 use grw::metrics::Metrics;
-use grw::notify::SendError;
-use grw::plugin::{AllowedHosts, Limits, Manifest, Plugin, PluginEngine};
+use grw::plugin::{AllowedHosts, DeliveryError, Limits, Manifest, Plugin, PluginEngine};
 use grw::store::{Change, ChangeType, Origin, StoredObject};
 use grw_e2e::daemon::run_to_exit;
 use grw_e2e::plugins::plugin_wasm;
@@ -60,7 +59,7 @@ fn change(kind: ChangeType, object: Value, old: Option<Value>) -> (Gvk, Change) 
 }
 
 /// Delivers as the notification engine does: on a blocking thread.
-async fn deliver(plugin: &Arc<Plugin>, (gvk, change): (Gvk, Change)) -> Result<(), SendError> {
+async fn deliver(plugin: &Arc<Plugin>, (gvk, change): (Gvk, Change)) -> Result<(), DeliveryError> {
     let plugin = plugin.clone();
     tokio::task::spawn_blocking(move || plugin.deliver(&gvk, &change))
         .await
@@ -236,7 +235,12 @@ async fn hosts_outside_either_allow_list_are_refused() {
     ];
     for (plugin, reason) in cases {
         let outcome = deliver(&plugin, change(ChangeType::Added, pod("x"), None)).await;
-        assert_eq!(outcome, Err(SendError::retry(reason)), "{}", plugin.name);
+        assert_eq!(
+            outcome,
+            Err(DeliveryError::retry(reason)),
+            "{}",
+            plugin.name
+        );
         // The plugin answered (retry); it did not fail.
         assert_eq!(plugin.stats().snapshot().failures.trap, 0);
     }
@@ -263,19 +267,19 @@ async fn receiver_failures_become_retry_or_reject() {
     for (behaviour, want) in [
         (
             Behaviour::Status(500, None, "down"),
-            SendError::retry("receiver answered 500: down"),
+            DeliveryError::retry("receiver answered 500: down"),
         ),
         (
             Behaviour::Status(429, Some(30), ""),
-            SendError::retry("receiver answered 429"),
+            DeliveryError::retry("receiver answered 429"),
         ),
         (
             Behaviour::Status(400, None, "invalid_payload"),
-            SendError::Reject("receiver answered 400: invalid_payload".into()),
+            DeliveryError::GiveUp("receiver answered 400: invalid_payload".into()),
         ),
         (
             Behaviour::Status(301, None, ""),
-            SendError::Reject(
+            DeliveryError::GiveUp(
                 "receiver answered 301; GRW does not follow redirects, so point the plugin at the final URL".into(),
             ),
         ),
@@ -304,7 +308,7 @@ async fn receiver_failures_become_retry_or_reject() {
     );
     let outcome = deliver(&nobody, added()).await;
     assert!(
-        matches!(&outcome, Err(SendError::Retry { reason, .. }) if reason.starts_with(&format!("POST {url}: cannot connect"))),
+        matches!(&outcome, Err(DeliveryError::Retry { reason, .. }) if reason.starts_with(&format!("POST {url}: cannot connect"))),
         "{outcome:?}"
     );
 }
@@ -326,7 +330,7 @@ async fn a_receiver_slower_than_the_budget_is_a_retry_not_a_timeout() {
     let outcome = deliver(&hook, change(ChangeType::Added, pod("x"), None)).await;
     let url = receiver.url("/slow");
     assert!(
-        matches!(&outcome, Err(SendError::Retry { reason, .. })
+        matches!(&outcome, Err(DeliveryError::Retry { reason, .. })
             if reason.starts_with(&format!("POST {url}: no answer within ")) && reason.ends_with("ms left of the call's budget (limits.timeoutMs)")),
         "{outcome:?}"
     );
@@ -352,13 +356,13 @@ async fn a_trapping_or_stuck_notifier_is_retried_and_recovers() {
     );
     let outcome = deliver(&fault, change(ChangeType::Added, pod("boom-1"), None)).await;
     assert!(
-        matches!(&outcome, Err(SendError::Retry { reason, after: None })
+        matches!(&outcome, Err(DeliveryError::Retry { reason, after: None })
             if reason.starts_with("notifier plugin `fault` trapped:")),
         "{outcome:?}"
     );
     assert_eq!(
         deliver(&fault, change(ChangeType::Added, pod("spin-1"), None)).await,
-        Err(SendError::retry(
+        Err(DeliveryError::retry(
             "notifier plugin `fault` did not answer before its deadline (limits.timeoutMs)"
         ))
     );
@@ -382,7 +386,7 @@ async fn a_trapping_or_stuck_notifier_is_retried_and_recovers() {
     assert!(fault.breaker_open());
     let outcome = deliver(&fault, change(ChangeType::Added, pod("calm-2"), None)).await;
     assert!(
-        matches!(&outcome, Err(SendError::Retry { reason, after: Some(_) })
+        matches!(&outcome, Err(DeliveryError::Retry { reason, after: Some(_) })
             if reason.starts_with("notifier plugin `fault` keeps failing and is resting (crash-loop breaker open); last error: trapped:")),
         "{outcome:?}"
     );
@@ -399,7 +403,7 @@ async fn filters_and_notifiers_asked_the_wrong_question_answer_safely() {
     );
     assert_eq!(
         deliver(&filter, change(ChangeType::Added, pod("x"), None)).await,
-        Err(SendError::Reject(
+        Err(DeliveryError::GiveUp(
             "plugin `labels` is a filter plugin, not a notifier".into()
         ))
     );
@@ -462,7 +466,7 @@ async fn grw_plugin_check_and_test_work_for_notifiers() {
     .unwrap();
     assert_eq!(code, Some(0), "{out}");
     assert!(
-        out.contains("world:     notifier-plugin, grw:plugin@0.1.0"),
+        out.contains("world:     notifier-plugin, grw:plugin@0.2.0"),
         "{out}"
     );
     assert!(out.contains("hosts:     127.0.0.1 (allowedHosts;"), "{out}");

@@ -131,7 +131,7 @@ async fn shipped_filters_decide_on_real_events() {
     let status = plugin_status(&grw, "shop-only").await;
     assert_eq!(status["state"], "ready");
     assert_eq!(status["kind"], "filter");
-    assert_eq!(status["witVersion"], "0.1.0");
+    assert_eq!(status["witVersion"], "0.2.0");
     assert!(status["stats"]["calls"].as_u64().unwrap() >= 48);
     assert_eq!(status["hash"].as_str().unwrap().len(), 64);
 
@@ -272,6 +272,7 @@ async fn misbehaving_plugins_never_take_the_daemon_down() {
     install(&plugins, "escape", "grw-test-plugin-forbidden-import", None);
     install(&plugins, "newer", "grw-test-plugin-newer-patch", None);
     install(&plugins, "future", "grw-test-plugin-incompatible", None);
+    install(&plugins, "legacy", "grw-test-plugin-legacy-filter", None);
     install(
         &plugins,
         "good",
@@ -323,8 +324,14 @@ async fn misbehaving_plugins_never_take_the_daemon_down() {
             "rejected its configuration: config needs `threshold`",
         ),
         ("notifier", "the component is a notifier plugin"),
-        ("escape", "evil:escape/exec"),
-        ("future", "built against grw:plugin@0.2.0"),
+        (
+            "escape",
+            "the component imports `evil:escape/exec@0.1.0`, which GRW does not grant",
+        ),
+        (
+            "future",
+            "built against grw:plugin@0.3.0, which this GRW cannot load",
+        ),
     ] {
         let status = plugin_status(&grw, name).await;
         assert_eq!(status["state"], "failed", "{name}: {status}");
@@ -341,9 +348,19 @@ async fn misbehaving_plugins_never_take_the_daemon_down() {
     let newer = plugin_status(&grw, "newer").await;
     assert_eq!(
         (newer["state"].clone(), newer["witVersion"].clone()),
-        (json!("ready"), json!("0.1.1")),
+        (json!("ready"), json!("0.2.1")),
         "{newer}"
     );
+    // So does a filter built against the frozen 0.1 contract, and it
+    // decides as it did: labels and JSON text arrive as 0.1 has them.
+    let legacy = plugin_status(&grw, "legacy").await;
+    assert_eq!(
+        (legacy["state"].clone(), legacy["witVersion"].clone()),
+        (json!("ready"), json!("0.1.0")),
+        "{legacy}"
+    );
+    let (_, body) = grw.get("/api/v1/objects/pods?filter=legacy").await;
+    assert_eq!(names(&body), ["lab/calm-1"]);
 
     // Others are unaffected.
     let (_, body) = grw.get("/api/v1/objects/pods?filter=good").await;
@@ -441,7 +458,7 @@ fn plugin_check_and_test_commands() {
     );
     assert_eq!(code, Some(0), "{out}");
     assert!(
-        out.contains("world:     filter-plugin, grw:plugin@0.1.0"),
+        out.contains("world:     filter-plugin, grw:plugin@0.2.0"),
         "{out}"
     );
     assert!(out.contains("config:    accepted"), "{out}");
@@ -483,5 +500,233 @@ fn plugin_check_and_test_commands() {
         Duration::from_secs(60),
     );
     assert_eq!(code, Some(1), "{out}");
-    assert!(out.contains("cannot read /nonexistent.wasm"), "{out}");
+    assert!(
+        out.contains("cannot read /nonexistent.wasm: No such file or directory"),
+        "{out}"
+    );
+}
+
+/// `grw plugin check` on FILE with an optional manifest; exit code and output.
+fn check(package: &str, manifest: Option<Value>) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let wasm = plugin_wasm(package);
+    let mut args = vec![
+        "plugin".to_string(),
+        "check".to_string(),
+        wasm.to_str().unwrap().to_string(),
+    ];
+    if let Some(manifest) = manifest {
+        let path = dir.path().join("manifest.json");
+        std::fs::write(&path, manifest.to_string()).unwrap();
+        args.extend(["--manifest".to_string(), path.to_str().unwrap().to_string()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_to_exit(None, &args, Duration::from_secs(120))
+}
+
+#[test]
+fn plugin_check_explains_what_keeps_a_component_from_loading() {
+    let (code, out) = check("grw-test-plugin-incompatible", None);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("built against grw:plugin@0.3.0, which this GRW cannot load: it loads grw:plugin@0.2.x (current) and grw:plugin@0.1.x"),
+        "{out}"
+    );
+    let (code, out) = check(
+        "grw-test-plugin-wrong-world",
+        Some(json!({"kind": "filter"})),
+    );
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("the manifest says `filter` but the component is a notifier plugin (it exports grw:plugin/notifier@0.2.0)"),
+        "{out}"
+    );
+    let (code, out) = check("grw-test-plugin-forbidden-import", None);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("the component imports `evil:escape/exec@0.1.0`, which GRW does not grant: a plugin may import grw:plugin/log, WASI 0.2"),
+        "{out}"
+    );
+    // An earlier contract still loads, and check says so.
+    let (code, out) = check("grw-test-plugin-legacy-filter", None);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains(
+            "world:     filter-plugin, grw:plugin@0.1.0 (an earlier contract, still loaded"
+        ),
+        "{out}"
+    );
+    let (code, out) = check(
+        "grw-plugin-field-filter",
+        Some(json!({"config": {"path": "status.phase", "in": ["Failed"]}})),
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("config:    accepted"), "{out}");
+}
+
+/// Waits for the first `count` event lines of `stream`, as JSON.
+async fn first_events(stream: &mut grw_e2e::daemon::EventStream, count: usize) -> Vec<Value> {
+    let mut events = Vec::new();
+    while events.len() < count {
+        match stream.next(Duration::from_secs(60)).await {
+            Some(event) => events.push(event),
+            None => break,
+        }
+    }
+    events
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_streams_do_not_queue_behind_one_instance() {
+    let dir = tempfile::tempdir().unwrap();
+    let (recording, plugins) = lab(dir.path());
+    // Each call takes a second; two instances (the default) serve two
+    // streams side by side.
+    install(
+        &plugins,
+        "slow",
+        "grw-test-plugin-slow",
+        Some(json!({"config": {"millis": 1000}, "limits": {"timeoutMs": 5000}})),
+    );
+    let grw = grw_with_plugins(&plugins, &recording).await;
+    let status = plugin_status(&grw, "slow").await;
+    assert_eq!(status["limits"]["instances"], 2, "{status}");
+    assert_eq!(
+        status["instances"], 1,
+        "one instance is made at load: {status}"
+    );
+
+    let path = "/api/v1/objects/pods?watch=true&filter=slow";
+    let (mut first, mut second) = tokio::join!(grw.stream(path), grw.stream(path));
+    let (a, b) = tokio::join!(first_events(&mut first, 2), first_events(&mut second, 2));
+    for events in [&a, &b] {
+        let mut names: Vec<String> = events
+            .iter()
+            .map(|e| {
+                e["object"]["metadata"]["name"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        names.sort();
+        assert_eq!(names, ["boom-1", "calm-1"], "{events:?}");
+    }
+    // The streams' calls overlapped, so the pool made a second instance
+    // rather than make one stream wait for the other's calls.
+    let status = plugin_status(&grw, "slow").await;
+    assert_eq!(status["instances"], 2, "{status}");
+    assert_eq!(status["stats"]["calls"], 4, "{status}");
+    assert_eq!(status["state"], "ready", "{status}");
+}
+
+/// `wasm` with a custom section appended: the same plugin, other bytes, as
+/// successive builds of one plugin are.
+fn with_custom_section(wasm: &[u8], name: &str) -> Vec<u8> {
+    fn leb(mut n: usize, out: &mut Vec<u8>) {
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                out.push(byte);
+                return;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+    let mut payload = Vec::new();
+    leb(name.len(), &mut payload);
+    payload.extend_from_slice(name.as_bytes());
+    let mut out = wasm.to_vec();
+    out.push(0);
+    leb(payload.len(), &mut out);
+    out.extend_from_slice(&payload);
+    out
+}
+
+/// The pods that pass filter plugin `filter`.
+async fn filtered(grw: &Grw, filter: &str) -> Vec<String> {
+    names(
+        &grw.get(&format!("/api/v1/objects/pods?filter={filter}"))
+            .await
+            .1,
+    )
+}
+
+#[tokio::test]
+async fn plugins_follow_writes_in_place_and_configmap_volumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (recording, plugins) = lab(dir.path());
+    install(
+        &plugins,
+        "sel",
+        "grw-plugin-label-filter",
+        Some(json!({"config": {"selector": "app=calm-1"}})),
+    );
+    let grw = grw_with_plugins(&plugins, &recording).await;
+    assert_eq!(filtered(&grw, "sel").await, ["lab/calm-1"]);
+    let first_hash = plugin_status(&grw, "sel").await["hash"].clone();
+
+    // A new version written in place, in two halves with a pause between:
+    // the half-written file is never taken for a broken plugin.
+    let new_version = with_custom_section(
+        &std::fs::read(plugin_wasm("grw-plugin-label-filter")).unwrap(),
+        "build-2",
+    );
+    let (head, tail) = new_version.split_at(new_version.len() / 2);
+    {
+        use std::io::Write;
+        let mut file = std::fs::File::create(plugins.join("sel.wasm")).unwrap();
+        file.write_all(head).unwrap();
+        file.flush().unwrap();
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        let status = plugin_status(&grw, "sel").await;
+        assert_eq!(status["state"], "ready", "{status}");
+        assert_eq!(status["lastError"], Value::Null, "{status}");
+        assert_eq!(status["hash"], first_hash, "{status}");
+        file.write_all(tail).unwrap();
+    }
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            plugin_status(&grw, "sel").await["hash"] != first_hash
+        })
+        .await
+    );
+    let status = plugin_status(&grw, "sel").await;
+    assert_eq!(status["state"], "ready", "{status}");
+    assert_eq!(status["lastError"], Value::Null, "{status}");
+    assert_eq!(filtered(&grw, "sel").await, ["lab/calm-1"]);
+
+    // A ConfigMap volume: files are symlinks through `..data`, which is
+    // swapped to a new directory in one rename.
+    let volume = dir.path().join("volume");
+    std::fs::create_dir(&volume).unwrap();
+    let version = |name: &str, selector: &str| {
+        let data = volume.join(name);
+        std::fs::create_dir(&data).unwrap();
+        std::fs::copy(plugin_wasm("grw-plugin-label-filter"), data.join("cm.wasm")).unwrap();
+        std::fs::write(
+            data.join("cm.json"),
+            json!({"config": {"selector": selector}}).to_string(),
+        )
+        .unwrap();
+    };
+    version("..2026_11_23_01", "app=calm-1");
+    std::os::unix::fs::symlink("..2026_11_23_01", volume.join("..data")).unwrap();
+    for file in ["cm.wasm", "cm.json"] {
+        std::os::unix::fs::symlink(format!("..data/{file}"), volume.join(file)).unwrap();
+    }
+    let grw2 = grw_with_plugins(&volume, &recording).await;
+    assert_eq!(filtered(&grw2, "cm").await, ["lab/calm-1"]);
+    version("..2026_11_23_02", "app=boom-1");
+    std::os::unix::fs::symlink("..2026_11_23_02", volume.join("..data_tmp")).unwrap();
+    std::fs::rename(volume.join("..data_tmp"), volume.join("..data")).unwrap();
+    std::fs::remove_dir_all(volume.join("..2026_11_23_01")).unwrap();
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            filtered(&grw2, "cm").await == ["lab/boom-1"]
+        })
+        .await
+    );
+    assert_eq!(plugin_status(&grw2, "cm").await["state"], "ready");
 }

@@ -24,6 +24,10 @@ async fn list(
     Ok(Json(json!({
         "enabled": state.plugins.enabled(),
         "witVersion": wit_version(),
+        "loadableWitVersions": crate::plugin::LOADABLE
+            .iter()
+            .map(|c| format!("{}.x", c.as_str()))
+            .collect::<Vec<_>>(),
         "items": state.plugins.statuses(),
     })))
 }

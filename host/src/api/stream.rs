@@ -11,6 +11,7 @@ use bytes::Bytes;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::Problem;
+use crate::gvk::Gvk;
 use crate::plugin::Plugin;
 use crate::query::Query;
 use crate::store::{Change, Since};
@@ -36,22 +37,18 @@ pub(super) fn respond(
         .cache
         .subscribe(options.since)
         .map_err(|e| Problem::new(StatusCode::GONE, "Expired", e.to_string()))?;
-    let filters = options.filters;
-    let filter_gvk = watch.key.gvk.clone();
-    let passes = move |change: &Change| {
-        query.matches(&change.object)
-            && (filters.is_empty()
-                // Plugin calls block for at most their deadline.
-                || tokio::task::block_in_place(|| filters.iter().all(|f| f.decide(&filter_gvk, change))))
-    };
+    let filters = Arc::new(options.filters);
     let gvk = watch.key.gvk.clone();
     let lines = async_stream::stream! {
         let mut last_rv = watch.cache.read().resource_version().to_string();
-        for change in subscription.backlog {
-            if passes(&change) {
-                last_rv = change.object.resource_version().to_string();
-                yield Ok::<Bytes, std::convert::Infallible>(line(&change));
-            }
+        let backlog: Vec<Arc<Change>> = subscription
+            .backlog
+            .into_iter()
+            .filter(|change| query.matches(&change.object))
+            .collect();
+        for change in plugins_pass(&filters, &gvk, backlog).await {
+            last_rv = change.object.resource_version().to_string();
+            yield Ok::<Bytes, std::convert::Infallible>(line(&change));
         }
         let mut live = subscription.live;
         let deadline = options.timeout.map(|t| tokio::time::Instant::now() + t);
@@ -69,9 +66,11 @@ pub(super) fn respond(
             };
             match change {
                 Ok(change) => {
-                    if passes(&change) {
-                        last_rv = change.object.resource_version().to_string();
-                        yield Ok(line(&change));
+                    if query.matches(&change.object) {
+                        for change in plugins_pass(&filters, &gvk, vec![change]).await {
+                            last_rv = change.object.resource_version().to_string();
+                            yield Ok(line(&change));
+                        }
                     }
                 }
                 Err(RecvError::Lagged(missed)) => {
@@ -90,6 +89,31 @@ pub(super) fn respond(
         HeaderValue::from_static("application/json"),
     );
     Ok(response)
+}
+
+/// The changes every filter plugin lets through. Plugin calls block for up
+/// to their deadline, so they run on a blocking thread, never on the
+/// runtime's own; each plugin's instance pool lets concurrent streams call
+/// it at the same time.
+async fn plugins_pass(
+    filters: &Arc<Vec<Arc<Plugin>>>,
+    gvk: &Gvk,
+    changes: Vec<Arc<Change>>,
+) -> Vec<Arc<Change>> {
+    if filters.is_empty() || changes.is_empty() {
+        return changes;
+    }
+    let (filters, gvk) = (filters.clone(), gvk.clone());
+    tokio::task::spawn_blocking(move || {
+        changes
+            .into_iter()
+            .filter(|change| filters.iter().all(|f| f.decide(&gvk, change)))
+            .collect()
+    })
+    .await
+    // A panic in a plugin call (a GRW bug, not a plugin's failure) lets
+    // nothing through rather than take the stream down.
+    .unwrap_or_default()
 }
 
 async fn sleep_until(deadline: Option<tokio::time::Instant>) {

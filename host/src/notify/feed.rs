@@ -133,10 +133,10 @@ pub(super) fn start(
     handle
 }
 
-/// An object GRW stored earlier as JSON, read back.
+/// An object GRW stored earlier as JSON, read back without a round trip
+/// through `serde_json::Value`.
 pub(super) fn stored_object(json: &[u8], gvk: &Gvk) -> Option<StoredObject> {
-    let value = serde_json::from_slice(json).ok()?;
-    StoredObject::from_value(value, gvk, true).ok()
+    StoredObject::from_json(json, gvk).ok()
 }
 
 struct Feed {

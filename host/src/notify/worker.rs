@@ -25,7 +25,7 @@ use super::webhook::Webhook;
 use super::{Active, IDLE_RECHECK, until_stored};
 use crate::backoff::Backoff;
 use crate::metrics::{Attempt, Metrics};
-use crate::plugin::Plugins;
+use crate::plugin::{DeliveryError, Plugins};
 use crate::store::Change;
 
 /// Deliveries read from the outbox at once.
@@ -88,6 +88,12 @@ impl Sink {
                 tokio::task::spawn_blocking(move || plugin.deliver(&gvk, &change))
                     .await
                     .map_err(|e| SendError::retry(format!("plugin call failed: {e}")))?
+                    .map_err(|e| match e {
+                        DeliveryError::Retry { reason, after } => {
+                            SendError::Retry { reason, after }
+                        }
+                        DeliveryError::GiveUp(reason) => SendError::Reject(reason),
+                    })
             }
             Sink::Broken(reason) => Err(SendError::retry(reason.clone())),
         }

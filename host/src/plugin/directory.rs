@@ -1,13 +1,23 @@
 //! The plugin directory: each plugin is `NAME.wasm` plus an optional
 //! `NAME.json` manifest. Loaded at start, then kept current: a file added,
-//! replaced or removed takes effect within a second; identical content is a
-//! no-op; a new version that fails to load leaves the previous one serving.
+//! replaced or removed takes effect as soon as it is complete (milliseconds
+//! for content seen before, plus the compile time for new content);
+//! identical content is a no-op; a new version that fails to load leaves the
+//! previous one serving.
+//!
+//! A file written in place (`cp`, an editor) is incomplete until its writer
+//! closes it: while a plugin's files are being written, a version that
+//! fails to load is not reported, and the next change is tried instead.
+//! Files renamed into place, and the symlink swap of a Kubernetes ConfigMap
+//! volume (`..data`), are complete when they appear.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use notify::event::{AccessKind, AccessMode, EventKind, ModifyKind};
 use notify::{RecursiveMode, Watcher};
 use parking_lot::{Mutex, RwLock};
 use serde::Serialize;
@@ -16,13 +26,21 @@ use sha2::{Digest, Sha256};
 use super::stats::StatsSnapshot;
 use super::{
     AllowedHosts, FailMode, Interest, Limits, Manifest, Plugin, PluginEngine, PluginError,
-    PluginKind,
+    PluginKind, error_chain,
 };
 use crate::metrics::Metrics;
 
-/// File events closer together than this are one change: editors and `cp`
-/// write in several steps, and a ConfigMap volume swaps a symlink.
-const SETTLE: Duration = Duration::from_millis(150);
+/// File events closer together than this are one change: a rename into
+/// place, or a ConfigMap volume's symlink swap, is a burst of events.
+const COALESCE: Duration = Duration::from_millis(5);
+
+/// A burst of events is handled after this long at most, however long it
+/// goes on.
+const COALESCE_AT_MOST: Duration = Duration::from_millis(50);
+
+/// A file being written whose writer neither writes nor closes it for this
+/// long is taken as complete (e.g. a writer that keeps it open).
+const WRITE_QUIET: Duration = Duration::from_secs(2);
 
 /// Where a plugin stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -64,6 +82,9 @@ pub struct PluginStatus {
     /// (`allowedHosts`); GRW's `pluginAllowedHosts` must allow them too.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_hosts: Option<AllowedHosts>,
+    /// Instances of the serving version that exist now (at most
+    /// `limits.instances`).
+    pub instances: Option<usize>,
     /// Load time of the serving version, milliseconds.
     pub load_millis: Option<u64>,
     /// Whether its compiled code came from the artifact cache.
@@ -133,18 +154,26 @@ impl Plugins {
     /// Loads what changed in the directory since the last scan. Blocking:
     /// compiling takes up to seconds.
     pub fn scan(&self) {
+        self.scan_except(&HashSet::new());
+    }
+
+    /// As [`Plugins::scan`], but a plugin named in `being_written` that
+    /// fails to load is left as it was, to be tried again when its writer
+    /// is done. Returns whether such a failure was held back.
+    fn scan_except(&self, being_written: &HashSet<String>) -> bool {
         let (Some(engine), Some(dir)) = (&self.engine, &self.dir) else {
-            return;
+            return false;
         };
         let names = match plugin_names(dir) {
             Ok(names) => names,
             Err(e) => {
                 tracing::warn!(dir = %dir.display(), error = %e, "cannot read the plugin directory");
-                return;
+                return false;
             }
         };
+        let mut held_back = false;
         for name in &names {
-            self.load_one(engine, dir, name);
+            held_back |= self.load_one(engine, dir, name, being_written.contains(name));
         }
         let mut entries = self.entries.write();
         let gone: Vec<String> = entries
@@ -156,22 +185,31 @@ impl Plugins {
             entries.remove(&name);
             tracing::info!(plugin = %name, "plugin unloaded: its file was removed");
         }
+        held_back
     }
 
-    fn load_one(&self, engine: &PluginEngine, dir: &Path, name: &str) {
+    /// Loads one plugin if its files changed. With `incomplete`, a failure
+    /// is not recorded; returns whether one was held back.
+    fn load_one(&self, engine: &PluginEngine, dir: &Path, name: &str, incomplete: bool) -> bool {
         let wasm_path = dir.join(format!("{name}.wasm"));
         let manifest_path = dir.join(format!("{name}.json"));
         let wasm = std::fs::read(&wasm_path);
         let manifest_text = match std::fs::read_to_string(&manifest_path) {
             Ok(text) => Some(text),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => {
+            Err(source) => {
+                if incomplete {
+                    return true;
+                }
                 self.record_failure(
                     name,
                     String::new(),
-                    PluginError::Io(format!("{}: {e}", manifest_path.display())),
+                    PluginError::Io {
+                        path: manifest_path,
+                        source,
+                    },
                 );
-                return;
+                return false;
             }
         };
         let mut hasher = Sha256::new();
@@ -190,10 +228,13 @@ impl Plugins {
             .get(name)
             .is_some_and(|e| e.fingerprint == fingerprint)
         {
-            return;
+            return false;
         }
         let result = wasm
-            .map_err(|e| PluginError::Io(format!("{}: {e}", wasm_path.display())))
+            .map_err(|source| PluginError::Io {
+                path: wasm_path.clone(),
+                source,
+            })
             .and_then(|wasm| {
                 let manifest = match &manifest_text {
                     Some(text) => Manifest::parse(text, self.defaults)?,
@@ -224,8 +265,16 @@ impl Plugins {
                         load_error: None,
                     },
                 );
+                false
             }
-            Err(e) => self.record_failure(name, fingerprint, e),
+            Err(e) if incomplete => {
+                tracing::debug!(plugin = name, error = %error_chain(&e), "plugin files are still being written; trying again when they are complete");
+                true
+            }
+            Err(e) => {
+                self.record_failure(name, fingerprint, e);
+                false
+            }
         }
     }
 
@@ -238,22 +287,25 @@ impl Plugins {
             load_error: None,
         });
         let serving = entry.serving.is_some();
-        tracing::warn!(plugin = name, error = %error, previous_version_serving = serving, "plugin failed to load");
+        let message = error_chain(&error);
+        tracing::warn!(plugin = name, error = %message, previous_version_serving = serving, "plugin failed to load");
         entry.fingerprint = fingerprint;
-        entry.load_error = Some(error.to_string());
+        entry.load_error = Some(message);
     }
 
-    /// Follows the directory: changes are loaded within [`SETTLE`] plus the
-    /// compile time.
+    /// Follows the directory: a change is loaded [`COALESCE`] after its
+    /// last file event, plus the compile time for content not seen before.
     pub fn watch(self: &Arc<Self>) -> Result<(), String> {
         let Some(dir) = self.dir.clone() else {
             return Ok(());
         };
-        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let (tx, rx) = std::sync::mpsc::channel::<FileEvent>();
         let mut watcher =
             notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-                if event.is_ok() {
-                    let _ = tx.send(());
+                if let Ok(event) = event
+                    && let Some(event) = FileEvent::of(event)
+                {
+                    let _ = tx.send(event);
                 }
             })
             .map_err(|e| format!("cannot watch the plugin directory {}: {e}", dir.display()))?;
@@ -265,11 +317,45 @@ impl Plugins {
         std::thread::Builder::new()
             .name("grw-plugin-reload".into())
             .spawn(move || {
-                while rx.recv().is_ok() {
-                    while rx.recv_timeout(SETTLE).is_ok() {}
-                    match plugins.upgrade() {
-                        Some(plugins) => plugins.scan(),
-                        None => return,
+                let mut writes = Writes::default();
+                let mut next = None;
+                loop {
+                    let first = match next.take() {
+                        Some(event) => event,
+                        None => match rx.recv() {
+                            Ok(event) => event,
+                            Err(_) => return,
+                        },
+                    };
+                    writes.expire();
+                    writes.note(first);
+                    // The rest of the burst.
+                    let started = Instant::now();
+                    while started.elapsed() < COALESCE_AT_MOST {
+                        match rx.recv_timeout(COALESCE) {
+                            Ok(event) => writes.note(event),
+                            Err(_) => break,
+                        }
+                    }
+                    loop {
+                        let Some(plugins) = plugins.upgrade() else {
+                            return;
+                        };
+                        let held_back = plugins.scan_except(&writes.in_progress());
+                        drop(plugins);
+                        if !held_back {
+                            break;
+                        }
+                        // A writer is still at work: try again at its next
+                        // event, or once it has been quiet long enough.
+                        match rx.recv_timeout(writes.quiet_left()) {
+                            Ok(event) => {
+                                next = Some(event);
+                                break;
+                            }
+                            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => writes.expire(),
+                            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+                        }
                     }
                 }
             })
@@ -363,9 +449,95 @@ fn status(name: &str, entry: &Entry) -> PluginStatus {
         allowed_hosts: plugin
             .filter(|p| p.kind == PluginKind::Notifier)
             .map(|p| p.manifest.allowed_hosts.clone()),
+        instances: plugin.map(Plugin::instances),
         load_millis: plugin.map(|p| p.load_time.as_millis() as u64),
         from_cache: plugin.map(|p| p.from_cache),
         stats: plugin.map(|p| p.stats().snapshot()),
+    }
+}
+
+/// A file event that may change what the directory holds.
+struct FileEvent {
+    /// File names (in the plugin directory) it concerns.
+    files: Vec<OsString>,
+    what: Change,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Change {
+    /// Written to (or created, or truncated): complete only when closed.
+    Writing,
+    /// Closed after writing, renamed or removed: complete.
+    Done,
+}
+
+impl FileEvent {
+    /// The events that matter; opening, reading and closing a file without
+    /// writing (GRW's own reads among them) do not.
+    fn of(event: notify::Event) -> Option<FileEvent> {
+        let what = match event.kind {
+            EventKind::Access(AccessKind::Close(AccessMode::Write)) => Change::Done,
+            EventKind::Access(_) => return None,
+            EventKind::Create(_) => Change::Writing,
+            EventKind::Modify(ModifyKind::Name(_)) | EventKind::Remove(_) => Change::Done,
+            EventKind::Modify(ModifyKind::Metadata(_)) => Change::Done,
+            EventKind::Modify(_) => Change::Writing,
+            EventKind::Any | EventKind::Other => Change::Done,
+        };
+        let files = event
+            .paths
+            .iter()
+            .filter_map(|p| p.file_name().map(OsString::from))
+            .collect();
+        Some(FileEvent { files, what })
+    }
+}
+
+/// Files being written: seen written to and not yet closed.
+#[derive(Default)]
+struct Writes {
+    open: HashMap<OsString, Instant>,
+}
+
+impl Writes {
+    fn note(&mut self, event: FileEvent) {
+        for file in event.files {
+            match event.what {
+                Change::Writing => {
+                    self.open.insert(file, Instant::now());
+                }
+                Change::Done => {
+                    self.open.remove(&file);
+                }
+            }
+        }
+    }
+
+    /// Plugins (by name) one of whose files is being written.
+    fn in_progress(&self) -> HashSet<String> {
+        self.open
+            .keys()
+            .filter_map(|f| {
+                let path = Path::new(f);
+                let ext = path.extension()?;
+                (ext == "wasm" || ext == "json")
+                    .then(|| path.file_stem()?.to_str().map(str::to_string))?
+            })
+            .collect()
+    }
+
+    /// How long until the longest-quiet writer counts as done.
+    fn quiet_left(&self) -> Duration {
+        self.open
+            .values()
+            .map(|t| WRITE_QUIET.saturating_sub(t.elapsed()))
+            .min()
+            .unwrap_or_default()
+    }
+
+    /// Forgets writers quiet for [`WRITE_QUIET`].
+    fn expire(&mut self) {
+        self.open.retain(|_, t| t.elapsed() < WRITE_QUIET);
     }
 }
 

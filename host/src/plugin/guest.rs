@@ -1,18 +1,20 @@
 //! What a plugin's store holds: an empty WASI context (no files, no
-//! environment, no sockets), its memory limit, its stdout/stderr forwarded
-//! into GRW's log with the plugin's name, and, for notifiers, the one
-//! network capability GRW grants ([`Outbound`]).
+//! environment, no sockets), its memory limit ([`MemoryLimit`]), its
+//! stdout/stderr forwarded into GRW's log with the plugin's name, the
+//! objects of the call in progress, and, for notifiers, the one network
+//! capability GRW grants ([`Outbound`]).
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
-use wasmtime::{StoreLimits, StoreLimitsBuilder};
+use wasmtime::ResourceLimiter;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 use wasmtime_wasi::{ResourceTable, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::outbound::Outbound;
+use crate::store::StoredObject;
 
 /// Longest guest output line kept; longer lines are cut so a guest cannot
 /// make GRW buffer without bound.
@@ -23,9 +25,13 @@ pub(super) struct GuestState {
     pub(super) plugin: Arc<str>,
     wasi: WasiCtx,
     table: ResourceTable,
-    pub(super) limits: StoreLimits,
+    pub(super) limits: MemoryLimit,
     /// Outbound HTTP; `None` for kinds that do not import it.
     pub(super) outbound: Option<Outbound>,
+    /// The objects of the call in progress, which the guest reads through
+    /// its `object` handles: `[0]` the object, `[1]` its previous state.
+    /// Empty between calls.
+    pub(super) objects: [Option<Arc<StoredObject>>; 2],
 }
 
 impl GuestState {
@@ -40,15 +46,61 @@ impl GuestState {
         GuestState {
             wasi,
             table: ResourceTable::new(),
-            limits: StoreLimitsBuilder::new()
-                .memory_size(memory_bytes)
-                // A trap names the cause; a failed grow would surface as an
-                // allocation failure somewhere inside the guest instead.
-                .trap_on_grow_failure(true)
-                .build(),
+            limits: MemoryLimit { memory_bytes },
             outbound: None,
+            objects: [None, None],
             plugin,
         }
+    }
+}
+
+/// The error a guest traps with when it grows its memory past
+/// `limits.memoryMb`. GRW's own type, so a failed call is classified by it
+/// ([`super::CallFailure::classify`]) rather than by wasmtime's wording.
+#[derive(Debug, thiserror::Error)]
+#[error("memory would grow to {desired} bytes, over the limit of {limit} bytes (limits.memoryMb)")]
+pub struct MemoryLimitExceeded {
+    /// The size asked for.
+    pub desired: usize,
+    /// The limit.
+    pub limit: usize,
+}
+
+/// Caps a store's linear memory. Growing past the cap traps (with
+/// [`MemoryLimitExceeded`]) rather than failing the guest's allocation:
+/// the trap names the cause, a failed allocation would surface somewhere
+/// inside the guest instead.
+pub(super) struct MemoryLimit {
+    memory_bytes: usize,
+}
+
+/// Most table elements an instance may have: far more than any plugin's
+/// function table needs.
+const MAX_TABLE_ELEMENTS: usize = 100_000;
+
+impl ResourceLimiter for MemoryLimit {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.memory_bytes {
+            return Err(wasmtime::Error::new(MemoryLimitExceeded {
+                desired,
+                limit: self.memory_bytes,
+            }));
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS)
     }
 }
 

@@ -1,6 +1,6 @@
-//! A loaded plugin: its linked code, its live instance, and the calls the
-//! rest of GRW makes (`decide` for filters, `deliver` for notifiers), each
-//! within its limits, counted, and behind a crash-loop breaker.
+//! A loaded plugin: its linked code, its pool of instances, and the calls
+//! the rest of GRW makes (`decide` for filters, `deliver` for notifiers),
+//! each within its limits, counted, and behind a crash-loop breaker.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -9,23 +9,51 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::allowed_hosts::AllowedHosts;
-use super::filter::{FilterInstance, FilterPre};
-use super::notifier::{NotifierInstance, NotifierPre};
+use super::contract::{check_imports, exported_world};
+use super::instance::{Instance, Linked};
 use super::outbound::OutboundHttp;
+use super::pool::{Pool, Taken};
 use super::{
-    CallFailure, FailMode, Interest, Manifest, PluginEngine, PluginError, PluginKind, Stats,
-    exported_kind,
+    CallError, Contract, FailMode, Interest, Manifest, PluginEngine, PluginError, PluginKind, Stats,
 };
 use crate::gvk::Gvk;
-use crate::metrics::Metrics;
-use crate::notify::SendError;
+use crate::metrics::{Metrics, PluginCallMetrics};
 use crate::store::Change;
+
+/// Why a notifier plugin did not deliver a change: the plugin module's own
+/// outcome, which the notification engine maps onto its retry and
+/// dead-letter handling.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeliveryError {
+    /// Worth trying again: the plugin said `retry`, or its call failed
+    /// (trap, timeout, memory) or was not made (crash-loop breaker open).
+    #[error("{reason}")]
+    Retry {
+        /// What happened, for logs and the status API.
+        reason: String,
+        /// Wait at least this long before the next attempt.
+        after: Option<Duration>,
+    },
+    /// Will never succeed: the plugin said `give-up`, or this is no notifier.
+    #[error("{0}")]
+    GiveUp(String),
+}
+
+impl DeliveryError {
+    /// A retry without a delay.
+    pub fn retry(reason: impl Into<String>) -> DeliveryError {
+        DeliveryError::Retry {
+            reason: reason.into(),
+            after: None,
+        }
+    }
+}
 
 /// A loaded plugin: one version of one `.wasm` file with its manifest.
 ///
-/// Calls to one plugin take turns: they share its one instance. A
-/// notifier's call includes its HTTP requests, so a slow receiver delays
-/// the plugin's other deliveries by up to `limits.timeoutMs`.
+/// Calls run on a pool of up to `limits.instances` instances, so
+/// concurrent callers do not wait for each other unless every instance is
+/// busy. A notifier's call includes its HTTP requests.
 pub struct Plugin {
     /// File name without `.wasm`.
     pub name: Arc<str>,
@@ -33,6 +61,8 @@ pub struct Plugin {
     pub kind: PluginKind,
     /// The WIT version its export names.
     pub wit_version: String,
+    /// The contract GRW speaks to it in.
+    pub contract: Contract,
     /// SHA-256 of the `.wasm` file.
     pub hash: String,
     /// Its manifest, defaults applied.
@@ -43,48 +73,14 @@ pub struct Plugin {
     pub from_cache: bool,
     /// How long loading took (compile or cache load, link, instantiate, init).
     pub load_time: Duration,
-    pre: Pre,
-    /// The live instance; `None` after a failed call, until the next one.
-    instance: Mutex<Option<Instance>>,
-    /// Apart from the instance, so that status reads never wait for a call.
+    linked: Linked,
+    pool: Pool,
+    /// Apart from the pool, so that status reads never wait for a call.
     health: Mutex<Health>,
     stats: Stats,
     metrics: Arc<Metrics>,
-}
-
-/// Linked code, by kind.
-enum Pre {
-    Filter(FilterPre),
-    Notifier(NotifierPre),
-}
-
-/// A live instance, by kind.
-enum Instance {
-    Filter(FilterInstance),
-    Notifier(NotifierInstance),
-}
-
-impl Pre {
-    /// A fresh instance, initialized with the manifest's configuration.
-    fn start(
-        &self,
-        name: &Arc<str>,
-        manifest: &Manifest,
-    ) -> Result<(Instance, Interest), PluginError> {
-        let config = manifest.config_text();
-        match self {
-            Pre::Filter(pre) => {
-                let mut instance = pre.instantiate(name, &manifest.limits)?;
-                let interest = instance.init(&config)?;
-                Ok((Instance::Filter(instance), interest))
-            }
-            Pre::Notifier(pre) => {
-                let mut instance = pre.instantiate(name, &manifest.limits)?;
-                let interest = instance.init(&config)?;
-                Ok((Instance::Notifier(instance), interest))
-            }
-        }
-    }
+    /// This plugin's metric handles, resolved once.
+    answered: PluginCallMetrics,
 }
 
 /// Recent failures and the crash-loop breaker.
@@ -104,10 +100,10 @@ enum Unanswered {
 }
 
 impl Plugin {
-    /// Compiles (or loads from cache), checks the world and version, links,
-    /// instantiates and initializes a plugin. A notifier may reach the
-    /// hosts that both its manifest (`allowedHosts`) and `operator_hosts`
-    /// (GRW's `pluginAllowedHosts`) allow.
+    /// Compiles (or loads from cache), checks the world, version and
+    /// imports, links, instantiates and initializes a plugin. A notifier may
+    /// reach the hosts that both its manifest (`allowedHosts`) and
+    /// `operator_hosts` (GRW's `pluginAllowedHosts`) allow.
     pub fn load(
         engine: &PluginEngine,
         name: &str,
@@ -118,17 +114,20 @@ impl Plugin {
     ) -> Result<Plugin, PluginError> {
         let started = Instant::now();
         let compiled = engine.compile(wasm)?;
-        let (kind, wit_version) = exported_kind(engine, &compiled.component)?;
+        let world = exported_world(engine, &compiled.component)?;
+        let kind = world.kind;
         if let Some(expected) = manifest.kind
             && expected != kind
         {
             return Err(PluginError::WrongWorld(format!(
-                "the manifest says `{}` but the component is a {} plugin (it exports {}@{wit_version})",
+                "the manifest says `{}` but the component is a {} plugin (it exports {}@{})",
                 expected.as_str(),
                 kind.as_str(),
-                kind.interface()
+                kind.interface(),
+                world.version
             )));
         }
+        check_imports(engine, &compiled.component, kind)?;
         manifest.apply_kind_defaults(kind);
         if kind != PluginKind::Notifier && !manifest.allowed_hosts.is_empty() {
             tracing::warn!(
@@ -137,37 +136,34 @@ impl Plugin {
                 "the manifest's allowedHosts is ignored: only notifier plugins send requests"
             );
         }
-        let pre = match kind {
-            PluginKind::Filter => {
-                Pre::Filter(FilterPre::new(engine.engine(), &compiled.component)?)
-            }
-            PluginKind::Notifier => {
-                let http =
-                    OutboundHttp::new(manifest.allowed_hosts.clone(), operator_hosts.clone())?;
-                Pre::Notifier(NotifierPre::new(
-                    engine.engine(),
-                    &compiled.component,
-                    http,
-                )?)
-            }
-            PluginKind::Analyzer => {
-                return Err(PluginError::WrongWorld(
-                    "analyzer plugins are not supported by this GRW yet; only filter and notifier plugins are".into(),
-                ));
-            }
+        let http = match kind {
+            PluginKind::Notifier => Some(OutboundHttp::new(
+                manifest.allowed_hosts.clone(),
+                operator_hosts.clone(),
+            )?),
+            _ => None,
         };
+        let linked = Linked::new(
+            engine.engine(),
+            &compiled.component,
+            kind,
+            world.contract,
+            http,
+        )?;
         let name: Arc<str> = name.into();
-        let (instance, interest) = pre.start(&name, &manifest)?;
+        let (first, interest) = start(&linked, &name, &manifest)?;
         Ok(Plugin {
+            answered: metrics.plugin_call_metrics(&name),
             name,
             kind,
-            wit_version,
+            wit_version: world.version,
+            contract: world.contract,
             hash: compiled.hash,
             interest,
             from_cache: compiled.from_cache,
             load_time: started.elapsed(),
-            pre,
-            instance: Mutex::new(Some(instance)),
+            pool: Pool::new(manifest.limits.instances as usize, first),
+            linked,
             health: Mutex::new(Health::default()),
             stats: Stats::default(),
             metrics,
@@ -179,6 +175,9 @@ impl Plugin {
     /// wants to let through: changes outside it do not pass, without a call.
     /// When the plugin cannot answer (trap, timeout, memory, open breaker),
     /// its fail mode decides; so it does when this plugin is no filter.
+    ///
+    /// Blocks for up to `limits.timeoutMs` (plus the wait for an instance
+    /// when all are busy): call it off async threads.
     pub fn decide(&self, gvk: &Gvk, change: &Change) -> bool {
         let pass_on_failure = self.manifest.fail_mode == FailMode::Open;
         if self.kind != PluginKind::Filter {
@@ -188,27 +187,24 @@ impl Plugin {
         if !self.interest.wants(gvk, change.kind) {
             return false;
         }
-        let answer = self.call(change, |instance| match instance {
-            Instance::Filter(filter) => filter.decide(gvk, change),
-            Instance::Notifier(_) => Err((CallFailure::Trap, "not a filter".into())),
-        });
-        answer.unwrap_or(pass_on_failure)
+        self.call(change, |instance| instance.decide(gvk, change))
+            .unwrap_or(pass_on_failure)
     }
 
     /// Hands a change to this notifier. A change outside its interest is
     /// not its business and counts as delivered, without a call.
     ///
-    /// The plugin's `retry` answer becomes [`SendError::Retry`], `give-up`
-    /// [`SendError::Reject`]. A call that fails (trap, timeout, memory) or
-    /// is not made (crash-loop breaker open) is [`SendError::Retry`]: the
-    /// change may well be delivered once the plugin is fixed or rested.
+    /// The plugin's `retry` answer is [`DeliveryError::Retry`], `give-up`
+    /// [`DeliveryError::GiveUp`]. A call that fails (trap, timeout, memory)
+    /// or is not made (crash-loop breaker open) is a retry: the change may
+    /// well be delivered once the plugin is fixed or rested.
     ///
     /// Blocks for up to `limits.timeoutMs` (plus a moment): call it from
     /// `tokio::task::spawn_blocking` or a plain thread, never from inside
     /// an async task (its HTTP requests wait on the runtime).
-    pub fn deliver(&self, gvk: &Gvk, change: &Change) -> Result<(), SendError> {
+    pub fn deliver(&self, gvk: &Gvk, change: &Change) -> Result<(), DeliveryError> {
         if self.kind != PluginKind::Notifier {
-            return Err(SendError::Reject(format!(
+            return Err(DeliveryError::GiveUp(format!(
                 "plugin `{}` is a {} plugin, not a notifier",
                 self.name,
                 self.kind.as_str()
@@ -217,17 +213,13 @@ impl Plugin {
         if !self.interest.wants(gvk, change.kind) {
             return Ok(());
         }
-        let answer = self.call(change, |instance| match instance {
-            Instance::Notifier(notifier) => notifier.deliver(gvk, change),
-            Instance::Filter(_) => Err((CallFailure::Trap, "not a notifier".into())),
-        });
-        match answer {
+        match self.call(change, |instance| instance.deliver(gvk, change)) {
             Ok(delivered) => delivered,
-            Err(Unanswered::Failed(why)) => Err(SendError::retry(format!(
+            Err(Unanswered::Failed(why)) => Err(DeliveryError::retry(format!(
                 "notifier plugin `{}` {why}",
                 self.name
             ))),
-            Err(Unanswered::Resting(left)) => Err(SendError::Retry {
+            Err(Unanswered::Resting(left)) => Err(DeliveryError::Retry {
                 reason: format!(
                     "notifier plugin `{}` keeps failing and is resting (crash-loop breaker open); last error: {}",
                     self.name,
@@ -238,44 +230,63 @@ impl Plugin {
         }
     }
 
-    /// Runs `op` on the live instance (a fresh one after a failure), within
-    /// the breaker, counting the call.
+    /// Runs `op` on an instance of the pool (a fresh one when none is idle
+    /// and the pool has room), within the breaker, counting the call.
     fn call<R>(
         &self,
         change: &Change,
-        op: impl FnOnce(&mut Instance) -> Result<R, (CallFailure, String)>,
+        op: impl FnOnce(&mut Instance) -> Option<Result<R, CallError>>,
     ) -> Result<R, Unanswered> {
         let now = Instant::now();
         if let Some(left) = self.resting(now) {
             self.stats.skipped();
             return Err(Unanswered::Resting(left));
         }
-        let mut slot = self.instance.lock();
-        let started = Instant::now();
-        let result = match slot.take() {
-            Some(instance) => Ok(instance),
-            None => self
-                .pre
-                .start(&self.name, &self.manifest)
+        let instance = match self.pool.take() {
+            Taken::Idle(instance) => Ok(instance),
+            Taken::Make => start(&self.linked, &self.name, &self.manifest)
                 .map(|(instance, _)| instance)
-                .map_err(|e| (CallFailure::Trap, e.to_string())),
-        }
-        .and_then(|mut instance| {
-            let answer = op(&mut instance)?;
-            Ok((instance, answer))
-        });
+                .inspect_err(|_| self.pool.discard()),
+        };
+        let started = Instant::now();
+        let result = match instance {
+            Ok(mut instance) => match op(&mut instance) {
+                Some(Ok(answer)) => {
+                    self.pool.put(instance);
+                    Ok(answer)
+                }
+                Some(Err(failure)) => {
+                    // The instance is dropped: its state may be corrupt after a trap.
+                    self.pool.discard();
+                    Err((failure.failure, failure.describe()))
+                }
+                None => {
+                    self.pool.put(instance);
+                    Err((
+                        super::CallFailure::Trap,
+                        format!("is no {} plugin", self.kind.as_str()),
+                    ))
+                }
+            },
+            Err(e) => {
+                let failure = match &e {
+                    PluginError::Instantiate(c) | PluginError::Init(c) => c.failure,
+                    _ => super::CallFailure::Trap,
+                };
+                Err((
+                    failure,
+                    format!("could not be started again: {}", super::error_chain(&e)),
+                ))
+            }
+        };
         let elapsed = started.elapsed();
         match result {
-            Ok((instance, answer)) => {
-                *slot = Some(instance);
+            Ok(answer) => {
                 self.stats.call(elapsed);
-                self.metrics
-                    .plugin_call(&self.name, elapsed.as_secs_f64(), None);
+                self.answered.answered(elapsed.as_secs_f64());
                 Ok(answer)
             }
             Err((failure, message)) => {
-                // The instance is gone: its state may be corrupt after a trap.
-                drop(slot);
                 self.stats.failure(elapsed, failure);
                 self.metrics
                     .plugin_call(&self.name, elapsed.as_secs_f64(), Some(failure.as_str()));
@@ -335,4 +346,20 @@ impl Plugin {
     pub fn stats(&self) -> &Stats {
         &self.stats
     }
+
+    /// Instances that exist now (idle or in a call).
+    pub fn instances(&self) -> usize {
+        self.pool.counts().0
+    }
+}
+
+/// A fresh instance, initialized with the manifest's configuration.
+fn start(
+    linked: &Linked,
+    name: &Arc<str>,
+    manifest: &Manifest,
+) -> Result<(Instance, Interest), PluginError> {
+    let mut instance = linked.instantiate(name, &manifest.limits)?;
+    let interest = instance.init(&manifest.config_text())?;
+    Ok((instance, interest))
 }

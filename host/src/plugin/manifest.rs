@@ -45,6 +45,10 @@ impl PluginKind {
 /// holding a delivery for long.
 pub const NOTIFIER_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Most instances a manifest may ask for: more would hold memory without
+/// adding concurrency on any machine GRW runs on.
+const MAX_INSTANCES: u64 = 64;
+
 /// What happens when a filter cannot answer (trap, timeout, crash loop).
 /// Notifiers do not use it: an event they could not deliver is retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -71,6 +75,9 @@ pub struct Limits {
     /// Window of the breaker, and how long it stays open.
     #[serde(rename = "breakerWindowMs", serialize_with = "millis")]
     pub breaker_window: Duration,
+    /// Most instances of the plugin at once: concurrent calls beyond this
+    /// wait for an instance to be free.
+    pub instances: u32,
 }
 
 fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -89,6 +96,13 @@ impl Default for Limits {
             memory_bytes: 64 << 20,
             breaker_failures: 5,
             breaker_window: Duration::from_secs(30),
+            // Two lets an event stream and a list, or two streams, call a
+            // plugin at once, which covers the common case on few cores
+            // without holding memory for many: each instance has its own
+            // linear memory, about a megabyte at the start for the shipped
+            // plugins (at most `memoryMb`). Instances past the first are
+            // made only when calls overlap.
+            instances: 2,
         }
     }
 }
@@ -176,9 +190,10 @@ impl Manifest {
                             "breakerWindowMs" => {
                                 manifest.limits.breaker_window = Duration::from_millis(n)
                             }
+                            "instances" => manifest.limits.instances = n.min(MAX_INSTANCES) as u32,
                             other => {
                                 return Err(bad(format!(
-                                    "unknown member `limits.{other}`; accepted: timeoutMs, memoryMb, breakerFailures, breakerWindowMs"
+                                    "unknown member `limits.{other}`; accepted: timeoutMs, memoryMb, breakerFailures, breakerWindowMs, instances"
                                 )));
                             }
                         }
@@ -242,7 +257,7 @@ mod tests {
     fn parses_a_full_manifest() {
         let m = Manifest::parse(
             r#"{"kind": "filter", "config": {"include": ["shop"]}, "failMode": "closed",
-                "limits": {"timeoutMs": 50, "memoryMb": 16, "breakerFailures": 2, "breakerWindowMs": 1000}}"#,
+                "limits": {"timeoutMs": 50, "memoryMb": 16, "breakerFailures": 2, "breakerWindowMs": 1000, "instances": 3}}"#,
             Limits::default(),
         )
         .unwrap();
@@ -252,6 +267,8 @@ mod tests {
         assert_eq!(m.limits.timeout, Duration::from_millis(50));
         assert_eq!(m.limits.memory_bytes, 16 << 20);
         assert_eq!(m.limits.breaker_failures, 2);
+        assert_eq!(m.limits.instances, 3);
+        assert_eq!(Limits::default().instances, 2);
         assert!(m.timeout_given);
         let empty = Manifest::parse("{}", Limits::default()).unwrap();
         assert_eq!(empty, Manifest::default_with(Limits::default()));

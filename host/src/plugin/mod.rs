@@ -5,74 +5,123 @@
 //!
 //! Lifecycle words: a *compiled* component (machine code, cached on disk),
 //! a *pre* (compiled and linked against what GRW grants, not yet
-//! instantiated), an *instance* (a store with memory, running). A trapped
-//! instance is thrown away; the next call instantiates a fresh one from the pre.
+//! instantiated), an *instance* (a store with memory, running). Each plugin
+//! keeps a small pool of instances so that concurrent callers do not queue
+//! behind one; a trapped instance is thrown away and a fresh one made from
+//! the pre when needed.
+//!
+//! Contract versions: [`contract`] says which versions of `wit/plugin.wit`
+//! load. The current one, `grw:plugin@0.2`, is implemented in [`v0_2`]; the
+//! frozen `0.1` in [`v0_1`], which turns each 0.1 call into 0.2 terms.
+//!
+//! This module depends on the store (objects and changes), kinds and
+//! metrics only.
 
 mod allowed_hosts;
-mod bindings;
+mod contract;
 mod directory;
 mod engine;
-mod filter;
 mod guest;
+mod instance;
 mod interest;
 mod loaded;
 mod manifest;
-mod notifier;
 mod outbound;
+mod pool;
 mod stats;
-pub mod tool;
+mod v0_1;
+mod v0_2;
 
-use wasmtime::component::Component;
+use std::error::Error as StdError;
 
 pub use allowed_hosts::AllowedHosts;
+pub use contract::{Contract, ExportedWorld, LOADABLE, WIT_VERSION, exported_world};
 pub use directory::{PluginState, PluginStatus, Plugins};
 pub use engine::{Compiled, PluginEngine};
-pub use filter::{FilterInstance, FilterPre};
+pub use guest::MemoryLimitExceeded;
 pub use interest::Interest;
-pub use loaded::Plugin;
+pub use loaded::{DeliveryError, Plugin};
 pub use manifest::{FailMode, Limits, Manifest, NOTIFIER_TIMEOUT, PluginKind};
 pub use outbound::MAX_RESPONSE_BODY;
 pub use stats::Stats;
 
-/// The version of `wit/plugin.wit` this host implements.
-pub const WIT_VERSION: (u64, u64, u64) = (0, 1, 0);
+/// An underlying error, kept as the source of a [`PluginError`].
+pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
 
 /// Why a plugin cannot be loaded.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum PluginError {
     /// The file cannot be read.
-    #[error("cannot read {0}")]
-    Io(String),
+    #[error("cannot read {path}")]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// The manifest is malformed.
     #[error("manifest: {0}")]
     Manifest(String),
     /// Not a WebAssembly component (or corrupt).
-    #[error("not a valid WebAssembly component: {0}")]
-    Invalid(String),
+    #[error("not a valid WebAssembly component")]
+    Invalid(#[source] BoxError),
     /// A component of another kind than expected, or of no GRW world.
     #[error("{0}")]
     WrongWorld(String),
     /// Built against an incompatible version of the WIT contract.
     #[error("{0}")]
     Version(String),
-    /// Imports something GRW does not grant, or lacks an export.
-    #[error("cannot link: {0}")]
-    Link(String),
-    /// Instantiation failed (e.g. its start code trapped or exceeded its memory limit).
+    /// Imports something GRW does not grant; the message names it.
+    #[error("{0}")]
+    Forbidden(String),
+    /// Cannot be linked against what GRW grants.
+    #[error("cannot link")]
+    Link(#[source] BoxError),
+    /// Instantiation failed (e.g. its start code trapped or exceeded its
+    /// memory limit).
     #[error("cannot instantiate: {0}")]
-    Instantiate(String),
+    Instantiate(#[source] CallError),
     /// `init` trapped or timed out.
     #[error("init failed: {0}")]
-    Init(String),
+    Init(#[source] CallError),
     /// `init` rejected the configuration with this message.
     #[error("rejected its configuration: {0}")]
     ConfigRejected(String),
     /// The wasmtime engine could not be set up.
-    #[error("plugin engine: {0}")]
-    Engine(String),
+    #[error("plugin engine")]
+    Engine(#[source] BoxError),
     /// GRW's own plugin settings are wrong (e.g. `pluginAllowedHosts`).
     #[error("config key {0}")]
     Config(String),
+}
+
+impl PluginError {
+    /// A wasmtime error as a source.
+    pub(crate) fn source_of(e: wasmtime::Error) -> BoxError {
+        e.into_boxed_dyn_error()
+    }
+}
+
+/// The error and its sources in one line: `a: b: c`. What the status API
+/// and the command line show. A failed call ([`CallError`]) ends the line
+/// with its one-line description; wasmtime's trap and the guest's backtrace
+/// below it are for `debug` logs.
+pub fn error_chain(error: &(dyn StdError + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut current = error;
+    while !current.is::<CallError>()
+        && let Some(cause) = current.source()
+    {
+        let cause_text = cause.to_string();
+        // Some errors repeat their source's text in their own.
+        if !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        current = cause;
+    }
+    text
 }
 
 /// Why one call did not produce an answer.
@@ -87,14 +136,13 @@ pub enum CallFailure {
 }
 
 impl CallFailure {
-    /// Classifies a wasmtime error.
+    /// Classifies a wasmtime error by its type: the epoch interrupt is
+    /// [`wasmtime::Trap::Interrupt`], a refused memory growth is GRW's own
+    /// [`MemoryLimitExceeded`] (see [`guest`]).
     pub fn classify(e: &wasmtime::Error) -> CallFailure {
         if e.downcast_ref::<wasmtime::Trap>() == Some(&wasmtime::Trap::Interrupt) {
-            return CallFailure::Timeout;
-        }
-        let text = format!("{e:#}");
-        if text.contains("forcing trap when growing memory") || text.contains("memory minimum size")
-        {
+            CallFailure::Timeout
+        } else if e.downcast_ref::<MemoryLimitExceeded>().is_some() {
             CallFailure::Memory
         } else {
             CallFailure::Trap
@@ -109,89 +157,45 @@ impl CallFailure {
             CallFailure::Trap => "trap",
         }
     }
+}
 
-    /// A one-line description for logs and the status API.
-    pub fn describe(self, e: &wasmtime::Error) -> String {
-        match self {
-            CallFailure::Timeout => "did not answer before its deadline (limits.timeoutMs)".into(),
-            CallFailure::Memory => "exceeded its memory limit (limits.memoryMb)".into(),
-            CallFailure::Trap => {
-                // The root cause says what happened; the wasm backtrace is for `debug` logs.
-                let root = e.root_cause().to_string();
-                tracing::debug!(error = format!("{e:?}"), "plugin trap");
-                format!("trapped: {}", root.lines().next().unwrap_or("unknown trap"))
+/// A call that produced no answer: why, and wasmtime's error.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", describe(*failure, source))]
+pub struct CallError {
+    /// The kind of failure.
+    pub failure: CallFailure,
+    /// wasmtime's error: a trap with the guest's backtrace, or the limit's.
+    #[source]
+    pub source: BoxError,
+}
+
+impl CallError {
+    pub(crate) fn new(e: wasmtime::Error) -> CallError {
+        CallError {
+            failure: CallFailure::classify(&e),
+            source: e.into_boxed_dyn_error(),
+        }
+    }
+
+    /// A one-line description for logs and the status API, without the
+    /// wasm backtrace (which is logged at `debug`).
+    pub fn describe(&self) -> String {
+        self.to_string()
+    }
+}
+
+fn describe(failure: CallFailure, source: &BoxError) -> String {
+    match failure {
+        CallFailure::Timeout => "did not answer before its deadline (limits.timeoutMs)".into(),
+        CallFailure::Memory => "exceeded its memory limit (limits.memoryMb)".into(),
+        CallFailure::Trap => {
+            let mut root: &(dyn StdError + 'static) = source.as_ref();
+            while let Some(next) = root.source() {
+                root = next;
             }
-        }
-    }
-}
-
-/// Which GRW interface a component exports, and at which version; rejects
-/// components of no GRW world and incompatible versions.
-fn exported_kind(
-    engine: &PluginEngine,
-    component: &Component,
-) -> Result<(PluginKind, String), PluginError> {
-    let ty = component.component_type();
-    let exports: Vec<String> = ty
-        .exports(engine.engine())
-        .map(|(name, _)| name.to_string())
-        .collect();
-    for name in &exports {
-        let Some((interface, version)) = name.split_once('@') else {
-            continue;
-        };
-        let kind = match interface {
-            "grw:plugin/filter" => PluginKind::Filter,
-            "grw:plugin/notifier" => PluginKind::Notifier,
-            "grw:plugin/analyzer" => PluginKind::Analyzer,
-            _ => continue,
-        };
-        if !compatible(version) {
-            let (major, minor, _) = WIT_VERSION;
-            return Err(PluginError::Version(format!(
-                "built against grw:plugin@{version}, which this GRW cannot load: it implements grw:plugin@{major}.{minor}.x; rebuild the plugin against a compatible wit/plugin.wit"
-            )));
-        }
-        return Ok((kind, version.to_string()));
-    }
-    Err(PluginError::WrongWorld(format!(
-        "the component exports no GRW plugin interface (it exports: {}); build it for one of the worlds filter-plugin, notifier-plugin or analyzer-plugin of wit/plugin.wit",
-        if exports.is_empty() {
-            "nothing".to_string()
-        } else {
-            exports.join(", ")
-        }
-    )))
-}
-
-/// Semver compatibility as the component model applies it: same major, and
-/// same minor while the major is 0.
-fn compatible(version: &str) -> bool {
-    let mut parts = version
-        .split(['.', '-', '+'])
-        .map(|p| p.parse::<u64>().ok());
-    let (Some(Some(major)), Some(Some(minor))) = (parts.next(), parts.next()) else {
-        return false;
-    };
-    let (host_major, host_minor, _) = WIT_VERSION;
-    major == host_major && (major != 0 || minor == host_minor)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn versions_compatible_with_the_host() {
-        for (v, ok) in [
-            ("0.1.0", true),
-            ("0.1.7", true),
-            ("0.2.0", false),
-            ("1.1.0", false),
-            ("x", false),
-            ("0.1.1-rc1", true),
-        ] {
-            assert_eq!(compatible(v), ok, "{v}");
+            let root = root.to_string();
+            format!("trapped: {}", root.lines().next().unwrap_or("unknown trap"))
         }
     }
 }

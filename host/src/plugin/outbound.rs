@@ -24,8 +24,7 @@ use tokio::runtime::{Handle, Runtime};
 
 use super::PluginError;
 use super::allowed_hosts::{AllowedHosts, Target};
-use super::bindings::notifier::grw::plugin::outbound_http::{self, Request, Response};
-use super::guest::GuestState;
+use super::v0_2::outbound_http::{Request, Response};
 
 /// Largest response body handed to a plugin. Notifiers look at a status
 /// and maybe an error message; a 1 MiB cap keeps a misbehaving receiver
@@ -50,7 +49,7 @@ impl OutboundHttp {
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("grw/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| PluginError::Engine(format!("cannot set up outbound HTTP: {e}")))?;
+            .map_err(|e| PluginError::Engine(Box::new(e)))?;
         Ok(OutboundHttp {
             plugin_hosts,
             operator_hosts,
@@ -204,13 +203,9 @@ impl Outbound {
             deadline: Instant::now(),
         }
     }
-}
 
-impl outbound_http::Host for GuestState {
-    fn send(&mut self, request: Request) -> Result<Response, String> {
-        match &self.outbound {
-            Some(outbound) => outbound.http.send(&self.plugin, request, outbound.deadline),
-            None => Err("outbound HTTP is not granted to this plugin".into()),
-        }
+    /// Sends `request` for `plugin` within what is left of the call.
+    pub(super) fn send(&self, plugin: &str, request: Request) -> Result<Response, String> {
+        self.http.send(plugin, request, self.deadline)
     }
 }

@@ -14,6 +14,7 @@
 
 mod change;
 mod index;
+mod json_index;
 mod object;
 mod tap;
 

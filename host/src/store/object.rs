@@ -8,11 +8,13 @@
 //! 1.4 times its JSON. Answers are written by copying the bytes, so a list
 //! never re-serializes objects. See BENCHMARKS.md.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::json_index::TopLevel;
 use crate::gvk::Gvk;
 
 /// Key of an object in one cache: namespace (empty for cluster-scoped) and name.
@@ -55,7 +57,7 @@ impl fmt::Display for ObjectKey {
 }
 
 /// Why an object from the API server or a recording cannot be cached.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ObjectError {
     /// The value is not a JSON object.
     #[error("expected a JSON object")]
@@ -63,7 +65,23 @@ pub enum ObjectError {
     /// `metadata.name` is missing or empty.
     #[error("object has no metadata.name")]
     NoName,
+    /// The text is not JSON.
+    #[error("not valid JSON")]
+    InvalidJson(#[source] Arc<serde_json::Error>),
 }
+
+impl PartialEq for ObjectError {
+    fn eq(&self, other: &Self) -> bool {
+        matches!(
+            (self, other),
+            (ObjectError::NotAnObject, ObjectError::NotAnObject)
+                | (ObjectError::NoName, ObjectError::NoName)
+                | (ObjectError::InvalidJson(_), ObjectError::InvalidJson(_))
+        )
+    }
+}
+
+impl Eq for ObjectError {}
 
 /// An object as the cache keeps it. Immutable; shared through `Arc`.
 pub struct StoredObject {
@@ -74,6 +92,9 @@ pub struct StoredObject {
     labels: Box<[(Box<str>, Box<str>)]>,
     owner_uids: Box<[Box<str>]>,
     json: Box<[u8]>,
+    /// Where the top-level members of `json` are, for reading one field
+    /// without parsing the whole text.
+    index: TopLevel,
 }
 
 impl StoredObject {
@@ -128,17 +149,79 @@ impl StoredObject {
                     .collect()
             })
             .unwrap_or_default();
-        // Serializing a `Value` we just parsed cannot fail: keys are strings.
-        let json = serde_json::to_vec(&value)
-            .unwrap_or_default()
-            .into_boxed_slice();
+        let (json, index) = match value.as_object() {
+            Some(map) => serialize_indexed(map),
+            None => return Err(ObjectError::NotAnObject),
+        };
         Ok(StoredObject {
             key,
             uid,
             resource_version,
             labels: labels.into_boxed_slice(),
             owner_uids,
-            json,
+            json: json.into_boxed_slice(),
+            index,
+        })
+    }
+
+    /// An object from JSON text that GRW wrote earlier (a stored object's
+    /// [`json`](StoredObject::json), e.g. read back from the notification
+    /// outbox), without building a `serde_json::Value`: the header is read
+    /// from `metadata` alone and the index by one scan. Text GRW did not
+    /// write (not compact, or without `kind` and `apiVersion`) takes the
+    /// slower way through [`StoredObject::from_value`], managed fields kept.
+    pub fn from_json(json: &[u8], gvk: &Gvk) -> Result<StoredObject, ObjectError> {
+        let slow = || {
+            let value: Value =
+                serde_json::from_slice(json).map_err(|e| ObjectError::InvalidJson(Arc::new(e)))?;
+            StoredObject::from_value(value, gvk, true)
+        };
+        let Some(index) = TopLevel::scan(json) else {
+            return slow();
+        };
+        let has_string = |key: &str| {
+            index
+                .get(json, &[key])
+                .is_some_and(|v| v.first() == Some(&b'"'))
+        };
+        if !has_string("kind") || !has_string("apiVersion") {
+            return slow();
+        }
+        let Some(metadata) = index.get(json, &["metadata"]) else {
+            return Err(ObjectError::NoName);
+        };
+        let Ok(metadata) = serde_json::from_slice::<Metadata>(metadata) else {
+            return slow();
+        };
+        let text = |v: &Option<Value>| -> Box<str> {
+            v.as_ref().and_then(Value::as_str).unwrap_or("").into()
+        };
+        let name = text(&metadata.name);
+        if name.is_empty() {
+            return Err(ObjectError::NoName);
+        }
+        let key = ObjectKey::new(&text(&metadata.namespace), &name);
+        // A BTreeMap: sorted by key already.
+        let labels: Vec<(Box<str>, Box<str>)> = metadata
+            .labels
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(k, v)| Some((k.into(), v.as_str()?.into())))
+            .collect();
+        let owner_uids = metadata
+            .owner_references
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|o| Some(o.uid.as_ref()?.as_str()?.into()))
+            .collect();
+        Ok(StoredObject {
+            key,
+            uid: text(&metadata.uid),
+            resource_version: text(&metadata.resource_version),
+            labels: labels.into_boxed_slice(),
+            owner_uids,
+            json: json.into(),
+            index,
         })
     }
 
@@ -190,6 +273,35 @@ impl StoredObject {
         &self.json
     }
 
+    /// The value at `path` (object keys, or array indexes in decimal; the
+    /// empty path is the whole object) as compact JSON text, a slice of
+    /// [`json`](StoredObject::json); `None` when nothing is there. Reads
+    /// only the top-level member the path starts in.
+    pub fn get<S: AsRef<str>>(&self, path: &[S]) -> Option<&[u8]> {
+        self.index.get(&self.json, path)
+    }
+
+    /// The value of one annotation, if it is a string.
+    pub fn annotation(&self, key: &str) -> Option<String> {
+        let text = self.get(&["metadata", "annotations", key])?;
+        serde_json::from_slice::<String>(text).ok()
+    }
+
+    /// The annotations whose values are strings, sorted by key.
+    pub fn annotations(&self) -> Vec<(String, String)> {
+        self.get(&["metadata", "annotations"])
+            .and_then(|text| serde_json::from_slice::<BTreeMap<String, Value>>(text).ok())
+            .map(|map| {
+                map.into_iter()
+                    .filter_map(|(k, v)| match v {
+                        Value::String(s) => Some((k, s)),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The object parsed again, for conditions on arbitrary fields.
     pub fn to_value(&self) -> Value {
         // The bytes were produced by serde_json from a valid `Value`.
@@ -204,8 +316,52 @@ impl StoredObject {
             .map(|(k, v)| k.len() + v.len() + 32)
             .sum();
         let owners: usize = self.owner_uids.iter().map(|u| u.len() + 16).sum();
-        self.json.len() + self.uid.len() + self.resource_version.len() + labels + owners
+        self.json.len()
+            + self.index.heap_bytes()
+            + self.uid.len()
+            + self.resource_version.len()
+            + labels
+            + owners
     }
+}
+
+/// Compact JSON of `map` (as `serde_json::to_vec` writes it) and the index
+/// of its top-level members, made in the same pass.
+fn serialize_indexed(map: &serde_json::Map<String, Value>) -> (Vec<u8>, TopLevel) {
+    let mut json = Vec::with_capacity(512);
+    let mut offsets = Vec::with_capacity(map.len() * 2);
+    json.push(b'{');
+    for (i, (key, value)) in map.iter().enumerate() {
+        if i > 0 {
+            json.push(b',');
+        }
+        offsets.push(json.len() as u32);
+        // Serializing strings and parsed values into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut json, key);
+        json.push(b':');
+        offsets.push(json.len() as u32);
+        let _ = serde_json::to_writer(&mut json, value);
+    }
+    json.push(b'}');
+    (json, TopLevel::new(offsets))
+}
+
+/// The parts of `metadata` the header keeps, read without building a `Value`.
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct Metadata {
+    name: Option<Value>,
+    namespace: Option<Value>,
+    uid: Option<Value>,
+    resource_version: Option<Value>,
+    labels: Option<BTreeMap<String, Value>>,
+    owner_references: Option<Vec<OwnerReference>>,
+}
+
+#[derive(serde::Deserialize)]
+struct OwnerReference {
+    #[serde(default)]
+    uid: Option<Value>,
 }
 
 impl fmt::Debug for StoredObject {
@@ -268,6 +424,59 @@ mod tests {
         assert_eq!(err, ObjectError::NoName);
         let err = StoredObject::from_value(json!([1]), &gvk, false).unwrap_err();
         assert_eq!(err, ObjectError::NotAnObject);
+    }
+
+    #[test]
+    fn from_json_reads_back_what_from_value_wrote() {
+        let gvk = Gvk::new("", "v1", "Pod");
+        let mut v = pod();
+        v["metadata"]["annotations"] = json!({"note": "a \"b\"", "n": 1});
+        v["status"] = json!({"phase": "Running"});
+        let written = StoredObject::from_value(v, &gvk, true).unwrap();
+        let read = StoredObject::from_json(written.json(), &gvk).unwrap();
+        assert_eq!(read.json(), written.json());
+        assert_eq!(read.key(), written.key());
+        assert_eq!((read.uid(), read.resource_version()), ("u1", "42"));
+        assert_eq!(
+            read.labels().collect::<Vec<_>>(),
+            written.labels().collect::<Vec<_>>()
+        );
+        assert_eq!(read.owner_uids().collect::<Vec<_>>(), ["rs-1"]);
+        assert_eq!(read.heap_bytes(), written.heap_bytes());
+        for o in [&read, &written] {
+            assert_eq!(o.get(&["status", "phase"]), Some(&b"\"Running\""[..]));
+            assert_eq!(o.get(&["spec", "nodeName"]), Some(&b"\"node-a\""[..]));
+            assert_eq!(o.get(&["spec", "missing"]), None);
+            assert_eq!(o.annotation("note").as_deref(), Some("a \"b\""));
+            assert_eq!(o.annotation("n"), None);
+            assert_eq!(
+                o.annotations(),
+                [("note".to_string(), "a \"b\"".to_string())]
+            );
+        }
+    }
+
+    #[test]
+    fn from_json_takes_other_text_the_slow_way_and_rejects_garbage() {
+        let gvk = Gvk::new("apps", "v1", "Deployment");
+        // Not compact, no kind: parsed, filled in, written compactly.
+        let o = StoredObject::from_json(
+            br#"{ "metadata": {"name": "web", "namespace": "shop"}, "spec": {"replicas": 2} }"#,
+            &gvk,
+        )
+        .unwrap();
+        assert_eq!(o.key().to_string(), "shop/web");
+        assert_eq!(o.get(&["kind"]), Some(&b"\"Deployment\""[..]));
+        assert_eq!(o.get(&["spec", "replicas"]), Some(&b"2"[..]));
+        assert!(matches!(
+            StoredObject::from_json(b"{nope", &gvk),
+            Err(ObjectError::InvalidJson(_))
+        ));
+        assert_eq!(
+            StoredObject::from_json(br#"{"apiVersion":"v1","kind":"Pod","metadata":{}}"#, &gvk)
+                .unwrap_err(),
+            ObjectError::NoName
+        );
     }
 
     #[test]

@@ -51,7 +51,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use grw_sdk::{DeliveryError, Event, FieldPath, Http, HttpRequest, Interest, Notifier, Object};
+use grw_sdk::{DeliveryError, Event, FieldPath, Http, HttpRequest, Interest, Notifier};
 use serde::Deserialize;
 
 /// The notifier, its templates parsed.
@@ -257,9 +257,10 @@ impl Placeholder {
     }
 
     fn value<'e>(&self, event: &'e Event) -> Cow<'e, str> {
-        let field = |object: Option<&Object>, path: &FieldPath| -> Cow<'e, str> {
-            match object.and_then(|o| path.get(o.value())) {
-                Some(serde_json::Value::String(s)) => Cow::Owned(s.clone()),
+        // One field is fetched alone: the object is not copied whole for it.
+        let field = |value: Option<serde_json::Value>| -> Cow<'e, str> {
+            match value {
+                Some(serde_json::Value::String(s)) => Cow::Owned(s),
                 Some(other) => Cow::Owned(other.to_string()),
                 None => Cow::Borrowed(""),
             }
@@ -275,10 +276,8 @@ impl Placeholder {
             Placeholder::ResourceVersion => Cow::Borrowed(&event.resource_version),
             Placeholder::Object => Cow::Borrowed(event.object_json()),
             Placeholder::OldObject => Cow::Borrowed(event.old_object_json().unwrap_or("null")),
-            Placeholder::ObjectField(path) => field(event.object().ok(), path),
-            Placeholder::OldObjectField(path) => {
-                field(event.old_object().and_then(Result::ok), path)
-            }
+            Placeholder::ObjectField(path) => field(event.field(path)),
+            Placeholder::OldObjectField(path) => field(event.old_field(path)),
         }
     }
 }

@@ -1,6 +1,6 @@
-//! Builds against GRW's plugin WIT with the version changed to `0.2.0`.
+//! Builds against GRW's plugin WIT with the version changed to `0.3.0`.
 
-const VERSION: &str = "0.2.0";
+const VERSION: &str = "0.3.0";
 
 include!("../versioned_wit.rs");
 

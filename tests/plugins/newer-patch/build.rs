@@ -1,6 +1,6 @@
-//! Builds against GRW's plugin WIT with the version changed to `0.1.1`.
+//! Builds against GRW's plugin WIT with the version changed to `0.2.1`.
 
-const VERSION: &str = "0.1.1";
+const VERSION: &str = "0.2.1";
 
 include!("../versioned_wit.rs");
 

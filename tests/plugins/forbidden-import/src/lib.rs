@@ -14,7 +14,7 @@ mod bindings {
 }
 
 use bindings::evil::escape::exec;
-use bindings::exports::grw::plugin::filter::{Event, Guest, Interest};
+use bindings::exports::grw::plugin::filter::{Event, Guest, Interest, Object};
 
 struct ForbiddenImport;
 
@@ -26,7 +26,7 @@ impl Guest for ForbiddenImport {
         })
     }
 
-    fn decide(event: Event) -> bool {
+    fn decide(event: Event, _object: &Object, _old_object: Option<&Object>) -> bool {
         // Really calls the import, so it cannot be dropped as unused when the
         // component is assembled.
         !exec::run(&event.name).is_empty()

@@ -1,5 +1,5 @@
-//! A filter built against `grw:plugin@0.2.0`, a version GRW 0.1.x does not
-//! speak. It exports `grw:plugin/filter@0.2.0`; the host must reject it with
+//! A filter built against `grw:plugin@0.3.0`, a version this GRW does not
+//! speak. It exports `grw:plugin/filter@0.3.0`; the host must reject it with
 //! a message naming both versions. It would pass every event. `build.rs`
 //! derives the WIT from the real one.
 
@@ -10,7 +10,7 @@ mod bindings {
     });
 }
 
-use bindings::exports::grw::plugin::filter::{Event, Guest, Interest};
+use bindings::exports::grw::plugin::filter::{Event, Guest, Interest, Object};
 
 struct Incompatible;
 
@@ -22,7 +22,7 @@ impl Guest for Incompatible {
         })
     }
 
-    fn decide(_event: Event) -> bool {
+    fn decide(_event: Event, _object: &Object, _old_object: Option<&Object>) -> bool {
         true
     }
 }

@@ -1,6 +1,6 @@
-//! A filter built against `grw:plugin@0.1.1`: the same contract with a newer
-//! patch version. It exports `grw:plugin/filter@0.1.1`, which the host must
-//! accept as compatible with 0.1.0. It passes every event. `build.rs` derives
+//! A filter built against `grw:plugin@0.2.1`: the same contract with a newer
+//! patch version. It exports `grw:plugin/filter@0.2.1`, which the host must
+//! accept as compatible with 0.2.0. It passes every event. `build.rs` derives
 //! the WIT from the real one.
 
 mod bindings {
@@ -10,7 +10,7 @@ mod bindings {
     });
 }
 
-use bindings::exports::grw::plugin::filter::{Event, Guest, Interest};
+use bindings::exports::grw::plugin::filter::{Event, Guest, Interest, Object};
 use bindings::grw::plugin::log;
 
 struct NewerPatch;
@@ -19,7 +19,7 @@ impl Guest for NewerPatch {
     fn init(_config: String) -> Result<Interest, String> {
         log::log(
             log::Level::Info,
-            "newer-patch plugin (grw:plugin@0.1.1) initialised",
+            "newer-patch plugin (grw:plugin@0.2.1) initialised",
         );
         Ok(Interest {
             kinds: Vec::new(),
@@ -27,7 +27,7 @@ impl Guest for NewerPatch {
         })
     }
 
-    fn decide(_event: Event) -> bool {
+    fn decide(_event: Event, _object: &Object, _old_object: Option<&Object>) -> bool {
         true
     }
 }

@@ -14,11 +14,12 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{Limits, Manifest, Plugin, PluginEngine, PluginError, PluginKind, exported_kind};
 use crate::config::PluginArgs;
 use crate::gvk::Gvk;
 use crate::metrics::Metrics;
-use crate::notify::SendError;
+use crate::plugin::{
+    DeliveryError, Limits, Manifest, Plugin, PluginEngine, PluginError, PluginKind, exported_world,
+};
 use crate::store::{Change, ChangeType, ObjectKey, Origin, StoredObject};
 use crate::watch::Recording;
 
@@ -26,13 +27,13 @@ use crate::watch::Recording;
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
     /// The plugin does not load.
-    #[error("{0}")]
+    #[error(transparent)]
     Plugin(#[from] PluginError),
     /// The recording cannot be read.
-    #[error("{0}")]
+    #[error(transparent)]
     Recording(#[from] crate::watch::ReplayError),
     /// Writing the report failed.
-    #[error("cannot write the report: {0}")]
+    #[error("cannot write the report")]
     Output(#[from] std::io::Error),
 }
 
@@ -44,7 +45,7 @@ fn manifest(args: &PluginArgs) -> Result<Manifest, PluginError> {
     let mut manifest = match path {
         Some(path) => {
             let text = std::fs::read_to_string(&path)
-                .map_err(|e| PluginError::Io(format!("{}: {e}", path.display())))?;
+                .map_err(|source| PluginError::Io { path, source })?;
             Manifest::parse(&text, Limits::default())?
         }
         None => Manifest::default_with(Limits::default()),
@@ -57,8 +58,7 @@ fn manifest(args: &PluginArgs) -> Result<Manifest, PluginError> {
 }
 
 fn load(args: &PluginArgs) -> Result<(Plugin, usize), PluginError> {
-    let wasm = std::fs::read(&args.file)
-        .map_err(|e| PluginError::Io(format!("{}: {e}", args.file.display())))?;
+    let wasm = read(&args.file)?;
     let engine = PluginEngine::new(None)?;
     let name = args
         .file
@@ -90,10 +90,19 @@ fn off_runtime<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     })
 }
 
+fn read(file: &Path) -> Result<Vec<u8>, PluginError> {
+    std::fs::read(file).map_err(|source| PluginError::Io {
+        path: file.to_path_buf(),
+        source,
+    })
+}
+
 /// `grw plugin check`: writes what the component is and whether it loads.
+/// What keeps it from loading is the error, in words its author can act on:
+/// the world or contract version it was built for, or an import GRW does
+/// not grant.
 pub fn check(args: &PluginArgs, out: &mut dyn Write) -> Result<(), ToolError> {
-    let wasm = std::fs::read(&args.file)
-        .map_err(|e| PluginError::Io(format!("{}: {e}", args.file.display())))?;
+    let wasm = read(&args.file)?;
     let engine = PluginEngine::new(None)?;
     let compiled = engine.compile(&wasm)?;
     writeln!(
@@ -122,11 +131,17 @@ pub fn check(args: &PluginArgs, out: &mut dyn Write) -> Result<(), ToolError> {
             imports.join(", ")
         }
     )?;
-    let (kind, version) = exported_kind(&engine, &compiled.component)?;
+    let world = exported_world(&engine, &compiled.component)?;
     writeln!(
         out,
-        "world:     {}-plugin, grw:plugin@{version}",
-        kind.as_str()
+        "world:     {}-plugin, grw:plugin@{}{}",
+        world.kind.as_str(),
+        world.version,
+        if world.contract == crate::plugin::LOADABLE[0] {
+            ""
+        } else {
+            " (an earlier contract, still loaded: rebuild against the current wit/plugin.wit for lazy object access)"
+        }
     )?;
     let (plugin, _) = load(args)?;
     let interest = &plugin.interest;
@@ -287,11 +302,11 @@ fn notifier_outcome(
             summary.delivered += 1;
             ("OK", None)
         }
-        Err(SendError::Retry { reason, .. }) => {
+        Err(DeliveryError::Retry { reason, .. }) => {
             summary.retried += 1;
             ("RETRY", Some(reason))
         }
-        Err(SendError::Reject(reason)) => {
+        Err(DeliveryError::GiveUp(reason)) => {
             summary.given_up += 1;
             ("GIVE-UP", Some(reason))
         }

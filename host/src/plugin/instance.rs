@@ -1,0 +1,276 @@
+//! Linking a component against what GRW grants ([`Linked`]), and one live
+//! instance of it ([`Instance`]): its store, limits and the calls GRW
+//! makes, in the contract version the component was built against.
+//!
+//! Time budget of one call: a filter's call must finish within
+//! `limits.timeoutMs`, enforced by the epoch deadline. A notifier's
+//! `limits.timeoutMs` (10 s by default, see [`super::NOTIFIER_TIMEOUT`]) is
+//! the wall-clock time a `deliver` may take, its HTTP requests included:
+//! each request gets what is left of it as its timeout. Its epoch deadline
+//! is set [`AFTER_BUDGET`] later, so a guest whose request used up the
+//! budget still has time to turn the host's timeout error into its own
+//! `retry`: a slow receiver shows up as the plugin's answer, not as a trap.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Engine, Store};
+
+use super::engine::deadline_ticks;
+use super::guest::GuestState;
+use super::loaded::DeliveryError;
+use super::manifest::Limits;
+use super::outbound::{Outbound, OutboundHttp};
+use super::{CallError, Contract, Interest, PluginError, PluginKind, v0_1, v0_2};
+use crate::gvk::Gvk;
+use crate::store::Change;
+
+/// Guest time after a notifier's budget: enough to build a result from the
+/// host's answer (microseconds of work), with room for a 10 ms epoch tick.
+pub const AFTER_BUDGET: Duration = Duration::from_millis(250);
+
+/// A component linked against what GRW grants, ready to instantiate.
+pub(super) struct Linked {
+    pre: Pre,
+    /// Outbound HTTP, for notifiers.
+    http: Option<Arc<OutboundHttp>>,
+}
+
+enum Pre {
+    Filter(v0_2::filter::FilterPluginPre<GuestState>),
+    Notifier(v0_2::notifier::NotifierPluginPre<GuestState>),
+    Filter01(v0_1::filter::FilterPluginPre<GuestState>),
+    Notifier01(v0_1::notifier::NotifierPluginPre<GuestState>),
+}
+
+/// The exports of a live instance, by kind and contract.
+enum Exports {
+    Filter(v0_2::filter::FilterPlugin),
+    Notifier(v0_2::notifier::NotifierPlugin),
+    Filter01(v0_1::filter::FilterPlugin),
+    Notifier01(v0_1::notifier::NotifierPlugin),
+}
+
+impl Linked {
+    /// Links a compiled component of `kind`, built against `contract`.
+    /// `http` is a notifier's outbound HTTP grant. The caller has checked
+    /// its imports ([`super::contract::check_imports`]); linking can still
+    /// fail on a mismatched signature.
+    pub(super) fn new(
+        engine: &Engine,
+        component: &Component,
+        kind: PluginKind,
+        contract: Contract,
+        http: Option<OutboundHttp>,
+    ) -> Result<Linked, PluginError> {
+        let engine_error = |e| PluginError::Engine(PluginError::source_of(e));
+        let link_error = |e| PluginError::Link(PluginError::source_of(e));
+        let mut linker = Linker::<GuestState>::new(engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(engine_error)?;
+        let pre = match (kind, contract) {
+            (PluginKind::Filter, Contract::V0_2) => {
+                v0_2::filter::FilterPlugin::add_to_linker::<_, HasSelf<GuestState>>(
+                    &mut linker,
+                    |s| s,
+                )
+                .map_err(engine_error)?;
+                let pre = linker.instantiate_pre(component).map_err(link_error)?;
+                Pre::Filter(v0_2::filter::FilterPluginPre::new(pre).map_err(link_error)?)
+            }
+            (PluginKind::Notifier, Contract::V0_2) => {
+                v0_2::notifier::NotifierPlugin::add_to_linker::<_, HasSelf<GuestState>>(
+                    &mut linker,
+                    |s| s,
+                )
+                .map_err(engine_error)?;
+                let pre = linker.instantiate_pre(component).map_err(link_error)?;
+                Pre::Notifier(v0_2::notifier::NotifierPluginPre::new(pre).map_err(link_error)?)
+            }
+            (PluginKind::Filter, Contract::V0_1) => {
+                v0_1::filter::FilterPlugin::add_to_linker::<_, HasSelf<GuestState>>(
+                    &mut linker,
+                    |s| s,
+                )
+                .map_err(engine_error)?;
+                let pre = linker.instantiate_pre(component).map_err(link_error)?;
+                Pre::Filter01(v0_1::filter::FilterPluginPre::new(pre).map_err(link_error)?)
+            }
+            (PluginKind::Notifier, Contract::V0_1) => {
+                v0_1::notifier::NotifierPlugin::add_to_linker::<_, HasSelf<GuestState>>(
+                    &mut linker,
+                    |s| s,
+                )
+                .map_err(engine_error)?;
+                let pre = linker.instantiate_pre(component).map_err(link_error)?;
+                Pre::Notifier01(v0_1::notifier::NotifierPluginPre::new(pre).map_err(link_error)?)
+            }
+            (PluginKind::Analyzer, _) => {
+                return Err(PluginError::WrongWorld(
+                    "analyzer plugins are not supported by this GRW yet; only filter and notifier plugins are".into(),
+                ));
+            }
+        };
+        Ok(Linked {
+            pre,
+            http: http.map(Arc::new),
+        })
+    }
+
+    fn engine(&self) -> &Engine {
+        match &self.pre {
+            Pre::Filter(p) => p.engine(),
+            Pre::Notifier(p) => p.engine(),
+            Pre::Filter01(p) => p.engine(),
+            Pre::Notifier01(p) => p.engine(),
+        }
+    }
+
+    /// A fresh instance with its own store, limits and grants, not yet
+    /// initialized.
+    pub(super) fn instantiate(
+        &self,
+        plugin: &Arc<str>,
+        limits: &Limits,
+    ) -> Result<Instance, PluginError> {
+        let mut state = GuestState::new(plugin.clone(), limits.memory_bytes);
+        state.outbound = self.http.clone().map(Outbound::new);
+        let notifier = state.outbound.is_some();
+        let mut store = Store::new(self.engine(), state);
+        store.limiter(|s| &mut s.limits);
+        store.epoch_deadline_trap();
+        let ticks = if notifier {
+            deadline_ticks(limits.timeout + AFTER_BUDGET)
+        } else {
+            deadline_ticks(limits.timeout)
+        };
+        store.set_epoch_deadline(ticks);
+        let failed = |e| PluginError::Instantiate(CallError::new(e));
+        let exports = match &self.pre {
+            Pre::Filter(p) => Exports::Filter(p.instantiate(&mut store).map_err(failed)?),
+            Pre::Notifier(p) => Exports::Notifier(p.instantiate(&mut store).map_err(failed)?),
+            Pre::Filter01(p) => Exports::Filter01(p.instantiate(&mut store).map_err(failed)?),
+            Pre::Notifier01(p) => Exports::Notifier01(p.instantiate(&mut store).map_err(failed)?),
+        };
+        Ok(Instance {
+            store,
+            exports,
+            ticks,
+            budget: limits.timeout,
+        })
+    }
+}
+
+/// One live instance.
+pub(super) struct Instance {
+    store: Store<GuestState>,
+    exports: Exports,
+    /// The epoch deadline of one call, in ticks.
+    ticks: u64,
+    /// A notifier's wall-clock budget for one call, requests included.
+    budget: Duration,
+}
+
+impl Instance {
+    /// Starts a call: its deadline, and a notifier's HTTP budget.
+    fn start_call(&mut self) {
+        self.store.set_epoch_deadline(self.ticks);
+        if let Some(outbound) = &mut self.store.data_mut().outbound {
+            outbound.deadline = Instant::now() + self.budget;
+        }
+    }
+
+    /// Calls `init` with the configuration.
+    pub(super) fn init(&mut self, config: &str) -> Result<Interest, PluginError> {
+        self.start_call();
+        let store = &mut self.store;
+        let answer = match &self.exports {
+            Exports::Filter(e) => e
+                .grw_plugin_filter()
+                .call_init(store, config)
+                .map(|r| r.map(Interest::from)),
+            Exports::Notifier(e) => e
+                .grw_plugin_notifier()
+                .call_init(store, config)
+                .map(|r| r.map(Interest::from)),
+            Exports::Filter01(e) => e
+                .grw_plugin_filter()
+                .call_init(store, config)
+                .map(|r| r.map(Interest::from)),
+            Exports::Notifier01(e) => e
+                .grw_plugin_notifier()
+                .call_init(store, config)
+                .map(|r| r.map(Interest::from)),
+        };
+        match answer {
+            Ok(Ok(interest)) => Ok(interest),
+            Ok(Err(message)) => Err(PluginError::ConfigRejected(message)),
+            Err(e) => Err(PluginError::Init(CallError::new(e))),
+        }
+    }
+
+    /// Calls `decide` on one change of a `gvk` object; `None` when this
+    /// instance is no filter.
+    pub(super) fn decide(&mut self, gvk: &Gvk, change: &Change) -> Option<Result<bool, CallError>> {
+        self.start_call();
+        let store = &mut self.store;
+        let answer = match &self.exports {
+            Exports::Filter(e) => {
+                let event = v0_2::event(gvk, change);
+                let (object, old) = v0_2::lend(store.data_mut(), change);
+                let answer = e
+                    .grw_plugin_filter()
+                    .call_decide(&mut *store, &event, object, old);
+                store.data_mut().objects = [None, None];
+                answer
+            }
+            Exports::Filter01(e) => {
+                let event = v0_1::event(gvk, change);
+                e.grw_plugin_filter().call_decide(store, &event)
+            }
+            Exports::Notifier(_) | Exports::Notifier01(_) => return None,
+        };
+        Some(answer.map_err(CallError::new))
+    }
+
+    /// Calls `deliver` on one change of a `gvk` object; `None` when this
+    /// instance is no notifier. The outer error is a failed call (trap,
+    /// timeout, memory); the inner one the plugin's own answer.
+    pub(super) fn deliver(
+        &mut self,
+        gvk: &Gvk,
+        change: &Change,
+    ) -> Option<Result<Result<(), DeliveryError>, CallError>> {
+        self.start_call();
+        let store = &mut self.store;
+        let answer = match &self.exports {
+            Exports::Notifier(e) => {
+                let event = v0_2::event(gvk, change);
+                let (object, old) = v0_2::lend(store.data_mut(), change);
+                let answer = e
+                    .grw_plugin_notifier()
+                    .call_deliver(&mut *store, &event, object, old);
+                store.data_mut().objects = [None, None];
+                answer.map(|r| {
+                    r.map_err(|e| match e {
+                        v0_2::WitDeliveryError::Retry(reason) => DeliveryError::retry(reason),
+                        v0_2::WitDeliveryError::GiveUp(reason) => DeliveryError::GiveUp(reason),
+                    })
+                })
+            }
+            Exports::Notifier01(e) => {
+                let event = v0_1::event(gvk, change);
+                e.grw_plugin_notifier()
+                    .call_deliver(store, &event)
+                    .map(|r| {
+                        r.map_err(|e| match e {
+                            v0_1::WitDeliveryError::Retry(reason) => DeliveryError::retry(reason),
+                            v0_1::WitDeliveryError::GiveUp(reason) => DeliveryError::GiveUp(reason),
+                        })
+                    })
+            }
+            Exports::Filter(_) | Exports::Filter01(_) => return None,
+        };
+        Some(answer.map_err(CallError::new))
+    }
+}

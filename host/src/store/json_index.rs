@@ -1,0 +1,325 @@
+//! Reading fields out of an object's stored JSON without parsing it whole.
+//!
+//! Objects are kept as compact JSON ([`super::StoredObject::json`]). Most
+//! questions about an object touch one field (`status.phase`, one
+//! annotation), so parsing the whole text into a `serde_json::Value` for
+//! each of them would cost far more than the answer. Instead each object
+//! carries a small index of its top-level members, made while it is
+//! serialized (or by one scan of text GRW wrote earlier), and a lookup jumps
+//! to the member it needs and scans only inside it.
+//!
+//! The index is two `u32` per top-level member (where its key and its value
+//! start): 40 bytes for a typical object of five members.
+
+/// Where each top-level member of a JSON object starts: for member `i`,
+/// `[2i]` is the offset of its key's opening quote and `[2i + 1]` the offset
+/// of its value. Members are in the order of the text.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(super) struct TopLevel(Box<[u32]>);
+
+impl TopLevel {
+    pub(super) fn new(offsets: Vec<u32>) -> Self {
+        TopLevel(offsets.into_boxed_slice())
+    }
+
+    /// Bytes held on the heap.
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.0.len() * std::mem::size_of::<u32>()
+    }
+
+    /// Indexes the top level of compact JSON text (no whitespace outside
+    /// strings), as serde_json writes it. `None` when the text is not a
+    /// compact JSON object.
+    pub(super) fn scan(json: &[u8]) -> Option<TopLevel> {
+        let mut offsets = Vec::new();
+        if json.first() != Some(&b'{') || json.last() != Some(&b'}') {
+            return None;
+        }
+        let mut i = 1;
+        if json.get(i) == Some(&b'}') {
+            return (json.len() == 2).then(|| TopLevel::new(offsets));
+        }
+        loop {
+            if json.get(i) != Some(&b'"') {
+                return None;
+            }
+            offsets.push(u32::try_from(i).ok()?);
+            i = skip_string(json, i)?;
+            if json.get(i) != Some(&b':') {
+                return None;
+            }
+            i += 1;
+            offsets.push(u32::try_from(i).ok()?);
+            i = skip_value(json, i)?;
+            match json.get(i) {
+                Some(b',') => i += 1,
+                Some(b'}') if i + 1 == json.len() => return Some(TopLevel::new(offsets)),
+                _ => return None,
+            }
+        }
+    }
+
+    /// The value of the top-level member `key`, as a slice of `json`.
+    fn member<'j>(&self, json: &'j [u8], key: &str) -> Option<&'j [u8]> {
+        let members = self.0.len() / 2;
+        (0..members).find_map(|m| {
+            let key_start = self.0[2 * m] as usize;
+            let value_start = self.0[2 * m + 1] as usize;
+            // Compact text: `"key":value`, so the key's closing quote is two
+            // bytes before the value.
+            let raw_key = json.get(key_start..value_start.checked_sub(1)?)?;
+            if !key_matches(raw_key, key) {
+                return None;
+            }
+            let value_end = match self.0.get(2 * m + 2) {
+                Some(next_key) => *next_key as usize - 1,
+                None => json.len() - 1,
+            };
+            json.get(value_start..value_end)
+        })
+    }
+
+    /// The value at `path` inside `json` (the text this index was made of):
+    /// object keys, or array indexes in decimal. The empty path is the whole
+    /// text.
+    pub(super) fn get<'j, S: AsRef<str>>(&self, json: &'j [u8], path: &[S]) -> Option<&'j [u8]> {
+        let Some((first, rest)) = path.split_first() else {
+            return Some(json);
+        };
+        let mut value = self.member(json, first.as_ref())?;
+        for segment in rest {
+            value = child(value, segment.as_ref())?;
+        }
+        Some(value)
+    }
+}
+
+/// Whether the quoted JSON string `raw` (quotes included) is `key`.
+fn key_matches(raw: &[u8], key: &str) -> bool {
+    let inner = &raw[1..raw.len() - 1];
+    if !inner.contains(&b'\\') {
+        // Without escapes the text is the key itself.
+        return inner == key.as_bytes();
+    }
+    serde_json::from_slice::<String>(raw).is_ok_and(|k| k == key)
+}
+
+/// The value of key `segment` of an object, or of element `segment` of an
+/// array, inside the compact JSON value `value`.
+fn child<'j>(value: &'j [u8], segment: &str) -> Option<&'j [u8]> {
+    match value.first()? {
+        b'{' => {
+            let mut i = 1;
+            if value.get(i) == Some(&b'}') {
+                return None;
+            }
+            loop {
+                let key_start = i;
+                i = skip_string(value, i)?;
+                let matches = key_matches(value.get(key_start..i)?, segment);
+                if value.get(i) != Some(&b':') {
+                    return None;
+                }
+                let start = i + 1;
+                i = skip_value(value, start)?;
+                if matches {
+                    return value.get(start..i);
+                }
+                match value.get(i)? {
+                    b',' => i += 1,
+                    _ => return None,
+                }
+            }
+        }
+        b'[' => {
+            // Only plain decimal indexes: `01` or `+1` name nothing.
+            if segment.is_empty()
+                || !segment.bytes().all(|b| b.is_ascii_digit())
+                || (segment.len() > 1 && segment.starts_with('0'))
+            {
+                return None;
+            }
+            let wanted: usize = segment.parse().ok()?;
+            let mut i = 1;
+            if value.get(i) == Some(&b']') {
+                return None;
+            }
+            let mut index = 0;
+            loop {
+                let start = i;
+                i = skip_value(value, start)?;
+                if index == wanted {
+                    return value.get(start..i);
+                }
+                index += 1;
+                match value.get(i)? {
+                    b',' => i += 1,
+                    _ => return None,
+                }
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The offset just after the string that starts (with its quote) at `start`.
+fn skip_string(json: &[u8], start: usize) -> Option<usize> {
+    if json.get(start) != Some(&b'"') {
+        return None;
+    }
+    let mut i = start + 1;
+    loop {
+        i += memchr::memchr2(b'"', b'\\', json.get(i..)?)?;
+        match json[i] {
+            b'"' => return Some(i + 1),
+            // An escape: skip the backslash and the escaped byte (`\uXXXX`
+            // goes on with plain hex digits).
+            _ => i += 2,
+        }
+    }
+}
+
+/// The offset just after the compact JSON value that starts at `start`.
+fn skip_value(json: &[u8], start: usize) -> Option<usize> {
+    match *json.get(start)? {
+        b'"' => skip_string(json, start),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = start;
+            loop {
+                match *json.get(i)? {
+                    b'"' => {
+                        i = skip_string(json, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            // A number, `true`, `false` or `null`: up to the next delimiter.
+            let len = json[start..]
+                .iter()
+                .position(|b| matches!(b, b',' | b'}' | b']'))
+                .unwrap_or(json.len() - start);
+            (len > 0).then_some(start + len)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn index(value: &serde_json::Value) -> (Vec<u8>, TopLevel) {
+        let text = serde_json::to_vec(value).unwrap();
+        let index = TopLevel::scan(&text).expect("compact object");
+        (text, index)
+    }
+
+    fn get(value: &serde_json::Value, path: &[&str]) -> Option<String> {
+        let (text, index) = index(value);
+        index
+            .get(&text, path)
+            .map(|s| String::from_utf8(s.to_vec()).unwrap())
+    }
+
+    #[test]
+    fn finds_values_at_any_depth() {
+        let pod = json!({
+            "apiVersion": "v1",
+            "metadata": {"name": "web", "labels": {"app.kubernetes.io/name": "web", "a\"b": "q"},
+                         "annotations": {"note": "a \"quoted\" \\ text", "n": 3}},
+            "spec": {"containers": [{"name": "a", "ports": [{"containerPort": 80}]}, {"name": "b", "image": "x:1"}],
+                     "replicas": 3, "paused": false, "x": null, "f": -1.5e3},
+            "status": {"phase": "Running"}
+        });
+        assert_eq!(
+            get(&pod, &["status", "phase"]).as_deref(),
+            Some("\"Running\"")
+        );
+        assert_eq!(get(&pod, &["spec", "replicas"]).as_deref(), Some("3"));
+        assert_eq!(get(&pod, &["spec", "paused"]).as_deref(), Some("false"));
+        assert_eq!(get(&pod, &["spec", "x"]).as_deref(), Some("null"));
+        assert_eq!(get(&pod, &["spec", "f"]).as_deref(), Some("-1500.0"));
+        assert_eq!(
+            get(&pod, &["spec", "containers", "1", "image"]).as_deref(),
+            Some("\"x:1\"")
+        );
+        assert_eq!(
+            get(&pod, &["spec", "containers", "0", "ports", "0"]).as_deref(),
+            Some(r#"{"containerPort":80}"#)
+        );
+        assert_eq!(
+            get(&pod, &["metadata", "labels", "app.kubernetes.io/name"]).as_deref(),
+            Some("\"web\"")
+        );
+        assert_eq!(
+            get(&pod, &["metadata", "labels", "a\"b"]).as_deref(),
+            Some("\"q\"")
+        );
+        assert_eq!(
+            get(&pod, &["metadata", "annotations", "note"]).as_deref(),
+            Some(r#""a \"quoted\" \\ text""#)
+        );
+        assert_eq!(
+            get(&pod, &["metadata", "annotations", "n"]).as_deref(),
+            Some("3")
+        );
+        assert_eq!(get(&pod, &["apiVersion"]).as_deref(), Some("\"v1\""));
+        let whole = get(&pod, &[]).unwrap();
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&whole).unwrap(),
+            pod
+        );
+        let status = get(&pod, &["status"]).unwrap();
+        assert_eq!(status, r#"{"phase":"Running"}"#);
+    }
+
+    #[test]
+    fn absent_paths_are_none() {
+        let object = json!({"a": {"b": [1, 2], "c": {}}, "d": [], "e": "s"});
+        for path in [
+            &["x"][..],
+            &["a", "x"],
+            &["a", "b", "2"],
+            &["a", "b", "01"],
+            &["a", "b", "-1"],
+            &["a", "b", ""],
+            &["a", "c", "x"],
+            &["d", "0"],
+            &["e", "0"],
+            &["a", "b", "0", "x"],
+        ] {
+            assert_eq!(get(&object, path), None, "{path:?}");
+        }
+        assert_eq!(get(&object, &["a", "b", "1"]).as_deref(), Some("2"));
+    }
+
+    #[test]
+    fn scan_rejects_what_is_not_a_compact_object() {
+        for text in [
+            "",
+            "[]",
+            "{",
+            "{\"a\":1",
+            "{\"a\" :1}",
+            "{ \"a\":1}",
+            "{\"a\":1,}",
+            "{\"a\":}",
+            "{a:1}",
+        ] {
+            assert_eq!(TopLevel::scan(text.as_bytes()), None, "{text}");
+        }
+        assert_eq!(TopLevel::scan(b"{}"), Some(TopLevel::default()));
+    }
+}

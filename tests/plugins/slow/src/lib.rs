@@ -1,0 +1,37 @@
+//! A filter whose `decide` takes `millis` milliseconds (config, default
+//! 500), busy-waiting on the WASI monotonic clock, then passes the event.
+//! GRW's tests run several calls of it at once to see that they do not
+//! queue behind one instance.
+
+use std::time::{Duration, Instant};
+
+use grw_sdk::{Event, Filter, Interest};
+
+/// The configured duration of one call.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Slow {
+    #[serde(default = "default_millis")]
+    millis: u64,
+}
+
+fn default_millis() -> u64 {
+    500
+}
+
+impl Filter for Slow {
+    fn init(config: &str) -> Result<(Self, Interest), String> {
+        Ok((grw_sdk::parse_config(config)?, Interest::all()))
+    }
+
+    fn decide(&self, _event: &Event) -> bool {
+        let started = Instant::now();
+        let wait = Duration::from_millis(self.millis);
+        while started.elapsed() < wait {
+            std::hint::spin_loop();
+        }
+        true
+    }
+}
+
+grw_sdk::export_filter!(Slow);
