@@ -376,7 +376,9 @@ async fn announced(scale: u64) {
         grouped(count as f64),
         grouped(ANNOUNCED_OBJECT_BYTES as f64)
     );
-    println!("| objects' JSON MiB | VmRSS before the engine starts MiB | after MiB | added MiB | added bytes per object |");
+    println!(
+        "| objects' JSON MiB | VmRSS before the engine starts MiB | after MiB | added MiB | added bytes per object |"
+    );
     println!("|---:|---:|---:|---:|---:|");
     let added = after.rss.saturating_sub(before.rss);
     println!(

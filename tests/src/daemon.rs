@@ -328,6 +328,20 @@ where
     }
 }
 
+/// Why a `grw` that stopped says it stopped: the `error` of its JSON
+/// `grw stopped` log line, else what it printed after `grw: `.
+pub fn stop_reason(output: &str) -> Option<String> {
+    output
+        .lines()
+        .find_map(|line| match serde_json::from_str::<Value>(line) {
+            Ok(event) if event["message"] == "grw stopped" => {
+                event["error"].as_str().map(str::to_string)
+            }
+            Ok(_) => None,
+            Err(_) => line.strip_prefix("grw: ").map(str::to_string),
+        })
+}
+
 /// Runs `grw` with a config file and arguments, expecting it to exit; returns
 /// the exit code and what it printed on stderr.
 pub fn run_to_exit(

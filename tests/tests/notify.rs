@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use grw_e2e::daemon::{Grw, eventually, run_to_exit};
+use grw_e2e::daemon::{Grw, eventually, run_to_exit, stop_reason};
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
 use grw_e2e::receiver::{Behaviour, Received, Receiver};
 use serde_json::{Value, json};
@@ -641,8 +641,9 @@ async fn invalid_subscriptions_in_the_config_stop_start_up() {
         });
         let (code, stderr) = run_to_exit(Some(&config.to_string()), &[], Duration::from_secs(60));
         assert_ne!(code, Some(0));
+        let reason = stop_reason(&stderr).unwrap_or_default();
         assert!(
-            stderr.contains(message),
+            reason.contains(message),
             "expected `{message}` in:\n{stderr}"
         );
     }
