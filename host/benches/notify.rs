@@ -31,7 +31,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
-use grw::config::{Config, WatchOptions};
+use grw::config::{Config, SubscriptionConfig, WatchOptions};
 use grw::gvk::{Gvk, ResourceInfo};
 use grw::kube::{Catalog, Discovery};
 use grw::metrics::Metrics;
@@ -447,7 +447,7 @@ impl Engine {
                 {
                     sub.extend(members);
                 }
-                subscription
+                SubscriptionConfig::from_json(&subscription).expect("a valid subscription")
             })
             .collect();
         let config = Config {

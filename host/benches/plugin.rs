@@ -167,7 +167,7 @@ fn main() {
         plugins_dir.clone(),
         Some(dir.path().join("cache")),
         Limits::default(),
-        Vec::new(),
+        grw::plugin::AllowedHosts::none(),
         Arc::new(Metrics::new()),
     )
     .unwrap();

@@ -164,6 +164,15 @@ impl KindRef {
     }
 }
 
+impl std::str::FromStr for KindRef {
+    type Err = String;
+
+    /// As [`KindRef::parse`].
+    fn from_str(s: &str) -> Result<KindRef, String> {
+        KindRef::parse(s)
+    }
+}
+
 impl fmt::Display for KindRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.group, &self.version) {

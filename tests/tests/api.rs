@@ -385,7 +385,7 @@ async fn compatibility_routes() {
 #[tokio::test]
 async fn bad_input_is_a_clear_4xx() {
     let grw = replay().await;
-    let gets: [(&str, u16, &str); 21] = [
+    let gets: [(&str, u16, &str); 23] = [
         (
             "/api/v1/objects/pods?labelSelector=app%20in%20web",
             400,
@@ -421,6 +421,16 @@ async fn bad_input_is_a_clear_4xx() {
             "/api/v1/objects/pods?fieldSelector=a..b%3Dc",
             400,
             "field selector",
+        ),
+        (
+            "/api/v1/objects/pods?filter=../shop",
+            400,
+            "`filter`: expected a plugin name: 1 to 63 ASCII letters, digits, `-`, `_` or `.`, starting with a letter or digit, got \"../shop\"",
+        ),
+        (
+            "/api/v1/objects/pods?filter=shop-only",
+            400,
+            "unknown filter plugin `shop-only`",
         ),
         (
             "/api/v1/objects/pods?nope=1",
@@ -562,6 +572,53 @@ async fn bad_input_is_a_clear_4xx() {
     // up again before noticing.
     let health = reqwest::get(format!("{}/healthz", grw.url)).await.unwrap();
     assert_eq!(health.status(), 200);
+}
+
+#[tokio::test]
+async fn bad_subscriptions_are_refused_naming_the_member() {
+    let grw = replay().await;
+    let ok = json!({"name": "x", "kind": "ConfigMap", "webhook": {"url": "http://127.0.0.1:9/x"}});
+    let with = |member: &str, value: Value| {
+        let mut body = ok.clone();
+        body[member] = value;
+        body
+    };
+    let cases = [
+        (
+            with("labelSelector", json!("tier in (web")),
+            "subscription `x`: `labelSelector`: label selector `tier in (web`: missing `)` to close the `(` at position 8",
+        ),
+        (
+            with("fieldSelector", json!("status.phase>1")),
+            "subscription `x`: `fieldSelector`: field selector `status.phase>1`: unsupported operator `>` at position 12: field selectors allow only `=`, `==` and `!=`",
+        ),
+        (
+            with("eventTypes", json!(["ADDED", "UPDATED"])),
+            "subscription `x`: `eventTypes[1]`: expected one of ADDED, MODIFIED, DELETED, got \"UPDATED\"",
+        ),
+        (
+            with("filters", json!(["shop-only", "no/slashes"])),
+            "subscription `x`: `filters[1]`: expected a plugin name: 1 to 63 ASCII letters, digits, `-`, `_` or `.`, starting with a letter or digit, got \"no/slashes\"",
+        ),
+        (
+            with("webhook", json!({"url": "ftp://x"})),
+            "subscription `x`: `webhook.url`: expected an http:// or https:// URL with a host, got \"ftp://x\"",
+        ),
+        (
+            json!({"name": "x", "kind": "ConfigMap", "plugin": {"name": ".hidden"}}),
+            "subscription `x`: `plugin.name`: expected a plugin name: 1 to 63 ASCII letters, digits, `-`, `_` or `.`, starting with a letter or digit, got \".hidden\"",
+        ),
+        (
+            with("name", json!("Not A Name")),
+            "request body: `name`: expected a subscription name: 1 to 63 lowercase letters, digits, `-` or `.`, starting and ending with a letter or digit, got \"Not A Name\"",
+        ),
+    ];
+    for (body, message) in cases {
+        let (status, answer) = grw.post("/api/v1/subscriptions", body.to_string()).await;
+        assert_eq!(status, 400, "{body}: {answer}");
+        assert_eq!(answer["message"], message, "{body}");
+        assert_eq!(answer["reason"], "InvalidSubscription", "{body}");
+    }
 }
 
 #[tokio::test]

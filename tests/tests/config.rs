@@ -30,6 +30,26 @@ fn bad_config_files_stop_startup_with_a_message_naming_the_key() {
             r#"{"k8sClientConfig": {"caCertDataPemBase64": "%%%"}}"#,
             "not valid base64",
         ),
+        (
+            r#"{"initialWatchingResources": [{"version": "v1", "kind": "Pod", "watchOptions": {"labelSelector": "app in (web"}}]}"#,
+            "config key `initialWatchingResources[0].watchOptions.labelSelector`: label selector `app in (web`: ",
+        ),
+        (
+            r#"{"initialWatchingResources": [{"version": "v1", "kind": "Pod", "watchOptions": {"fieldSelector": "status.phase>1"}}]}"#,
+            "config key `initialWatchingResources[0].watchOptions.fieldSelector`: field selector `status.phase>1`: ",
+        ),
+        (
+            r#"{"initialWatchingResources": [{"version": "v1", "kind": "Pod", "notifiers": [{"webhookUrls": ["http://a"], "eventTypes": ["CREATED"]}]}]}"#,
+            r#"config key `initialWatchingResources[0].notifiers[0].eventTypes[0]`: expected one of ADDED, MODIFIED, DELETED, got "CREATED""#,
+        ),
+        (
+            r#"{"subscriptions": [{"name": "a", "kind": "Pod", "webhook": {"url": "http://a"}, "filters": ["../x"]}]}"#,
+            "config key `subscriptions[0].filters[0]`: expected a plugin name",
+        ),
+        (
+            r#"{"pluginAllowedHosts": ["hooks.slack.com", "https://x.io/hook"]}"#,
+            "config key `pluginAllowedHosts[1]`: `https://x.io/hook` is a URL; write the host alone, e.g. `x.io`",
+        ),
         ("{\"listenPort\": 3000,}", "line 1"),
         ("[1]", "must hold a JSON object at the top level, got [1]"),
     ];

@@ -529,12 +529,12 @@ async fn invalid_subscriptions_are_refused_with_clear_messages() {
         (
             with("webhook", json!({"url": "ftp://example.com/x"})),
             400,
-            r#"subscription `x`: `webhook`: `url` must be an http:// or https:// URL with a host, got "ftp://example.com/x""#,
+            r#"subscription `x`: `webhook.url`: expected an http:// or https:// URL with a host, got "ftp://example.com/x""#,
         ),
         (
             with("webhook", json!({"url": "http//missing-colon"})),
             400,
-            r#"subscription `x`: `webhook`: `url` must be an http:// or https:// URL with a host, got "http//missing-colon""#,
+            r#"subscription `x`: `webhook.url`: expected an http:// or https:// URL with a host, got "http//missing-colon""#,
         ),
         (
             with("filters", json!(["no-such-plugin"])),
@@ -554,7 +554,7 @@ async fn invalid_subscriptions_are_refused_with_clear_messages() {
         (
             with("name", json!("UPPER")),
             400,
-            "subscription name \"UPPER\" is invalid",
+            "request body: `name`: expected a subscription name",
         ),
     ];
     for (body, status, message) in cases {
@@ -624,7 +624,7 @@ async fn invalid_subscriptions_in_the_config_stop_start_up() {
     for (subscription, message) in [
         (
             json!({"name": "a", "kind": "Pod", "webhook": {"url": "gopher://x"}}),
-            r#"config key `subscriptions[0]`: subscription `a`: `webhook`: `url` must be an http:// or https:// URL with a host, got "gopher://x""#,
+            r#"config key `subscriptions[0].webhook.url`: expected an http:// or https:// URL with a host, got "gopher://x""#,
         ),
         (
             json!({"name": "a", "kind": "Pod", "plugin": {"name": "chat"}}),
@@ -633,6 +633,14 @@ async fn invalid_subscriptions_in_the_config_stop_start_up() {
         (
             json!({"name": "a", "kind": "Pod", "webhook": {"url": "http://x"}, "wat": 1}),
             "config key `subscriptions[0]`: unknown field `wat`",
+        ),
+        (
+            json!({"name": "a", "kind": "Pod", "webhook": {"url": "http://x"}, "labelSelector": "a in (b"}),
+            "config key `subscriptions[0].labelSelector`: label selector `a in (b`: ",
+        ),
+        (
+            json!({"name": "a", "kind": "Pod", "webhook": {"url": "http://x"}, "filters": ["a b"]}),
+            "config key `subscriptions[0].filters[0]`: expected a plugin name",
         ),
     ] {
         let config = json!({

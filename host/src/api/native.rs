@@ -27,6 +27,7 @@ use serde_json::{Value, json};
 use super::kinds::{resolve, synced_watch};
 use super::stream::{self, StreamOptions};
 use super::{AppState, Params, Problem};
+use crate::config::PluginName;
 use crate::gvk::{KindRef, ResourceInfo};
 use crate::plugin::Plugin;
 use crate::query::{ContinueToken, FieldSelector, LabelSelector, PageRequest, Query};
@@ -275,9 +276,11 @@ fn filter_plugins(state: &AppState, params: &Params) -> Result<Vec<Arc<Plugin>>,
     names
         .split(',')
         .map(|name| {
+            let name = PluginName::parse(name.trim())
+                .map_err(|e| Problem::bad_request("InvalidParameter", format!("`filter`: {e}")))?;
             state
                 .plugins
-                .filter(name.trim())
+                .filter(name.as_str())
                 .map_err(|e| Problem::bad_request("UnknownFilter", e))
         })
         .collect()

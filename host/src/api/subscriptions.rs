@@ -20,7 +20,8 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use super::{AppState, Params, Problem};
-use crate::notify::{DeadLetter, Delivery, Notifications, Spec, SubscriptionError};
+use crate::config::{InvalidKey, SubscriptionConfig, SubscriptionName};
+use crate::notify::{DeadLetter, Delivery, Notifications, SubscriptionError};
 
 pub(super) fn routes() -> Router<Arc<AppState>> {
     Router::new()
@@ -87,11 +88,11 @@ async fn create(
             format!("request body is not valid JSON: {e}"),
         )
     })?;
-    let spec = Spec::from_json(&value, "request body")
-        .map_err(|e| Problem::bad_request("InvalidSubscription", e))?;
+    let definition = SubscriptionConfig::from_json(&value)
+        .map_err(|e| Problem::bad_request("InvalidSubscription", invalid_body(&value, &e)))?;
     let notifications = state.notifications.clone();
     // Creating may read the outbox and start a watch: off the async threads.
-    let status = tokio::task::spawn_blocking(move || notifications.create(&spec))
+    let status = tokio::task::spawn_blocking(move || notifications.create(&definition))
         .await
         .map_err(|_| {
             Problem::new(
@@ -101,6 +102,16 @@ async fn create(
             )
         })??;
     Ok((StatusCode::CREATED, Json(json!(status))))
+}
+
+/// Why a body is not a subscription: ``subscription `NAME`: `MEMBER`: ...``
+/// when the body names the subscription, ``request body: `MEMBER`: ...``
+/// otherwise.
+fn invalid_body(body: &Value, error: &InvalidKey) -> String {
+    match body["name"].as_str().map(SubscriptionName::parse) {
+        Some(Ok(name)) => format!("subscription `{name}`: {error}"),
+        _ => format!("request body: {error}"),
+    }
 }
 
 async fn one(

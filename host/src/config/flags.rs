@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use clap::builder::PossibleValuesParser;
 
-use super::file::{LOG_LEVELS, LOG_TYPES, is_plain_name, names, pick, positive_seconds};
+use super::file::{LOG_LEVELS, LOG_TYPES};
+use super::values::{is_plain_name, names, pick, positive_seconds};
 use super::{Config, ConfigError, WatchOptions, WatchedResource};
 use crate::gvk::Gvk;
 

@@ -4,17 +4,44 @@
 //! and applies the [`Flags`]; [`parse`] does the file part on a string. The
 //! file format is the one of the earlier GRW plus a few native keys; every
 //! key and its default is listed on [`Config`].
+//!
+//! Everything is checked when the configuration is loaded, into typed
+//! values: selectors are parsed ([`Parsed`]), event types are
+//! [`ChangeType`](crate::store::ChangeType)s, compat notifier filters are
+//! [`Query`](crate::query::Query)s, `pluginAllowedHosts` is an
+//! [`AllowedHosts`](crate::plugin::AllowedHosts), and native subscriptions
+//! are [`SubscriptionConfig`]s, the same type `POST /api/v1/subscriptions`
+//! reads.
+//!
+//! - `types`: [`Config`] and the types of its parts;
+//! - `file`: the config file's structure, read by serde, and what depends on
+//!   the environment;
+//! - `subscription`: native subscriptions, for the file and the API;
+//! - `values`: the checked values of the file (ports, durations, URLs,
+//!   paths, host patterns...);
+//! - `de`: the deserializer that applies the file's rules and names the key
+//!   of every error;
+//! - `flags`: command-line flags.
 
+mod de;
 mod file;
 mod flags;
+mod subscription;
 mod types;
+mod values;
 
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub use file::{is_http_url, parse};
+pub use de::InvalidKey;
+pub use file::parse;
 pub use flags::{Command, Flags, PluginArgs, PluginCommand};
+pub use subscription::{
+    Destination, MAX_PLUGIN_NAME_LEN, MAX_SUBSCRIPTION_NAME_LEN, PayloadFormat, PluginName,
+    RetryConfig, SubscriptionConfig, SubscriptionName, WebhookConfig,
+};
 pub use types::*;
+pub use values::is_http_url;
 
 /// Where the config file is looked for when neither `--config` nor
 /// `CONFIG_FILE_PATH` names one.
@@ -137,7 +164,7 @@ fn load_from(
     let path = match named {
         Some(path) => {
             let home = env("HOME");
-            file::expand_home(&path, home.as_deref()).unwrap_or_else(|| {
+            values::expand_home(&path, home.as_deref()).unwrap_or_else(|| {
                 warnings.push(format!(
                     "config file path `{}` starts with `~` but HOME is not set; the path is used as written",
                     path.display()

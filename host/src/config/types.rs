@@ -1,10 +1,20 @@
-//! The resolved configuration: every key with its default applied.
+//! The resolved configuration: every key with its default applied, every
+//! value checked and in its typed form.
 
+use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::str::FromStr;
 use std::time::Duration;
 
+use serde_json::Value;
+
+use super::SubscriptionConfig;
 use crate::gvk::Gvk;
+use crate::plugin::AllowedHosts;
+use crate::query::{FieldSelector, LabelSelector, Query};
+use crate::store::ChangeType;
 
 /// The daemon's whole configuration, after the file, the environment and
 /// command-line flags were merged (flags win over the file).
@@ -52,13 +62,13 @@ pub struct Config {
     /// Hosts notifier plugins may reach (`pluginAllowedHosts`): `host`,
     /// `host:port` or `*.domain`. A plugin's own manifest must allow the host
     /// too. Empty = no outbound HTTP for plugins.
-    pub plugin_allowed_hosts: Vec<String>,
+    pub plugin_allowed_hosts: AllowedHosts,
     /// Where pending deliveries, subscriptions and the last announced state
     /// live (`dataDir`); none = in memory, lost on restart.
     pub data_dir: Option<PathBuf>,
-    /// Native subscriptions (`subscriptions`), as written; checked by the
-    /// notification engine, which names the offending key.
-    pub subscriptions: Vec<serde_json::Value>,
+    /// Native subscriptions (`subscriptions`), checked; their names are
+    /// unique.
+    pub subscriptions: Vec<SubscriptionConfig>,
     /// Most object bytes of changes that may wait for a watch's notification
     /// feed (`notificationBufferBytes`, default 64 MiB); past it the feed
     /// catches up from the cache's state once it can write again.
@@ -107,10 +117,10 @@ pub struct WatchedResource {
 pub struct WatchOptions {
     /// Only this namespace.
     pub namespace: Option<String>,
-    /// Kubernetes label selector string, passed to the API server.
-    pub label_selector: Option<String>,
-    /// Kubernetes field selector string, passed to the API server.
-    pub field_selector: Option<String>,
+    /// Label selector; its text is passed to the API server.
+    pub label_selector: Option<Parsed<LabelSelector>>,
+    /// Field selector; its text is passed to the API server.
+    pub field_selector: Option<Parsed<FieldSelector>>,
     /// Extra query parameters for LIST and WATCH requests (`additionalK8sApiQueryParams`), sorted by name.
     pub extra_params: Vec<(String, String)>,
 }
@@ -120,10 +130,104 @@ pub struct WatchOptions {
 pub struct NotifierConfig {
     /// Receivers (`webhookUrls`, required, at least one).
     pub webhook_urls: Vec<String>,
-    /// Event types wanted (`eventTypes`); empty = all.
-    pub event_types: Vec<String>,
-    /// The raw `filter` object, same shape as the compat query body; `None` = everything.
-    pub filter: Option<serde_json::Value>,
+    /// Event types wanted (`eventTypes`), each once, in the order written;
+    /// empty = all.
+    pub event_types: Vec<ChangeType>,
+    /// `filter`, same shape as the compat query body; `None` = everything.
+    pub filter: Option<NotifierFilter>,
+}
+
+/// The `filter` of a compat notifier: conditions on the object, in the shape
+/// of the compat query body (`name`, `namespace`, `uid`, `labelSelectors`,
+/// `annotationSelectors`, `fieldMatches`).
+#[derive(Debug, Clone)]
+pub struct NotifierFilter {
+    /// The object as written; part of the definition that names the
+    /// notifier's subscriptions.
+    pub written: Value,
+    /// The conditions.
+    pub query: Query,
+}
+
+/// Two filters are the same when they were written the same.
+impl PartialEq for NotifierFilter {
+    fn eq(&self, other: &Self) -> bool {
+        self.written == other.written
+    }
+}
+
+/// A value read from text and checked, with the text as written: what the
+/// API server gets (selectors) and what the API shows.
+///
+/// Two are equal when their texts are.
+#[derive(Debug, Clone)]
+pub struct Parsed<T> {
+    text: String,
+    value: T,
+}
+
+impl<T> Parsed<T> {
+    /// The text as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The parsed value.
+    pub fn value(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T: FromStr> FromStr for Parsed<T> {
+    type Err = T::Err;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(Parsed {
+            value: text.parse()?,
+            text: text.to_string(),
+        })
+    }
+}
+
+impl<T> PartialEq for Parsed<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl<T> Eq for Parsed<T> {}
+
+impl<T> Hash for Parsed<T> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.text.hash(state);
+    }
+}
+
+impl<T> fmt::Display for Parsed<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl<T> serde::Serialize for Parsed<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.text)
+    }
+}
+
+/// From a string; the message of a parse error is the error's own (it names
+/// the text).
+impl<'de, T> serde::Deserialize<'de> for Parsed<T>
+where
+    T: FromStr,
+    T::Err: fmt::Display,
+{
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        super::de::string_then(deserializer, "a string", |text| {
+            text.parse()
+                .map_err(|e: T::Err| super::de::Refusal::Message(e.to_string()))
+        })
+    }
 }
 
 /// `k8sClientConfig`: how to reach the API server.

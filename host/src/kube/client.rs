@@ -206,10 +206,10 @@ impl KubeClient {
         mut params: Vec<(&'a str, String)>,
     ) -> Result<http::Request<Vec<u8>>, ApiError> {
         if let Some(s) = &options.label_selector {
-            params.push(("labelSelector", s.clone()));
+            params.push(("labelSelector", s.to_string()));
         }
         if let Some(s) = &options.field_selector {
-            params.push(("fieldSelector", s.clone()));
+            params.push(("fieldSelector", s.to_string()));
         }
         for (k, v) in &options.extra_params {
             params.push((k.as_str(), v.clone()));

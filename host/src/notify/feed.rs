@@ -64,8 +64,14 @@ pub(super) fn watch_id(key: &WatchKey) -> String {
     let o = &key.options;
     let parts = [
         ("namespace", o.namespace.as_deref()),
-        ("labelSelector", o.label_selector.as_deref()),
-        ("fieldSelector", o.field_selector.as_deref()),
+        (
+            "labelSelector",
+            o.label_selector.as_ref().map(|s| s.as_str()),
+        ),
+        (
+            "fieldSelector",
+            o.field_selector.as_ref().map(|s| s.as_str()),
+        ),
     ];
     for (name, value) in parts {
         if let Some(v) = value {
@@ -487,7 +493,7 @@ mod tests {
             gvk: Gvk::new("apps", "v1", "Deployment"),
             options: crate::config::WatchOptions {
                 namespace: Some("shop".into()),
-                label_selector: Some("tier=web".into()),
+                label_selector: Some("tier=web".parse().unwrap()),
                 field_selector: None,
                 extra_params: vec![("x".into(), "1".into())],
             },

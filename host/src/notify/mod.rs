@@ -44,10 +44,10 @@ use serde_json::Value;
 pub use outbox::{Announcement, DeadLetter, Outbox, Queued, StoreError};
 pub use payload::{Event, render};
 pub use sink::{Delivery, SendError};
-pub use subscription::{PayloadFormat, SinkSpec, Source, Spec, Subscription};
+pub use subscription::{PayloadFormat, SinkSpec, Source, Subscription};
 pub use webhook::{Webhook, client as webhook_client, sign};
 
-use crate::config::Config;
+use crate::config::{Config, SubscriptionConfig};
 use crate::kube::Discovery;
 use crate::metrics::{Metrics, QueueGauges};
 use crate::plugin::Plugins;
@@ -171,16 +171,12 @@ impl Notifications {
     ) -> anyhow::Result<Arc<Notifications>> {
         let outbox = Outbox::open(config.data_dir.as_deref())?;
         let mut configured: Vec<(Subscription, String)> = subscription::from_compat_config(config)
-            .map_err(anyhow::Error::msg)?
             .into_iter()
             .map(|s| (s, "config".to_string()))
             .collect();
-        for (i, value) in config.subscriptions.iter().enumerate() {
+        for (i, definition) in config.subscriptions.iter().enumerate() {
             let origin = format!("config key `subscriptions[{i}]`");
-            let spec = Spec::from_json(value, &origin).map_err(anyhow::Error::msg)?;
-            let sub = spec
-                .compile(Source::Config)
-                .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+            let sub = Subscription::new(definition, Source::Config);
             if configured.iter().any(|(c, _)| c.name == sub.name) {
                 anyhow::bail!("{origin}: subscription name `{}` is used twice", sub.name);
             }
@@ -226,9 +222,9 @@ impl Notifications {
         }
         for (name, value) in stored {
             let from_api = value["source"] == "api";
-            let restored =
-                Spec::from_json(&value["spec"], &format!("stored subscription `{name}`"))
-                    .and_then(|spec| spec.compile(Source::Api));
+            let restored = SubscriptionConfig::from_json(&value["spec"])
+                .map(|definition| Subscription::new(&definition, Source::Api))
+                .map_err(|e| format!("stored subscription `{name}`: {e}"));
             match restored {
                 Ok(sub) if from_api => {
                     if let Err(e) = engine.check_plugins(&sub) {
@@ -283,10 +279,11 @@ impl Notifications {
     }
 
     /// Creates a subscription from the API.
-    pub fn create(&self, spec: &Spec) -> Result<SubscriptionStatus, SubscriptionError> {
-        let sub = spec
-            .compile(Source::Api)
-            .map_err(SubscriptionError::Invalid)?;
+    pub fn create(
+        &self,
+        definition: &SubscriptionConfig,
+    ) -> Result<SubscriptionStatus, SubscriptionError> {
+        let sub = Subscription::new(definition, Source::Api);
         self.check_plugins(&sub)
             .map_err(SubscriptionError::Invalid)?;
         if self.discovery.is_loaded() {

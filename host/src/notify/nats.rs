@@ -47,7 +47,11 @@ use super::{Delivery, SendError};
 
 /// `nats` sink settings of a subscription.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(
+    rename_all = "camelCase",
+    deny_unknown_fields,
+    expecting = "an object with `url`"
+)]
 pub struct NatsSinkConfig {
     /// Server URL(s), e.g. `nats://127.0.0.1:4222` (comma-separated for
     /// several). `nats://` and `tls://` are accepted, or a bare `host:port`;

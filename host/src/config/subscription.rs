@@ -1,0 +1,617 @@
+//! Native subscriptions as users write them: an entry of the config file's
+//! `subscriptions`, or the body of `POST /api/v1/subscriptions`. Both are
+//! read by [`SubscriptionConfig::from_json`] (the config file through the
+//! same deserialization), so they follow the same rules and give the same
+//! messages; the notification engine compiles a [`SubscriptionConfig`] into
+//! what it runs.
+//!
+//! A [`SubscriptionConfig`] serializes back to the form it was read from (as
+//! the API shows it and the outbox stores it), every value as written.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use super::Parsed;
+use super::de::{self, InvalidKey, Refusal};
+use super::file::URL_EXPECTED;
+use super::values::is_http_url;
+use crate::gvk::KindRef;
+use crate::notify::nats::NatsSinkConfig;
+use crate::query::{FieldSelector, LabelSelector};
+use crate::store::ChangeType;
+
+/// Longest subscription name: it appears in URLs and metric labels.
+pub const MAX_SUBSCRIPTION_NAME_LEN: usize = 63;
+
+/// Longest plugin name.
+pub const MAX_PLUGIN_NAME_LEN: usize = 63;
+
+/// Names accepted by `eventTypes`.
+const EVENT_TYPES: &[(&str, ChangeType)] = &[
+    ("ADDED", ChangeType::Added),
+    ("MODIFIED", ChangeType::Modified),
+    ("DELETED", ChangeType::Deleted),
+];
+
+/// Names accepted by `webhook.payload`.
+const PAYLOADS: &[(&str, PayloadFormat)] = &[
+    ("grw", PayloadFormat::Grw),
+    ("watch-event", PayloadFormat::WatchEvent),
+    ("cloudevents", PayloadFormat::CloudEvents),
+];
+
+/// The name of a subscription: 1 to 63 lowercase ASCII letters, digits, `-`
+/// or `.`, starting and ending with a letter or digit.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SubscriptionName(String);
+
+impl SubscriptionName {
+    const EXPECTED: &'static str = "a subscription name: 1 to 63 lowercase letters, digits, `-` or `.`, starting and ending with a letter or digit";
+
+    /// Checks `name`; the error says what a name is.
+    pub fn parse(name: &str) -> Result<SubscriptionName, String> {
+        let valid_char =
+            |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.';
+        let ok = !name.is_empty()
+            && name.len() <= MAX_SUBSCRIPTION_NAME_LEN
+            && name.chars().all(valid_char)
+            && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+        if ok {
+            Ok(SubscriptionName(name.to_string()))
+        } else {
+            Err(format!(
+                "expected {}, got {}",
+                Self::EXPECTED,
+                de::show(&Value::from(name))
+            ))
+        }
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for SubscriptionName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for SubscriptionName {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for SubscriptionName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        de::string_then(deserializer, Self::EXPECTED, |s| {
+            SubscriptionName::parse(s).map_err(|_| Refusal::Expected)
+        })
+    }
+}
+
+/// The name of a plugin: the plugin is the file `NAME.wasm` of the plugin
+/// directory. 1 to 63 ASCII letters, digits, `-`, `_` or `.`, starting with
+/// a letter or digit. Filters and notifier destinations of subscriptions,
+/// and the `filter` parameter of queries, name plugins this way.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PluginName(String);
+
+impl PluginName {
+    const EXPECTED: &'static str = "a plugin name: 1 to 63 ASCII letters, digits, `-`, `_` or `.`, starting with a letter or digit";
+
+    /// Checks `name`; the error says what a plugin name is.
+    pub fn parse(name: &str) -> Result<PluginName, String> {
+        let ok = !name.is_empty()
+            && name.len() <= MAX_PLUGIN_NAME_LEN
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            && name.starts_with(|c: char| c.is_ascii_alphanumeric());
+        if ok {
+            Ok(PluginName(name.to_string()))
+        } else {
+            Err(format!(
+                "expected {}, got {}",
+                Self::EXPECTED,
+                de::show(&Value::from(name))
+            ))
+        }
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for PluginName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for PluginName {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for PluginName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        de::string_then(deserializer, Self::EXPECTED, |s| {
+            PluginName::parse(s).map_err(|_| Refusal::Expected)
+        })
+    }
+}
+
+/// Body of a delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PayloadFormat {
+    /// `{eventType, gvk, group, version, kind, eventObjects, message, additionalData}`.
+    Grw,
+    /// A Kubernetes watch event `{type, object}`, plus `oldObject` for MODIFIED.
+    WatchEvent,
+    /// A CloudEvents 1.0 JSON event whose `data` is `{object, oldObject?}`.
+    #[serde(rename = "cloudevents")]
+    CloudEvents,
+}
+
+impl<'de> Deserialize<'de> for PayloadFormat {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        de::choose(deserializer, PAYLOADS)
+    }
+}
+
+/// A checked subscription, as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubscriptionConfig {
+    /// Unique name.
+    pub name: SubscriptionName,
+    /// The kind: `Pod`, `deployments.apps`, `apps/v1/Deployment`...
+    pub kind: Parsed<KindRef>,
+    /// Only objects of this namespace.
+    pub namespace: Option<String>,
+    /// Only objects matching this label selector.
+    pub label_selector: Option<Parsed<LabelSelector>>,
+    /// Only objects matching this field selector.
+    pub field_selector: Option<Parsed<FieldSelector>>,
+    /// Event types wanted, each once; empty = all.
+    pub event_types: Vec<ChangeType>,
+    /// Filter plugins every change must pass, in order.
+    pub filters: Vec<PluginName>,
+    /// On creation, an ADDED for every object that exists then.
+    pub snapshot: bool,
+    /// Where deliveries go.
+    pub destination: Destination,
+    /// Delay between attempts after a retryable failure (`retry`), as written.
+    pub retry: Option<RetryConfig>,
+}
+
+/// Where the deliveries of a subscription go: exactly one of `webhook`,
+/// `nats` and `plugin`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Destination {
+    /// `webhook`: HTTP POST.
+    Webhook(WebhookConfig),
+    /// `nats`: publish to a NATS JetStream stream.
+    Nats(NatsSinkConfig),
+    /// `plugin`: hand to a notifier plugin.
+    Plugin(PluginName),
+}
+
+/// `webhook` of a subscription.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    deny_unknown_fields,
+    expecting = "an object with `url`"
+)]
+pub struct WebhookConfig {
+    /// `http://` or `https://` URL.
+    #[serde(deserialize_with = "webhook_url")]
+    pub url: String,
+    /// `grw` (the earlier GRW's body, the default), `watch-event` or `cloudevents`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<PayloadFormat>,
+    /// Extra request headers, valid HTTP header names and values.
+    #[serde(
+        default,
+        deserialize_with = "headers",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub headers: BTreeMap<String, String>,
+    /// Signs each body with HMAC-SHA256 under this secret; not empty.
+    #[serde(
+        default,
+        deserialize_with = "secret",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub secret: Option<String>,
+    /// Per-request timeout, seconds, above 0 and at most 3600 (default 10).
+    #[serde(
+        default,
+        deserialize_with = "timeout_seconds",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub timeout_seconds: Option<f64>,
+}
+
+impl WebhookConfig {
+    /// The body format.
+    pub fn payload(&self) -> PayloadFormat {
+        self.payload.unwrap_or(PayloadFormat::Grw)
+    }
+
+    /// The per-request timeout.
+    pub fn timeout(&self) -> Duration {
+        self.timeout_seconds
+            .map_or(Duration::from_secs(10), Duration::from_secs_f64)
+    }
+}
+
+/// `retry` of a subscription: `initialDelayMs` at least 1 and at most
+/// `maxDelaySeconds`, which is above 0 and at most 86400.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RetryConfig {
+    /// First delay, milliseconds (default 500).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initial_delay_ms: Option<u64>,
+    /// Longest delay, seconds (default 60).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_delay_seconds: Option<f64>,
+}
+
+impl RetryConfig {
+    /// First and longest delay between attempts, defaults applied.
+    pub fn delays(retry: Option<&RetryConfig>) -> (Duration, Duration) {
+        let initial = retry
+            .and_then(|r| r.initial_delay_ms)
+            .map_or(Duration::from_millis(500), Duration::from_millis);
+        let max = retry
+            .and_then(|r| r.max_delay_seconds)
+            .map_or(Duration::from_secs(60), Duration::from_secs_f64);
+        (initial, max)
+    }
+}
+
+impl<'de> Deserialize<'de> for RetryConfig {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields, expecting = "an object")]
+        struct Written {
+            #[serde(default)]
+            initial_delay_ms: Option<u64>,
+            #[serde(default, deserialize_with = "max_delay_seconds")]
+            max_delay_seconds: Option<f64>,
+        }
+        let written = Written::deserialize(deserializer)?;
+        let retry = RetryConfig {
+            initial_delay_ms: written.initial_delay_ms,
+            max_delay_seconds: written.max_delay_seconds,
+        };
+        let (initial, max) = RetryConfig::delays(Some(&retry));
+        if initial.is_zero() || initial > max {
+            return Err(D::Error::custom(format!(
+                "`initialDelayMs` must be at least 1 and at most `maxDelaySeconds`, got {} ms",
+                initial.as_millis()
+            )));
+        }
+        Ok(retry)
+    }
+}
+
+/// The form a subscription is written in.
+#[derive(Serialize, Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    deny_unknown_fields,
+    expecting = "a JSON object"
+)]
+struct Written {
+    name: SubscriptionName,
+    kind: Parsed<KindRef>,
+    #[serde(
+        default,
+        deserialize_with = "de_text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    namespace: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "optional_parsed",
+        skip_serializing_if = "Option::is_none"
+    )]
+    label_selector: Option<Parsed<LabelSelector>>,
+    #[serde(
+        default,
+        deserialize_with = "optional_parsed",
+        skip_serializing_if = "Option::is_none"
+    )]
+    field_selector: Option<Parsed<FieldSelector>>,
+    #[serde(
+        default,
+        deserialize_with = "event_types",
+        serialize_with = "event_type_names",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    event_types: Vec<ChangeType>,
+    #[serde(
+        default,
+        deserialize_with = "filters",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    filters: Vec<PluginName>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    snapshot: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    webhook: Option<WebhookConfig>,
+    #[serde(
+        default,
+        deserialize_with = "nats",
+        skip_serializing_if = "Option::is_none"
+    )]
+    nats: Option<NatsSinkConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    plugin: Option<PluginDestination>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    retry: Option<RetryConfig>,
+}
+
+/// `plugin` of a subscription.
+#[derive(Serialize, Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    deny_unknown_fields,
+    expecting = "an object with `name`"
+)]
+struct PluginDestination {
+    name: PluginName,
+}
+
+impl<'de> Deserialize<'de> for SubscriptionConfig {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let w = Written::deserialize(deserializer)?;
+        let destination = match (w.webhook, w.nats, w.plugin) {
+            (Some(webhook), None, None) => Destination::Webhook(webhook),
+            (None, Some(nats), None) => Destination::Nats(nats),
+            (None, None, Some(plugin)) => Destination::Plugin(plugin.name),
+            _ => {
+                return Err(D::Error::custom(
+                    "needs exactly one destination: `webhook`, `nats` or `plugin`",
+                ));
+            }
+        };
+        Ok(SubscriptionConfig {
+            name: w.name,
+            kind: w.kind,
+            namespace: w.namespace,
+            label_selector: w.label_selector,
+            field_selector: w.field_selector,
+            event_types: w.event_types,
+            filters: w.filters,
+            snapshot: w.snapshot,
+            destination,
+            retry: w.retry,
+        })
+    }
+}
+
+impl Serialize for SubscriptionConfig {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (webhook, nats, plugin) = match &self.destination {
+            Destination::Webhook(w) => (Some(w.clone()), None, None),
+            Destination::Nats(n) => (None, Some(n.clone()), None),
+            Destination::Plugin(name) => {
+                (None, None, Some(PluginDestination { name: name.clone() }))
+            }
+        };
+        Written {
+            name: self.name.clone(),
+            kind: self.kind.clone(),
+            namespace: self.namespace.clone(),
+            label_selector: self.label_selector.clone(),
+            field_selector: self.field_selector.clone(),
+            event_types: self.event_types.clone(),
+            filters: self.filters.clone(),
+            snapshot: self.snapshot,
+            webhook,
+            nats,
+            plugin,
+            retry: self.retry,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl SubscriptionConfig {
+    /// Reads and checks a subscription written as JSON. The error names the
+    /// member (`webhook.url`; empty when it is about the whole subscription).
+    /// Unknown members are refused.
+    pub fn from_json(value: &Value) -> Result<SubscriptionConfig, InvalidKey> {
+        de::from_value(value, &mut Vec::new())
+    }
+
+    /// The definition as the API shows it and the outbox stores it.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The body format of its deliveries.
+    pub fn payload(&self) -> PayloadFormat {
+        match &self.destination {
+            Destination::Webhook(w) => w.payload(),
+            Destination::Nats(_) | Destination::Plugin(_) => PayloadFormat::WatchEvent,
+        }
+    }
+}
+
+/// `eventTypes`: each of ADDED, MODIFIED, DELETED at most once, in the order
+/// written.
+pub(super) fn event_types<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<ChangeType>, D::Error> {
+    struct EventType(ChangeType);
+    impl<'de> Deserialize<'de> for EventType {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            de::choose(deserializer, EVENT_TYPES).map(EventType)
+        }
+    }
+    let written: Vec<EventType> =
+        de::array(deserializer, "an array of ADDED, MODIFIED or DELETED")?;
+    let mut types = Vec::with_capacity(written.len());
+    for EventType(t) in written {
+        if !types.contains(&t) {
+            types.push(t);
+        }
+    }
+    Ok(types)
+}
+
+/// Event types as their names.
+pub(super) fn event_type_names<S: Serializer>(
+    types: &[ChangeType],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(types.iter().map(|t| t.as_str()))
+}
+
+fn de_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    de::text(deserializer)
+}
+
+/// A selector or other parsed text; empty counts as missing.
+pub(super) fn optional_parsed<'de, D, T>(deserializer: D) -> Result<Option<Parsed<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: std::str::FromStr,
+    T::Err: fmt::Display,
+{
+    de::string_then(deserializer, "a string", |text| {
+        if text.is_empty() {
+            return Ok(None);
+        }
+        text.parse()
+            .map(Some)
+            .map_err(|e: T::Err| Refusal::Message(e.to_string()))
+    })
+}
+
+fn filters<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<PluginName>, D::Error> {
+    de::array(deserializer, "an array of filter plugin names")
+}
+
+fn webhook_url<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    de::string_then(deserializer, URL_EXPECTED, |s| {
+        if is_http_url(s) && reqwest::Url::parse(s).is_ok() {
+            Ok(s.to_string())
+        } else {
+            Err(Refusal::Expected)
+        }
+    })
+}
+
+fn headers<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, String>, D::Error> {
+    let headers = BTreeMap::<String, String>::deserialize(deserializer)?;
+    for (name, value) in &headers {
+        if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            return Err(D::Error::custom(format!(
+                "{name:?} is not a valid header name"
+            )));
+        }
+        if http::HeaderValue::from_str(value).is_err() {
+            return Err(D::Error::custom(format!(
+                "the value of {name:?} is not a valid header value"
+            )));
+        }
+    }
+    Ok(headers)
+}
+
+fn secret<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    de::string_then(deserializer, "a string", |s| {
+        if s.is_empty() {
+            Err(Refusal::Message(
+                "cannot be empty; leave it out to send unsigned bodies".into(),
+            ))
+        } else {
+            Ok(Some(s.to_string()))
+        }
+    })
+}
+
+/// A number of seconds above 0 and at most `max`.
+fn seconds_up_to<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    max: f64,
+    what: &'static str,
+) -> Result<Option<f64>, D::Error> {
+    struct SecondsVisitor {
+        max: f64,
+        what: &'static str,
+    }
+    impl serde::de::Visitor<'_> for SecondsVisitor {
+        type Value = f64;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.what)
+        }
+
+        fn visit_f64<E: serde::de::Error>(self, s: f64) -> Result<f64, E> {
+            if s.is_finite() && s > 0.0 && s <= self.max {
+                Ok(s)
+            } else {
+                Err(E::invalid_value(serde::de::Unexpected::Float(s), &self))
+            }
+        }
+
+        fn visit_u64<E: serde::de::Error>(self, s: u64) -> Result<f64, E> {
+            self.visit_f64(s as f64)
+        }
+
+        fn visit_i64<E: serde::de::Error>(self, s: i64) -> Result<f64, E> {
+            self.visit_f64(s as f64)
+        }
+    }
+    deserializer
+        .deserialize_f64(SecondsVisitor { max, what })
+        .map(Some)
+}
+
+fn timeout_seconds<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
+    seconds_up_to(
+        deserializer,
+        3600.0,
+        "a number of seconds above 0 and at most 3600",
+    )
+}
+
+fn max_delay_seconds<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
+    seconds_up_to(
+        deserializer,
+        86_400.0,
+        "a number of seconds above 0 and at most 86400",
+    )
+}
+
+fn nats<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<NatsSinkConfig>, D::Error> {
+    let config = NatsSinkConfig::deserialize(deserializer)?;
+    config.validate().map_err(D::Error::custom)?;
+    Ok(Some(config))
+}
+
+#[cfg(test)]
+mod tests;

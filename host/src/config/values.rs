@@ -1,0 +1,483 @@
+//! Checked values of the config file: the types and functions that read one
+//! value (a port, a duration, a URL, a path, a host pattern...) and say what
+//! was expected when it is not right. [`super::file`] puts them together.
+
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+use super::de::{self, Refusal, show};
+use super::file::{AUTH_TYPES, LOG_LEVELS, LOG_TYPES, NAME_EXPECTED, URL_EXPECTED};
+use super::{AuthType, LogLevel, LogType, NotifierFilter};
+use crate::plugin::AllowedHosts;
+use crate::query::{Query, add_pair_conditions};
+
+/// Standard base64 alphabet; padding optional.
+const BASE64: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+);
+
+/// Replaces a leading `~` component with `home`. `None` when the path starts
+/// with `~` but there is no home directory to put in its place.
+pub(super) fn expand_home(path: &Path, home: Option<&str>) -> Option<PathBuf> {
+    match path.strip_prefix("~") {
+        Ok(rest) => {
+            let home = home.filter(|h| !h.is_empty())?;
+            Some(if rest.as_os_str().is_empty() {
+                PathBuf::from(home)
+            } else {
+                Path::new(home).join(rest)
+            })
+        }
+        Err(_) => Some(path.to_path_buf()),
+    }
+}
+
+/// Converts a number of seconds to a non-zero duration.
+pub(super) fn positive_seconds(seconds: f64) -> Option<Duration> {
+    if !(seconds.is_finite() && seconds > 0.0) {
+        return None;
+    }
+    Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|d| !d.is_zero())
+}
+
+/// Looks `name` up in a table of accepted names.
+pub(super) fn pick<T: Copy>(options: &[(&str, T)], name: &str) -> Option<T> {
+    options
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, value)| *value)
+}
+
+/// The accepted names of a table, for messages and `--help`.
+pub(super) fn names<'a, T>(
+    options: &'a [(&'static str, T)],
+) -> impl Iterator<Item = &'static str> + 'a {
+    options.iter().map(|(name, _)| *name)
+}
+
+/// Checks one part of a group/version/kind: no white space, no `/`.
+pub(super) fn is_plain_name(s: &str) -> bool {
+    !s.chars()
+        .any(|c| c.is_whitespace() || c.is_control() || c == '/')
+}
+
+/// Whether `s` is an `http://` or `https://` URL with a host (and, if given,
+/// a numeric port).
+pub fn is_http_url(s: &str) -> bool {
+    let Some(rest) =
+        strip_prefix_ignore_case(s, "http://").or_else(|| strip_prefix_ignore_case(s, "https://"))
+    else {
+        return false;
+    };
+    if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return false;
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host_ok, port) = if let Some(bracketed) = host_port.strip_prefix('[') {
+        let Some((ip, after)) = bracketed.split_once(']') else {
+            return false;
+        };
+        let port = match after.strip_prefix(':') {
+            Some(port) => Some(port),
+            None if after.is_empty() => None,
+            None => return false,
+        };
+        (ip.parse::<Ipv6Addr>().is_ok(), port)
+    } else {
+        match host_port.split_once(':') {
+            Some((host, port)) => (is_host_name(host), Some(port)),
+            None => (is_host_name(host_port), None),
+        }
+    };
+    host_ok && port.is_none_or(|p| p.is_empty() || p.parse::<u16>().is_ok())
+}
+
+fn is_host_name(host: &str) -> bool {
+    !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '.' | '_' | '%'))
+}
+
+fn strip_prefix_ignore_case<'s>(s: &'s str, prefix: &str) -> Option<&'s str> {
+    let head = s.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &s[prefix.len()..])
+}
+
+impl<'de> Deserialize<'de> for LogLevel {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        de::choose(deserializer, LOG_LEVELS)
+    }
+}
+
+impl<'de> Deserialize<'de> for LogType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        de::choose(deserializer, LOG_TYPES)
+    }
+}
+
+impl<'de> Deserialize<'de> for AuthType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        de::choose(deserializer, AUTH_TYPES)
+    }
+}
+
+/// `listenAddress`: an IP address, or (as some configs of the earlier GRW
+/// wrote) an `IP:PORT` socket address.
+pub(super) struct ListenAddress(pub(super) IpAddr, pub(super) Option<u16>);
+
+impl<'de> Deserialize<'de> for ListenAddress {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        de::string_then(deserializer, "an IP address such as 127.0.0.1 or ::", |s| {
+            if let Ok(ip) = s.parse::<IpAddr>() {
+                return Ok(ListenAddress(ip, None));
+            }
+            match s.parse::<SocketAddr>() {
+                Ok(address) if address.port() != 0 => {
+                    Ok(ListenAddress(address.ip(), Some(address.port())))
+                }
+                _ => Err(Refusal::Expected),
+            }
+        })
+    }
+}
+
+/// A whole number from `MIN` up, as a `usize`.
+pub(super) struct Count<const MIN: u64>(pub(super) usize);
+
+impl<'de, const MIN: u64> Deserialize<'de> for Count<MIN> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct CountVisitor<const MIN: u64>;
+        impl<const MIN: u64> serde::de::Visitor<'_> for CountVisitor<MIN> {
+            type Value = Count<MIN>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "a whole number from {MIN} up")
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Count<MIN>, E> {
+                usize::try_from(n)
+                    .ok()
+                    .filter(|_| n >= MIN)
+                    .map(Count)
+                    .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Unsigned(n), &self))
+            }
+        }
+        deserializer.deserialize_u64(CountVisitor::<MIN>)
+    }
+}
+
+/// A port, 1 to 65535.
+pub(super) struct Port(pub(super) u16);
+
+impl<'de> Deserialize<'de> for Port {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PortVisitor;
+        impl serde::de::Visitor<'_> for PortVisitor {
+            type Value = Port;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a number from 1 to 65535")
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Port, E> {
+                u16::try_from(n)
+                    .ok()
+                    .filter(|p| *p != 0)
+                    .map(Port)
+                    .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Unsigned(n), &self))
+            }
+        }
+        deserializer.deserialize_u16(PortVisitor)
+    }
+}
+
+/// A positive number of seconds.
+pub(super) struct Seconds(pub(super) Duration);
+
+impl<'de> Deserialize<'de> for Seconds {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct SecondsVisitor;
+        impl serde::de::Visitor<'_> for SecondsVisitor {
+            type Value = Seconds;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a positive number of seconds")
+            }
+
+            fn visit_f64<E: serde::de::Error>(self, s: f64) -> Result<Seconds, E> {
+                positive_seconds(s)
+                    .map(Seconds)
+                    .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Float(s), &self))
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, s: u64) -> Result<Seconds, E> {
+                self.visit_f64(s as f64)
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, s: i64) -> Result<Seconds, E> {
+                self.visit_f64(s as f64)
+            }
+        }
+        deserializer.deserialize_f64(SecondsVisitor)
+    }
+}
+
+/// A required group/version/kind part: non-empty, no white space, no `/`.
+pub(super) struct Name(pub(super) String);
+
+impl<'de> Deserialize<'de> for Name {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        de::string_then(deserializer, NAME_EXPECTED, |s| match s {
+            "" => Err(Refusal::Expected),
+            s if !is_plain_name(s) => Err(Refusal::Message(format!(
+                "expected a name without spaces or `/`, got {}",
+                show(&Value::from(s))
+            ))),
+            s => Ok(Name(s.to_string())),
+        })
+    }
+}
+
+/// `group`: `core` or "" for the core group.
+pub(super) struct ApiGroup(pub(super) String);
+
+impl<'de> Deserialize<'de> for ApiGroup {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        de::string_then(
+            deserializer,
+            "an API group name (`core` or \"\" for the core group)",
+            |s| {
+                if is_plain_name(s) {
+                    Ok(ApiGroup(s.to_string()))
+                } else {
+                    Err(Refusal::Expected)
+                }
+            },
+        )
+    }
+}
+
+impl NotifierFilter {
+    /// Reads a compat notifier `filter`: the shape of the compat query body,
+    /// every member optional (`name`, `namespace`, `uid`, `labelSelectors`,
+    /// `annotationSelectors`, `fieldMatches`); `group`, `version` and `kind`
+    /// are accepted and ignored (the notifier's resource names the kind).
+    pub fn from_json(written: Value) -> Result<NotifierFilter, String> {
+        const MEMBERS: [&str; 9] = [
+            "name",
+            "namespace",
+            "uid",
+            "labelSelectors",
+            "annotationSelectors",
+            "fieldMatches",
+            "group",
+            "version",
+            "kind",
+        ];
+        let Some(map) = written.as_object() else {
+            return Err(format!(
+                "expected an object (the same shape as a query body), got {}",
+                show(&written)
+            ));
+        };
+        if let Some(unknown) = map.keys().find(|k| !MEMBERS.contains(&k.as_str())) {
+            return Err(format!(
+                "unknown member `{unknown}`; accepted: {}",
+                MEMBERS.join(", ")
+            ));
+        }
+        let text = |member: &str| -> Result<Option<String>, String> {
+            match map.get(member) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) if s.is_empty() => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(other) => Err(format!("`{member}` must be a string, got {}", show(other))),
+            }
+        };
+        let mut query = Query {
+            name: text("name")?,
+            namespace: text("namespace")?,
+            uid: text("uid")?,
+            ..Query::default()
+        };
+        add_pair_conditions(map, &mut query)?;
+        Ok(NotifierFilter { written, query })
+    }
+}
+
+impl<'de> Deserialize<'de> for NotifierFilter {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        NotifierFilter::from_json(Value::deserialize(deserializer)?).map_err(D::Error::custom)
+    }
+}
+
+/// An `http://` or `https://` URL.
+pub(super) struct HttpUrl(pub(super) String);
+
+impl<'de> Deserialize<'de> for HttpUrl {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        de::string_then(deserializer, URL_EXPECTED, |s| {
+            if is_http_url(s) {
+                Ok(HttpUrl(s.to_string()))
+            } else {
+                Err(Refusal::Expected)
+            }
+        })
+    }
+}
+
+pub(super) fn optional_url<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    de::string_then(deserializer, URL_EXPECTED, |s| match s {
+        "" => Ok(None),
+        s if is_http_url(s) => Ok(Some(s.to_string())),
+        _ => Err(Refusal::Expected),
+    })
+}
+
+pub(super) fn namespace<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    let namespace = de::text(deserializer)?;
+    match namespace {
+        Some(ns) if !is_plain_name(&ns) => Err(D::Error::custom(format!(
+            "expected a namespace name without spaces or `/`, got {}",
+            show(&Value::from(ns))
+        ))),
+        namespace => Ok(namespace),
+    }
+}
+
+/// `additionalK8sApiQueryParams`: names and values, sorted by name.
+pub(super) fn query_params<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<(String, String)>, D::Error> {
+    struct Param(Option<String>);
+    impl<'de> Deserialize<'de> for Param {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct ParamVisitor;
+            impl serde::de::Visitor<'_> for ParamVisitor {
+                type Value = Param;
+
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a string, number or boolean")
+                }
+
+                fn visit_unit<E>(self) -> Result<Param, E> {
+                    Ok(Param(None))
+                }
+
+                fn visit_str<E>(self, s: &str) -> Result<Param, E> {
+                    Ok(Param(Some(s.to_string())))
+                }
+
+                fn visit_bool<E>(self, b: bool) -> Result<Param, E> {
+                    Ok(Param(Some(b.to_string())))
+                }
+
+                fn visit_u64<E>(self, n: u64) -> Result<Param, E> {
+                    Ok(Param(Some(n.to_string())))
+                }
+
+                fn visit_i64<E>(self, n: i64) -> Result<Param, E> {
+                    Ok(Param(Some(n.to_string())))
+                }
+
+                fn visit_f64<E>(self, n: f64) -> Result<Param, E> {
+                    Ok(Param(Some(n.to_string())))
+                }
+            }
+            deserializer.deserialize_any(ParamVisitor)
+        }
+    }
+    struct Params(Vec<(String, String)>);
+    impl<'de> Deserialize<'de> for Params {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct ParamsVisitor;
+            impl<'de> serde::de::Visitor<'de> for ParamsVisitor {
+                type Value = Params;
+
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("an object whose values are strings, numbers or booleans")
+                }
+
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Params, A::Error> {
+                    let mut params = Vec::new();
+                    while let Some((name, Param(value))) = map.next_entry::<String, Param>()? {
+                        if let Some(value) = value {
+                            params.push((name, value));
+                        }
+                    }
+                    params.sort();
+                    Ok(Params(params))
+                }
+            }
+            deserializer.deserialize_map(ParamsVisitor)
+        }
+    }
+    Ok(Params::deserialize(deserializer)?.0)
+}
+
+/// `pluginAllowedHosts`: `host`, `host:port` or `*.domain` patterns.
+pub(super) fn allowed_hosts<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<AllowedHosts, D::Error> {
+    struct Pattern(String);
+    impl<'de> Deserialize<'de> for Pattern {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            de::string_then(deserializer, NAME_EXPECTED, |s| {
+                if s.is_empty() {
+                    return Err(Refusal::Expected);
+                }
+                // The message of a list of one names its item `[0]`.
+                AllowedHosts::parse("", &[s]).map_err(|e| {
+                    Refusal::Message(e.strip_prefix("`[0]`: ").unwrap_or(&e).to_string())
+                })?;
+                Ok(Pattern(s.to_string()))
+            })
+        }
+    }
+    let patterns: Vec<Pattern> = de::array(
+        deserializer,
+        "an array of host names (`host`, `host:port` or `*.domain`)",
+    )?;
+    let patterns: Vec<String> = patterns.into_iter().map(|p| p.0).collect();
+    AllowedHosts::parse("pluginAllowedHosts", &patterns).map_err(D::Error::custom)
+}
+
+/// A base64-encoded PEM key; empty counts as missing. The message never
+/// repeats the value: it may be a private key.
+pub(super) fn pem_base64<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Vec<u8>>, D::Error> {
+    let Some(encoded) = de::text(deserializer)? else {
+        return Ok(None);
+    };
+    let compact: String = encoded
+        .chars()
+        .filter(|c| !c.is_ascii_whitespace())
+        .collect();
+    BASE64.decode(compact).map(Some).map_err(|e| {
+        D::Error::custom(format!(
+            "expected base64-encoded PEM data, but the value is not valid base64 ({e})"
+        ))
+    })
+}
