@@ -38,7 +38,7 @@ use grw::metrics::Metrics;
 use grw::notify::{Notifications, SubscriptionStatus};
 use grw::plugin::Plugins;
 
-use common::{cpu_model, grouped};
+use common::{Args, cpu_model, grouped};
 use grw::store::{Cache, ChangeType, Origin, StoredObject};
 use grw::watch::{WatchSettings, Watches};
 use parking_lot::Mutex;
@@ -77,16 +77,9 @@ const NATS_SERVER: &str = "/usr/sbin/nats-server";
 const FAST_RETRY: &str = r#"{"initialDelayMs": 50, "maxDelaySeconds": 1}"#;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let quick = args.iter().any(|a| a == "--quick")
-        || std::env::var("GRW_BENCH_QUICK").is_ok_and(|v| v == "1");
-    // `cargo bench` passes `--bench`; every other word names a part.
-    let parts: Vec<&str> = args
-        .iter()
-        .filter(|a| !a.starts_with("--"))
-        .map(String::as_str)
-        .collect();
-    let wants = |part: &str| parts.is_empty() || parts.contains(&part);
+    let args = Args::from_env();
+    let quick = args.quick;
+    let wants = |part: &str| args.wants(part);
     let scale = if quick { 10 } else { 1 };
 
     println!(

@@ -4,7 +4,8 @@
 //! latency from file write to the new version serving.
 //!
 //! Run: `cargo bench -p grw --bench plugin` (builds the plugins in release
-//! for wasm32-wasip2 first). `-- --quick` runs fewer iterations.
+//! for wasm32-wasip2 first). `-- --quick` runs fewer iterations; naming
+//! parts (`-- load per-event reload`) runs only those.
 
 mod common;
 
@@ -22,7 +23,7 @@ use grw_plugin_label_filter::LabelFilter;
 use grw_sdk::{Event, EventType, Filter, ObjectSource, Origin};
 use serde_json::{Value, json};
 
-use common::cpu_model;
+use common::{Args, cpu_model};
 
 const PLUGINS: [&str; 4] = [
     "grw-plugin-namespace-filter",
@@ -34,7 +35,7 @@ const SELECTOR: &str = r#"{"selector": "app in (web,api),tier!=cache"}"#;
 const PHASE: &str = r#"{"path": "status.phase", "in": ["Running", "Pending"]}"#;
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args = Args::from_env();
     let wasm_dir = build_plugins();
     let wasm = |package: &str| {
         std::fs::read(wasm_dir.join(format!("{}.wasm", package.replace('-', "_"))))
@@ -54,6 +55,19 @@ fn main() {
         )
     );
 
+    if args.wants("load") {
+        compile_and_load(&wasm);
+    }
+    if args.wants("per-event") {
+        per_event(&wasm, args.quick);
+    }
+    if args.wants("reload") {
+        reload(&wasm);
+    }
+}
+
+/// Compile, cached load, and everything a reload from the cache does.
+fn compile_and_load(wasm: &dyn Fn(&str) -> Vec<u8>) {
     println!(
         "\n| plugin | .wasm bytes | compile ms (median of 3) | cached load ms (median of 10) | load + instantiate + init from cache ms |"
     );
@@ -95,7 +109,11 @@ fn main() {
             ms(full)
         );
     }
+}
 
+/// The per-event cost of the label and the field filter, component against
+/// native.
+fn per_event(wasm: &dyn Fn(&str) -> Vec<u8>, quick: bool) {
     let iterations = if quick { 20_000 } else { 200_000 };
     let engine = PluginEngine::new(None).unwrap();
     let gvk = Gvk::new("", "v1", "Pod");
@@ -134,18 +152,12 @@ fn main() {
             });
             let native_times = sample(iterations, || {
                 // What the host does for the guest, done natively: the
-                // envelope's strings copied, the object read through the
-                // same lookups the guest's handle reaches.
-                let o = &change.object;
+                // object read through the same lookups the guest's handle
+                // reaches.
                 let event = Event::from_parts(
                     EventType::Added,
                     Origin::Initial,
-                    grw_sdk::Gvk::new(&gvk.group, &gvk.version, &gvk.kind),
-                    o.namespace().to_string(),
-                    o.name().to_string(),
-                    o.uid().to_string(),
-                    o.resource_version().to_string(),
-                    Box::new(Stored(o.clone())),
+                    Box::new(Stored(change.object.clone())),
                     None,
                 );
                 std::hint::black_box(native(&event));
@@ -158,7 +170,10 @@ fn main() {
             );
         }
     }
+}
 
+/// From a file renamed into the plugin directory to the new version serving.
+fn reload(wasm: &dyn Fn(&str) -> Vec<u8>) {
     println!("\nReload latency, file written (by rename) → new version serving:\n");
     let dir = tempfile::tempdir().unwrap();
     let plugins_dir = dir.path().join("plugins");
@@ -235,6 +250,26 @@ impl ObjectSource for Stored {
 
     fn annotations(&self) -> Vec<(String, String)> {
         self.0.annotations()
+    }
+
+    fn label(&self, key: &str) -> Option<String> {
+        self.0.label(key).map(str::to_string)
+    }
+
+    fn namespace(&self) -> String {
+        self.0.namespace().to_string()
+    }
+
+    fn name(&self) -> String {
+        self.0.name().to_string()
+    }
+
+    fn uid(&self) -> String {
+        self.0.uid().to_string()
+    }
+
+    fn resource_version(&self) -> String {
+        self.0.resource_version().to_string()
     }
 }
 

@@ -8,7 +8,7 @@
 use std::fmt;
 
 /// An exact group/version/kind. The core group is the empty string.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Gvk {
     /// API group; `""` for the core group.
     pub group: String,

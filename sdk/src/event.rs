@@ -1,5 +1,6 @@
 //! Events: what happened to which object.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -124,6 +125,9 @@ impl fmt::Display for Gvk {
 /// or a native program embedding the plugin), and hand it to
 /// [`Event::from_parts`]. [`String`] implements it for JSON text, and
 /// [`Object`] for a parsed value.
+///
+/// Only the first four methods are required; the others have defaults that
+/// read through them.
 pub trait ObjectSource {
     /// The whole object as JSON text.
     fn json(&self) -> String;
@@ -135,6 +139,43 @@ pub trait ObjectSource {
     fn labels(&self) -> Vec<(String, String)>;
     /// The annotations whose values are strings, sorted by key.
     fn annotations(&self) -> Vec<(String, String)>;
+
+    /// The value of the label `key`.
+    fn label(&self, key: &str) -> Option<String> {
+        lookup(&self.labels(), key).map(str::to_owned)
+    }
+    /// The object's group/version/kind, from `apiVersion` and `kind`.
+    fn gvk(&self) -> Gvk {
+        Gvk::from_api_version(
+            &string_at(self, &["apiVersion"]),
+            string_at(self, &["kind"]),
+        )
+    }
+    /// `metadata.namespace`; empty for cluster-scoped objects.
+    fn namespace(&self) -> String {
+        string_at(self, &["metadata", "namespace"])
+    }
+    /// `metadata.name`.
+    fn name(&self) -> String {
+        string_at(self, &["metadata", "name"])
+    }
+    /// `metadata.uid`.
+    fn uid(&self) -> String {
+        string_at(self, &["metadata", "uid"])
+    }
+    /// `metadata.resourceVersion`.
+    fn resource_version(&self) -> String {
+        string_at(self, &["metadata", "resourceVersion"])
+    }
+}
+
+/// The string at `path`, or `""` when there is none.
+fn string_at<S: ObjectSource + ?Sized>(source: &S, path: &[&str]) -> String {
+    let path: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+    source
+        .get(&path)
+        .and_then(|text| serde_json::from_str::<String>(&text).ok())
+        .unwrap_or_default()
 }
 
 impl ObjectSource for String {
@@ -176,6 +217,32 @@ impl ObjectSource for Object {
     fn annotations(&self) -> Vec<(String, String)> {
         self.annotations_owned()
     }
+
+    fn label(&self, key: &str) -> Option<String> {
+        Object::label(self, key).map(str::to_owned)
+    }
+
+    fn gvk(&self) -> Gvk {
+        Object::gvk(self).unwrap_or_default()
+    }
+
+    fn namespace(&self) -> String {
+        Object::namespace(self).unwrap_or_default().to_owned()
+    }
+
+    fn name(&self) -> String {
+        Object::name(self).unwrap_or_default().to_owned()
+    }
+
+    fn uid(&self) -> String {
+        Object::uid(self).unwrap_or_default().to_owned()
+    }
+
+    fn resource_version(&self) -> String {
+        Object::resource_version(self)
+            .unwrap_or_default()
+            .to_owned()
+    }
 }
 
 fn segments_get<'v>(value: &'v Value, path: &[String]) -> Option<&'v Value> {
@@ -195,6 +262,11 @@ struct State {
     parsed: OnceLock<Result<Object, Error>>,
     labels: OnceLock<Vec<(String, String)>>,
     annotations: OnceLock<Vec<(String, String)>>,
+    gvk: OnceLock<Gvk>,
+    namespace: OnceLock<String>,
+    name: OnceLock<String>,
+    uid: OnceLock<String>,
+    resource_version: OnceLock<String>,
 }
 
 enum Source {
@@ -221,7 +293,32 @@ impl State {
             parsed: OnceLock::new(),
             labels: OnceLock::new(),
             annotations: OnceLock::new(),
+            gvk: OnceLock::new(),
+            namespace: OnceLock::new(),
+            name: OnceLock::new(),
+            uid: OnceLock::new(),
+            resource_version: OnceLock::new(),
         }
+    }
+
+    /// The source to ask: the one given, or the parsed object.
+    fn answering(&self) -> &dyn ObjectSource {
+        match (self.parsed_now(), self.source()) {
+            (Some(object), _) => object,
+            (None, Some(source)) => source,
+            (None, None) => &NOTHING,
+        }
+    }
+
+    /// One label: from the labels fetched already, or else just that one.
+    fn label(&self, key: &str) -> Option<Cow<'_, str>> {
+        if let Some(labels) = self.labels.get() {
+            return lookup(labels, key).map(Cow::Borrowed);
+        }
+        if let Some(object) = self.parsed_now() {
+            return object.label(key).map(Cow::Borrowed);
+        }
+        self.source()?.label(key).map(Cow::Owned)
     }
 
     fn source(&self) -> Option<&dyn ObjectSource> {
@@ -282,6 +379,50 @@ impl State {
                 .unwrap_or_default(),
         })
     }
+
+    fn gvk(&self) -> &Gvk {
+        self.gvk.get_or_init(|| self.answering().gvk())
+    }
+
+    fn namespace(&self) -> &str {
+        self.namespace.get_or_init(|| self.answering().namespace())
+    }
+
+    fn name(&self) -> &str {
+        self.name.get_or_init(|| self.answering().name())
+    }
+
+    fn uid(&self) -> &str {
+        self.uid.get_or_init(|| self.answering().uid())
+    }
+
+    fn resource_version(&self) -> &str {
+        self.resource_version
+            .get_or_init(|| self.answering().resource_version())
+    }
+}
+
+/// What a source that is not there answers: nothing.
+static NOTHING: Nothing = Nothing;
+
+struct Nothing;
+
+impl ObjectSource for Nothing {
+    fn json(&self) -> String {
+        String::new()
+    }
+
+    fn get(&self, _path: &[String]) -> Option<String> {
+        None
+    }
+
+    fn labels(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    fn annotations(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
 }
 
 fn lookup<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
@@ -293,15 +434,14 @@ fn lookup<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
 
 /// One change of one object.
 ///
-/// The public fields are a small envelope that is enough for many decisions.
-/// The object itself stays where it is (inside GRW: in the host) and is
-/// read only as far as the plugin asks: [`label`](Event::label) and
+/// The event type and origin are fields. Everything else is read from the
+/// object where it is (inside GRW: in the host) only as far as the plugin
+/// asks: [`name`](Event::name), [`label`](Event::label) and
 /// [`field`](Event::field) fetch just that part, while
 /// [`object`](Event::object) fetches the whole JSON and parses it. What was
 /// fetched is kept for later calls on the same event.
 ///
-/// Build events for unit tests with [`Event::new`], which fills the envelope
-/// from the object's metadata:
+/// Build events for unit tests with [`Event::new`]:
 ///
 /// ```
 /// use grw_sdk::{Event, EventType};
@@ -315,8 +455,8 @@ fn lookup<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
 ///         "status": {"phase": "Running"},
 ///     }),
 /// );
-/// assert_eq!(event.namespace, "shop");
-/// assert_eq!(event.label("app"), Some("web"));
+/// assert_eq!(event.namespace(), "shop");
+/// assert_eq!(event.label("app").as_deref(), Some("web"));
 /// assert_eq!(event.field(&"status.phase".parse()?), Some(serde_json::json!("Running")));
 /// # Ok::<(), grw_sdk::Error>(())
 /// ```
@@ -328,35 +468,17 @@ pub struct Event {
     /// Where the change came from: the first list, a watch event, or a
     /// relist after a watch could not resume.
     pub origin: Origin,
-    /// The object's group/version/kind.
-    pub gvk: Gvk,
-    /// The object's namespace; empty for cluster-scoped objects.
-    pub namespace: String,
-    /// The object's name.
-    pub name: String,
-    /// The object's UID.
-    pub uid: String,
-    /// The object's resource version.
-    pub resource_version: String,
     object: State,
     old_object: Option<State>,
 }
 
 impl Event {
-    /// An event for `object`, with the envelope (kind, namespace, name, UID,
-    /// resource version) taken from the object itself and origin
-    /// [`Origin::Watch`]. Missing fields stay empty.
+    /// An event for `object`, with origin [`Origin::Watch`].
     pub fn new(event_type: EventType, object: Value) -> Self {
-        let parsed = Object::new(object);
         Self {
             event_type,
             origin: Origin::Watch,
-            gvk: parsed.gvk().unwrap_or_default(),
-            namespace: parsed.namespace().unwrap_or_default().to_owned(),
-            name: parsed.name().unwrap_or_default().to_owned(),
-            uid: parsed.uid().unwrap_or_default().to_owned(),
-            resource_version: parsed.resource_version().unwrap_or_default().to_owned(),
-            object: State::parsed(parsed),
+            object: State::parsed(Object::new(object)),
             old_object: None,
         }
     }
@@ -374,32 +496,18 @@ impl Event {
         self
     }
 
-    /// An event from its envelope and where its object (and, for
+    /// An event from its type and origin and where its object (and, for
     /// `MODIFIED`, its previous state) is read from. Nothing is read until
     /// asked for.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "mirrors the WIT record field by field"
-    )]
     pub fn from_parts(
         event_type: EventType,
         origin: Origin,
-        gvk: Gvk,
-        namespace: String,
-        name: String,
-        uid: String,
-        resource_version: String,
         object: Box<dyn ObjectSource>,
         old_object: Option<Box<dyn ObjectSource>>,
     ) -> Self {
         Self {
             event_type,
             origin,
-            gvk,
-            namespace,
-            name,
-            uid,
-            resource_version,
             object: State::from_source(Source::Other(object)),
             old_object: old_object.map(|o| State::from_source(Source::Other(o))),
         }
@@ -407,35 +515,49 @@ impl Event {
 
     /// An event whose objects are the host's (see `__private`).
     #[cfg(target_arch = "wasm32")]
-    #[allow(clippy::too_many_arguments, reason = "the WIT record, field by field")]
     pub(crate) fn from_host(
         event_type: EventType,
         origin: Origin,
-        gvk: Gvk,
-        namespace: String,
-        name: String,
-        uid: String,
-        resource_version: String,
         object: crate::__private::HostObject,
         old_object: Option<crate::__private::HostObject>,
     ) -> Self {
         Self {
             event_type,
             origin,
-            gvk,
-            namespace,
-            name,
-            uid,
-            resource_version,
             object: State::from_source(Source::Host(object)),
             old_object: old_object.map(|o| State::from_source(Source::Host(o))),
         }
     }
 
-    /// The value of one label, if the object has it. The first label
-    /// lookup fetches the object's labels (and only those).
-    pub fn label(&self, key: &str) -> Option<&str> {
-        lookup(self.object.labels(), key)
+    /// The object's group/version/kind.
+    pub fn gvk(&self) -> &Gvk {
+        self.object.gvk()
+    }
+
+    /// The object's namespace; empty for cluster-scoped objects.
+    pub fn namespace(&self) -> &str {
+        self.object.namespace()
+    }
+
+    /// The object's name.
+    pub fn name(&self) -> &str {
+        self.object.name()
+    }
+
+    /// The object's UID.
+    pub fn uid(&self) -> &str {
+        self.object.uid()
+    }
+
+    /// The object's resource version.
+    pub fn resource_version(&self) -> &str {
+        self.object.resource_version()
+    }
+
+    /// The value of one label, if the object has it. Asks for that label
+    /// alone, unless all labels or the whole object were fetched already.
+    pub fn label(&self, key: &str) -> Option<Cow<'_, str>> {
+        self.object.label(key)
     }
 
     /// The object's labels, sorted by key.
@@ -474,7 +596,7 @@ impl Event {
 
     /// Whether the object is cluster-scoped (has no namespace).
     pub fn is_cluster_scoped(&self) -> bool {
-        self.namespace.is_empty()
+        self.namespace().is_empty()
     }
 
     /// The object: its new state, or its last state for `DELETED` events.
@@ -505,11 +627,9 @@ impl fmt::Debug for Event {
         f.debug_struct("Event")
             .field("event_type", &self.event_type)
             .field("origin", &self.origin)
-            .field("gvk", &self.gvk)
-            .field("namespace", &self.namespace)
-            .field("name", &self.name)
-            .field("uid", &self.uid)
-            .field("resource_version", &self.resource_version)
+            .field("gvk", self.gvk())
+            .field("namespace", &self.namespace())
+            .field("name", &self.name())
             .field("has_old_object", &self.has_old_object())
             .finish_non_exhaustive()
     }
@@ -542,12 +662,12 @@ mod tests {
     #[test]
     fn new_fills_the_envelope_from_metadata() {
         let event = Event::new(EventType::Added, deployment());
-        assert_eq!(event.gvk, Gvk::new("apps", "v1", "Deployment"));
+        assert_eq!(*event.gvk(), Gvk::new("apps", "v1", "Deployment"));
         assert_eq!(event.origin, Origin::Watch);
-        assert_eq!(event.namespace, "shop");
-        assert_eq!(event.name, "web");
-        assert_eq!(event.uid, "u-1");
-        assert_eq!(event.resource_version, "42");
+        assert_eq!(event.namespace(), "shop");
+        assert_eq!(event.name(), "web");
+        assert_eq!(event.uid(), "u-1");
+        assert_eq!(event.resource_version(), "42");
         // Sorted by key, as GRW sends them.
         assert_eq!(
             event.labels(),
@@ -556,7 +676,7 @@ mod tests {
                 ("tier".to_string(), "front".to_string())
             ]
         );
-        assert_eq!(event.label("tier"), Some("front"));
+        assert_eq!(event.label("tier").as_deref(), Some("front"));
         assert_eq!(event.label("missing"), None);
         assert_eq!(event.annotation("note"), Some("hi"));
         assert_eq!(event.annotation("n"), None);
@@ -606,21 +726,20 @@ mod tests {
         let event = Event::from_parts(
             EventType::Modified,
             Origin::Relist,
-            Gvk::new("", "v1", "ConfigMap"),
-            "ns".into(),
-            "cm".into(),
-            "u".into(),
-            "1".into(),
             source(r#"{"data":{"k":"new"},"metadata":{"labels":{"a":"1"}}}"#),
             Some(source(r#"{"data":{"k":"old"}}"#)),
         );
         let path: FieldPath = "data.k".parse().unwrap();
         assert_eq!(event.field(&path), Some(json!("new")));
         assert_eq!(event.old_field(&path), Some(json!("old")));
-        assert_eq!(event.label("a"), Some("1"));
+        assert_eq!(event.label("a").as_deref(), Some("1"));
         assert_eq!(event.label("b"), None);
-        // Two field lookups, one labels fetch, no whole object.
-        assert_eq!(asked.get(), (0, 2, 1));
+        // Two field lookups, one label each, no whole object.
+        assert_eq!(asked.get(), (0, 2, 2));
+        // All labels once; single lookups answer from them after.
+        assert_eq!(event.labels().len(), 1);
+        assert_eq!(event.label("a").as_deref(), Some("1"));
+        assert_eq!(asked.get(), (0, 2, 3));
         let first = event.object().unwrap();
         let second = event.object().unwrap();
         assert!(std::ptr::eq(first, second));
@@ -630,7 +749,7 @@ mod tests {
         );
         // Once parsed, fields come from the parsed object.
         assert_eq!(event.field(&path), Some(json!("new")));
-        assert_eq!(asked.get(), (1, 2, 1));
+        assert_eq!(asked.get(), (1, 2, 3));
         let old = event.old_object().unwrap().unwrap();
         assert_eq!(old.pointer("/data/k"), Some(&json!("old")));
         assert_eq!(event.old_object_json(), Some(r#"{"data":{"k":"old"}}"#));
@@ -641,11 +760,6 @@ mod tests {
         let event = Event::from_parts(
             EventType::Added,
             Origin::Watch,
-            Gvk::default(),
-            String::new(),
-            "x".into(),
-            String::new(),
-            String::new(),
             Box::new("{not json".to_string()),
             None,
         );

@@ -129,7 +129,7 @@ impl Interest {
 
     /// Whether `event` would be delivered; handy in unit tests.
     pub fn matches_event(&self, event: &Event) -> bool {
-        self.matches(&event.gvk, event.event_type)
+        self.matches(event.gvk(), event.event_type)
     }
 }
 

@@ -50,13 +50,14 @@
 //!
 //! # What a plugin sees
 //!
-//! - [`Event`]: a small envelope (type, [`Origin`], kind, namespace, name,
-//!   UID, resource version), and the object, which stays in GRW until the
-//!   plugin asks for part of it: [`Event::label`], [`Event::annotation`] and
-//!   [`Event::field`] fetch just that; [`Event::object`] fetches the whole
-//!   JSON and parses it into an [`Object`]. A plugin that reads only labels
-//!   or one field never receives the rest. This is contract
-//!   `grw:plugin@0.2` (`wit/plugin.wit`).
+//! - [`Event`]: the event type and [`Origin`], and the object, which stays
+//!   in GRW until the plugin asks for part of it: [`Event::name`] (and the
+//!   kind, namespace, UID, resource version), [`Event::label`],
+//!   [`Event::annotation`] and [`Event::field`] fetch just that;
+//!   [`Event::object`] fetches the whole JSON and parses it into an
+//!   [`Object`]. A plugin that reads only a label or one field never
+//!   receives the rest. This is contract `grw:plugin@0.2`
+//!   (`wit/plugin.wit`).
 //! - [`Object`]: JSON with metadata helpers, paths ([`FieldPath`]) and typed
 //!   parsing into [`k8s_openapi`] structs.
 //! - [`Interest`]: returned from `init`, so GRW only sends the events the

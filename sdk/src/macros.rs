@@ -81,7 +81,7 @@ macro_rules! export_filter {
 ///
 ///     fn deliver(&self, event: &Event, http: &dyn Http) -> Result<(), DeliveryError> {
 ///         let request = HttpRequest::post(&self.url)
-///             .json(&serde_json::json!({"type": event.event_type.as_str(), "name": event.name}))
+///             .json(&serde_json::json!({"type": event.event_type.as_str(), "name": event.name()}))
 ///             .map_err(|e| DeliveryError::GiveUp(e.to_string()))?;
 ///         // 2xx delivered; refused, unreachable, 408, 429, 5xx retried; the rest given up.
 ///         http.deliver(&request).map(drop)
@@ -157,7 +157,7 @@ macro_rules! export_notifier {
 ///
 ///     fn analyze(&self, event: &Event, cache: &dyn Cache) -> Vec<Relationship> {
 ///         cache
-///             .owned_by(&Gvk::new("", "v1", "Pod"), &event.uid)
+///             .owned_by(&Gvk::new("", "v1", "Pod"), event.uid())
 ///             .iter()
 ///             .filter_map(ObjectRef::of)
 ///             .map(|pod| Relationship::new("owns", pod))

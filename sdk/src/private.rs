@@ -98,6 +98,31 @@ impl crate::ObjectSource for HostObject {
     fn annotations(&self) -> Vec<(String, String)> {
         self.with(|o| o.annotations())
     }
+
+    fn label(&self, key: &str) -> Option<String> {
+        self.with(|o| o.label(key))
+    }
+
+    fn gvk(&self) -> Gvk {
+        let gvk = self.with(|o| o.gvk());
+        Gvk::new(gvk.group, gvk.version, gvk.kind)
+    }
+
+    fn namespace(&self) -> String {
+        self.with(|o| o.namespace())
+    }
+
+    fn name(&self) -> String {
+        self.with(|o| o.name())
+    }
+
+    fn uid(&self) -> String {
+        self.with(|o| o.uid())
+    }
+
+    fn resource_version(&self) -> String {
+        self.with(|o| o.resource_version())
+    }
 }
 
 fn event_from_raw(
@@ -115,17 +140,11 @@ fn event_from_raw(
         raw::Origin::Watch => Origin::Watch,
         raw::Origin::Relist => Origin::Relist,
     };
-    let gvk = Gvk::new(event.gvk.group, event.gvk.version, event.gvk.kind);
     #[cfg(target_arch = "wasm32")]
     {
         Event::from_host(
             event_type,
             origin,
-            gvk,
-            event.namespace,
-            event.name,
-            event.uid,
-            event.resource_version,
             HostObject::of(object),
             old_object.map(HostObject::of),
         )
@@ -134,17 +153,7 @@ fn event_from_raw(
     {
         // Natively nothing calls the exports; there is no host to read from.
         let _ = (object, old_object);
-        Event::from_parts(
-            event_type,
-            origin,
-            gvk,
-            event.namespace,
-            event.name,
-            event.uid,
-            event.resource_version,
-            Box::new(String::new()),
-            None,
-        )
+        Event::from_parts(event_type, origin, Box::new(String::new()), None)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Kubernetes label selectors, parsed and matched by `grw-selector`, the
 //! same code GRW itself uses.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::str::FromStr;
@@ -73,63 +74,65 @@ pub struct LabelSelector {
 /// Anything labels can be looked up in: [`Event`], [`Object`], maps and
 /// lists of pairs.
 pub trait Labels {
-    /// The value of the label `key`, if present.
-    fn get_label(&self, key: &str) -> Option<&str>;
+    /// The value of the label `key`, if present: borrowed where the labels
+    /// are at hand, owned where it had to be fetched ([`Event`] asks GRW for
+    /// one label at a time).
+    fn get_label(&self, key: &str) -> Option<Cow<'_, str>>;
 }
 
 impl<T: Labels + ?Sized> Labels for &T {
-    fn get_label(&self, key: &str) -> Option<&str> {
+    fn get_label(&self, key: &str) -> Option<Cow<'_, str>> {
         (**self).get_label(key)
     }
 }
 
 impl Labels for Event {
-    fn get_label(&self, key: &str) -> Option<&str> {
+    fn get_label(&self, key: &str) -> Option<Cow<'_, str>> {
         self.label(key)
     }
 }
 
 impl Labels for Object {
-    fn get_label(&self, key: &str) -> Option<&str> {
-        self.label(key)
+    fn get_label(&self, key: &str) -> Option<Cow<'_, str>> {
+        self.label(key).map(Cow::Borrowed)
     }
 }
 
 impl<K: AsRef<str>, V: AsRef<str>> Labels for [(K, V)] {
-    fn get_label(&self, key: &str) -> Option<&str> {
+    fn get_label(&self, key: &str) -> Option<Cow<'_, str>> {
         self.iter()
             .find(|(k, _)| k.as_ref() == key)
-            .map(|(_, v)| v.as_ref())
+            .map(|(_, v)| Cow::Borrowed(v.as_ref()))
     }
 }
 
 impl<K: AsRef<str>, V: AsRef<str>, const N: usize> Labels for [(K, V); N] {
-    fn get_label(&self, key: &str) -> Option<&str> {
+    fn get_label(&self, key: &str) -> Option<Cow<'_, str>> {
         self.as_slice().get_label(key)
     }
 }
 
 impl<K: AsRef<str>, V: AsRef<str>> Labels for Vec<(K, V)> {
-    fn get_label(&self, key: &str) -> Option<&str> {
+    fn get_label(&self, key: &str) -> Option<Cow<'_, str>> {
         self.as_slice().get_label(key)
     }
 }
 
 impl<V: AsRef<str>> Labels for BTreeMap<String, V> {
-    fn get_label(&self, key: &str) -> Option<&str> {
-        self.get(key).map(AsRef::as_ref)
+    fn get_label(&self, key: &str) -> Option<Cow<'_, str>> {
+        self.get(key).map(|v| Cow::Borrowed(v.as_ref()))
     }
 }
 
 impl<V: AsRef<str>> Labels for BTreeMap<&str, V> {
-    fn get_label(&self, key: &str) -> Option<&str> {
-        self.get(key).map(AsRef::as_ref)
+    fn get_label(&self, key: &str) -> Option<Cow<'_, str>> {
+        self.get(key).map(|v| Cow::Borrowed(v.as_ref()))
     }
 }
 
 impl<V: AsRef<str>, S: std::hash::BuildHasher> Labels for HashMap<String, V, S> {
-    fn get_label(&self, key: &str) -> Option<&str> {
-        self.get(key).map(AsRef::as_ref)
+    fn get_label(&self, key: &str) -> Option<Cow<'_, str>> {
+        self.get(key).map(|v| Cow::Borrowed(v.as_ref()))
     }
 }
 
@@ -167,7 +170,10 @@ impl LabelSelector {
 
     /// Whether `labels` satisfy every requirement.
     pub fn matches<L: Labels + ?Sized>(&self, labels: &L) -> bool {
-        self.inner.matches(|key| labels.get_label(key))
+        self.inner
+            .requirements()
+            .iter()
+            .all(|r| r.matches(labels.get_label(r.key()).as_deref()))
     }
 }
 

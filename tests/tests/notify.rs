@@ -790,6 +790,81 @@ async fn a_notifier_plugin_delivers_with_retries() {
 }
 
 #[tokio::test]
+async fn a_notifier_plugin_is_told_which_changes_a_relist_found() {
+    let fake = cluster().await;
+    let receiver = Receiver::start().await;
+    let host = receiver.addr.to_string();
+    let plugin_dir = tempfile::tempdir().unwrap();
+    grw_e2e::plugins::install(
+        plugin_dir.path(),
+        "hook",
+        "grw-plugin-webhook-template",
+        Some(json!({
+            "kind": "notifier",
+            "config": {
+                "url": receiver.url("/hook"),
+                "body": "{\"type\": \"{{type}}\", \"origin\": \"{{origin}}\", \"name\": \"{{name}}\", \"k\": \"{{object.data.k}}\"}",
+            },
+            "allowedHosts": [host],
+        })),
+    );
+    let grw = grw(
+        &fake,
+        json!({
+            "pluginDir": plugin_dir.path(),
+            "pluginAllowedHosts": [host],
+            "subscriptions": [{
+                "name": "hook", "kind": "ConfigMap", "namespace": "shop",
+                "plugin": {"name": "hook"},
+            }],
+        }),
+    )
+    .await;
+    let summary = |r: &Received| {
+        format!(
+            "{} {} {} {}",
+            r.body["origin"].as_str().unwrap_or("?"),
+            r.body["type"].as_str().unwrap_or("?"),
+            r.body["name"].as_str().unwrap_or("?"),
+            r.body["k"].as_str().unwrap_or("?"),
+        )
+    };
+    fake.update(configmap("shop", "existing-1", "watched"))
+        .unwrap();
+    let got = receiver.wait_accepted(1, WAIT).await;
+    assert_eq!(summary(&got[0]), "watch MODIFIED existing-1 watched");
+
+    // The watch drops, changes happen that the server then forgets, and
+    // GRW can only list again and diff.
+    fake.fail_requests("/api/v1/configmaps", 503, usize::MAX);
+    fake.drop_watches();
+    assert!(eventually(WAIT, || async { fake.open_watches() == 0 }).await);
+    fake.update(configmap("shop", "existing-1", "while-away"))
+        .unwrap();
+    fake.delete("v1", "ConfigMap", Some("shop"), "existing-2")
+        .unwrap();
+    fake.compact();
+    fake.clear_failures();
+    let got = receiver.wait_accepted(3, WAIT).await;
+    let mut relisted: Vec<String> = got[1..].iter().map(summary).collect();
+    relisted.sort();
+    assert_eq!(
+        relisted,
+        [
+            "relist DELETED existing-2 a",
+            "relist MODIFIED existing-1 while-away"
+        ],
+        "logs:\n{}",
+        grw.logs()
+    );
+    // Watching again, the next change is a watch event.
+    fake.update(configmap("shop", "existing-1", "back"))
+        .unwrap();
+    let got = receiver.wait_accepted(4, WAIT).await;
+    assert_eq!(summary(&got[3]), "watch MODIFIED existing-1 back");
+}
+
+#[tokio::test]
 async fn api_subscriptions_survive_a_restart() {
     let fake = cluster().await;
     let receiver = Receiver::start().await;

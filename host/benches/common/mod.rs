@@ -25,3 +25,31 @@ pub fn grouped(x: f64) -> String {
     }
     if x < -0.5 { format!("-{out}") } else { out }
 }
+
+/// A benchmark's command line: `--quick`, and the parts to run (every word
+/// that is not an option; none means all). `cargo bench` passes `--bench`
+/// itself.
+#[allow(dead_code, reason = "not every benchmark has parts")]
+pub struct Args {
+    /// Fewer iterations (also `GRW_BENCH_QUICK=1`).
+    pub quick: bool,
+    parts: Vec<String>,
+}
+
+#[allow(dead_code, reason = "not every benchmark has parts")]
+impl Args {
+    /// The arguments this process was started with.
+    pub fn from_env() -> Args {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        Args {
+            quick: args.iter().any(|a| a == "--quick")
+                || std::env::var("GRW_BENCH_QUICK").is_ok_and(|v| v == "1"),
+            parts: args.into_iter().filter(|a| !a.starts_with("--")).collect(),
+        }
+    }
+
+    /// Whether the part named `part` runs.
+    pub fn wants(&self, part: &str) -> bool {
+        self.parts.is_empty() || self.parts.iter().any(|p| p == part)
+    }
+}

@@ -14,6 +14,7 @@ use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 use wasmtime_wasi::{ResourceTable, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::outbound::Outbound;
+use crate::gvk::Gvk;
 use crate::store::StoredObject;
 
 /// Longest guest output line kept; longer lines are cut so a guest cannot
@@ -32,6 +33,8 @@ pub(super) struct GuestState {
     /// its `object` handles: `[0]` the object, `[1]` its previous state.
     /// Empty between calls.
     pub(super) objects: [Option<Arc<StoredObject>>; 2],
+    /// The kind of the call's objects (of the last call, between calls).
+    pub(super) gvk: Gvk,
 }
 
 impl GuestState {
@@ -47,6 +50,7 @@ impl GuestState {
             wasi,
             table: ResourceTable::new(),
             limits: MemoryLimit { memory_bytes },
+            gvk: Gvk::default(),
             outbound: None,
             objects: [None, None],
             plugin,

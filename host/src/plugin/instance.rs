@@ -216,11 +216,11 @@ impl Instance {
         let store = &mut self.store;
         let answer = match &self.exports {
             Exports::Filter(e) => {
-                let event = v0_2::event(gvk, change);
-                let (object, old) = v0_2::lend(store.data_mut(), change);
+                let event = v0_2::event(change);
+                let (object, old) = v0_2::lend(store.data_mut(), gvk, change);
                 let answer = e
                     .grw_plugin_filter()
-                    .call_decide(&mut *store, &event, object, old);
+                    .call_decide(&mut *store, event, object, old);
                 store.data_mut().objects = [None, None];
                 answer
             }
@@ -245,11 +245,11 @@ impl Instance {
         let store = &mut self.store;
         let answer = match &self.exports {
             Exports::Notifier(e) => {
-                let event = v0_2::event(gvk, change);
-                let (object, old) = v0_2::lend(store.data_mut(), change);
+                let event = v0_2::event(change);
+                let (object, old) = v0_2::lend(store.data_mut(), gvk, change);
                 let answer = e
                     .grw_plugin_notifier()
-                    .call_deliver(&mut *store, &event, object, old);
+                    .call_deliver(&mut *store, event, object, old);
                 store.data_mut().objects = [None, None];
                 answer.map(|r| {
                     r.map_err(|e| match e {

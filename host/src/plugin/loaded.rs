@@ -237,8 +237,8 @@ impl Plugin {
         change: &Change,
         op: impl FnOnce(&mut Instance) -> Option<Result<R, CallError>>,
     ) -> Result<R, Unanswered> {
-        let now = Instant::now();
-        if let Some(left) = self.resting(now) {
+        let started = Instant::now();
+        if let Some(left) = self.resting(started) {
             self.stats.skipped();
             return Err(Unanswered::Resting(left));
         }
@@ -248,7 +248,6 @@ impl Plugin {
                 .map(|(instance, _)| instance)
                 .inspect_err(|_| self.pool.discard()),
         };
-        let started = Instant::now();
         let result = match instance {
             Ok(mut instance) => match op(&mut instance) {
                 Some(Ok(answer)) => {
@@ -291,7 +290,7 @@ impl Plugin {
                 self.metrics
                     .plugin_call(&self.name, elapsed.as_secs_f64(), Some(failure.as_str()));
                 tracing::warn!(plugin = %self.name, reason = failure.as_str(), error = %message, object = %change.object.key(), "plugin call failed");
-                self.record_failure(now, &message);
+                self.record_failure(started, &message);
                 Err(Unanswered::Failed(message))
             }
         }

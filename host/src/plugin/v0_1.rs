@@ -36,10 +36,10 @@ use filter::grw::plugin::types as wit;
 pub(super) use notifier::exports::grw::plugin::notifier::DeliveryError as WitDeliveryError;
 use notifier::grw::plugin::outbound_http;
 
-/// The 0.1 event of a change: the 0.2 envelope plus labels and the objects
-/// as JSON text.
+/// The 0.1 event of a change: its kind and metadata, labels, and the
+/// objects as JSON text.
 pub(super) fn event(gvk: &Gvk, change: &Change) -> wit::Event {
-    let envelope = v0_2::event(gvk, change);
+    let object = &change.object;
     let json = |o: &StoredObject| String::from_utf8_lossy(o.json()).into_owned();
     wit::Event {
         event_type: match change.kind {
@@ -48,14 +48,14 @@ pub(super) fn event(gvk: &Gvk, change: &Change) -> wit::Event {
             ChangeType::Deleted => wit::EventType::Deleted,
         },
         gvk: wit::Gvk {
-            group: envelope.gvk.group,
-            version: envelope.gvk.version,
-            kind: envelope.gvk.kind,
+            group: gvk.group.clone(),
+            version: gvk.version.clone(),
+            kind: gvk.kind.clone(),
         },
-        namespace: envelope.namespace,
-        name: envelope.name,
-        uid: envelope.uid,
-        resource_version: envelope.resource_version,
+        namespace: object.namespace().to_string(),
+        name: object.name().to_string(),
+        uid: object.uid().to_string(),
+        resource_version: object.resource_version().to_string(),
         labels: change
             .object
             .labels()

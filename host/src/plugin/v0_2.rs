@@ -53,9 +53,9 @@ pub(super) const OBJECT: u32 = 0;
 /// The `rep` of the handle on the previous state.
 pub(super) const OLD_OBJECT: u32 = 1;
 
-/// The envelope of a change.
-pub(super) fn event(gvk: &Gvk, change: &Change) -> wit::Event {
-    let object = &change.object;
+/// The envelope of a change: its type and origin. Everything else the
+/// guest reads through the object handle, when it asks.
+pub(super) fn event(change: &Change) -> wit::Event {
     wit::Event {
         event_type: event_type(change.kind),
         origin: match change.origin {
@@ -63,15 +63,6 @@ pub(super) fn event(gvk: &Gvk, change: &Change) -> wit::Event {
             Origin::Watch => wit::Origin::Watch,
             Origin::Relist => wit::Origin::Relist,
         },
-        gvk: wit::Gvk {
-            group: gvk.group.clone(),
-            version: gvk.version.clone(),
-            kind: gvk.kind.clone(),
-        },
-        namespace: object.namespace().to_string(),
-        name: object.name().to_string(),
-        uid: object.uid().to_string(),
-        resource_version: object.resource_version().to_string(),
     }
 }
 
@@ -87,9 +78,15 @@ fn event_type(kind: ChangeType) -> wit::EventType {
 /// returns the handles.
 pub(super) fn lend(
     state: &mut GuestState,
+    gvk: &Gvk,
     change: &Change,
 ) -> (Resource<ObjectHandle>, Option<Resource<ObjectHandle>>) {
     state.objects = [Some(change.object.clone()), change.old.clone()];
+    // An instance sees one kind after another of the same; copied only
+    // when it changes.
+    if state.gvk != *gvk {
+        state.gvk = gvk.clone();
+    }
     (
         Resource::new_borrow(OBJECT),
         change
@@ -123,9 +120,45 @@ impl GuestState {
     fn object(&self, handle: &Resource<ObjectHandle>) -> Option<&StoredObject> {
         self.objects.get(handle.rep() as usize)?.as_deref()
     }
+
+    /// One metadata string of a handle's object.
+    fn metadata(
+        &self,
+        handle: &Resource<ObjectHandle>,
+        field: fn(&StoredObject) -> &str,
+    ) -> String {
+        self.object(handle)
+            .map(field)
+            .unwrap_or_default()
+            .to_string()
+    }
 }
 
 impl wit::HostObject for GuestState {
+    fn gvk(&mut self, _handle: Resource<ObjectHandle>) -> wit::Gvk {
+        wit::Gvk {
+            group: self.gvk.group.clone(),
+            version: self.gvk.version.clone(),
+            kind: self.gvk.kind.clone(),
+        }
+    }
+
+    fn namespace(&mut self, handle: Resource<ObjectHandle>) -> String {
+        self.metadata(&handle, StoredObject::namespace)
+    }
+
+    fn name(&mut self, handle: Resource<ObjectHandle>) -> String {
+        self.metadata(&handle, StoredObject::name)
+    }
+
+    fn uid(&mut self, handle: Resource<ObjectHandle>) -> String {
+        self.metadata(&handle, StoredObject::uid)
+    }
+
+    fn resource_version(&mut self, handle: Resource<ObjectHandle>) -> String {
+        self.metadata(&handle, StoredObject::resource_version)
+    }
+
     fn json(&mut self, handle: Resource<ObjectHandle>) -> String {
         self.object(&handle)
             .map(|o| String::from_utf8_lossy(o.json()).into_owned())

@@ -67,7 +67,8 @@ impl Filter for ChangedFields {
         if !event.has_old_object() {
             grw_sdk::log::warn(format!(
                 "MODIFIED event for {}/{} has no old object; passing it unchecked",
-                event.namespace, event.name
+                event.namespace(),
+                event.name()
             ));
             return true;
         }

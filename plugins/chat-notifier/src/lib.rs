@@ -135,12 +135,12 @@ impl ChatNotifier {
     /// The message text for `event`; `None` when it modifies ignored fields
     /// only. `&`, `<` and `>` are escaped as Slack requires.
     pub fn summary(&self, event: &Event) -> Option<String> {
-        let name = if event.namespace.is_empty() {
-            event.name.clone()
+        let name = if event.namespace().is_empty() {
+            event.name().to_string()
         } else {
-            format!("{}/{}", event.namespace, event.name)
+            format!("{}/{}", event.namespace(), event.name())
         };
-        let subject = format!("*{}* `{name}`", event.gvk.kind);
+        let subject = format!("*{}* `{name}`", event.gvk().kind);
         let text = match event.event_type {
             EventType::Added => format!("{subject} added"),
             EventType::Deleted => format!("{subject} deleted"),

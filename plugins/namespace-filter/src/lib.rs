@@ -65,7 +65,7 @@ impl Filter for NamespaceFilter {
     }
 
     fn decide(&self, event: &Event) -> bool {
-        self.passes(&event.namespace)
+        self.passes(event.namespace())
     }
 }
 

@@ -29,6 +29,7 @@
 //! | placeholder | value |
 //! |---|---|
 //! | `{{type}}` | `ADDED`, `MODIFIED` or `DELETED` |
+//! | `{{origin}}` | where the change came from: `initial` (the first list), `watch` (a watch event) or `relist` (found by listing again after a watch could not resume) |
 //! | `{{group}}`, `{{version}}`, `{{kind}}` | the object's kind; `group` is empty for the core group |
 //! | `{{namespace}}`, `{{name}}`, `{{uid}}`, `{{resourceVersion}}` | from the object's metadata; `namespace` is empty for cluster-scoped objects |
 //! | `{{object}}` | the object as JSON (its last state when deleted) |
@@ -170,6 +171,7 @@ enum Piece {
 #[derive(Debug, PartialEq)]
 enum Placeholder {
     Type,
+    Origin,
     Group,
     Version,
     Kind,
@@ -183,7 +185,7 @@ enum Placeholder {
     OldObjectField(FieldPath),
 }
 
-const KNOWN: &str = "{{type}}, {{group}}, {{version}}, {{kind}}, {{namespace}}, {{name}}, {{uid}}, {{resourceVersion}}, {{object}}, {{oldObject}}, {{object.<path>}}, {{oldObject.<path>}}";
+const KNOWN: &str = "{{type}}, {{origin}}, {{group}}, {{version}}, {{kind}}, {{namespace}}, {{name}}, {{uid}}, {{resourceVersion}}, {{object}}, {{oldObject}}, {{object.<path>}}, {{oldObject.<path>}}";
 
 impl Template {
     fn parse(text: &str) -> Result<Template, String> {
@@ -233,6 +235,7 @@ impl Placeholder {
         };
         Ok(match name {
             "type" => Placeholder::Type,
+            "origin" => Placeholder::Origin,
             "group" => Placeholder::Group,
             "version" => Placeholder::Version,
             "kind" => Placeholder::Kind,
@@ -267,13 +270,14 @@ impl Placeholder {
         };
         match self {
             Placeholder::Type => Cow::Borrowed(event.event_type.as_str()),
-            Placeholder::Group => Cow::Borrowed(&event.gvk.group),
-            Placeholder::Version => Cow::Borrowed(&event.gvk.version),
-            Placeholder::Kind => Cow::Borrowed(&event.gvk.kind),
-            Placeholder::Namespace => Cow::Borrowed(&event.namespace),
-            Placeholder::Name => Cow::Borrowed(&event.name),
-            Placeholder::Uid => Cow::Borrowed(&event.uid),
-            Placeholder::ResourceVersion => Cow::Borrowed(&event.resource_version),
+            Placeholder::Origin => Cow::Borrowed(event.origin.as_str()),
+            Placeholder::Group => Cow::Borrowed(&event.gvk().group),
+            Placeholder::Version => Cow::Borrowed(&event.gvk().version),
+            Placeholder::Kind => Cow::Borrowed(&event.gvk().kind),
+            Placeholder::Namespace => Cow::Borrowed(event.namespace()),
+            Placeholder::Name => Cow::Borrowed(event.name()),
+            Placeholder::Uid => Cow::Borrowed(event.uid()),
+            Placeholder::ResourceVersion => Cow::Borrowed(event.resource_version()),
             Placeholder::Object => Cow::Borrowed(event.object_json()),
             Placeholder::OldObject => Cow::Borrowed(event.old_object_json().unwrap_or("null")),
             Placeholder::ObjectField(path) => field(event.field(path)),

@@ -1,5 +1,5 @@
 use grw_sdk::testing::RecordingHttp;
-use grw_sdk::{EventType, HttpResponse};
+use grw_sdk::{EventType, HttpResponse, Origin};
 use serde_json::{Value, json};
 
 use super::*;
@@ -32,16 +32,17 @@ fn header<'r>(request: &'r HttpRequest, name: &str) -> Option<&'r str> {
 fn every_placeholder_is_filled_in() {
     let n = notifier(json!({
         "url": "https://hooks.example.com/{{group}}/{{version}}/{{kind}}",
-        "body": "{{type}}|{{group}}|{{version}}|{{kind}}|{{namespace}}|{{name}}|{{uid}}|{{resourceVersion}}|{{ object.spec.replicas }}|{{oldObject.spec.replicas}}|{{object.spec.template.spec.containers.0.image}}|{{object/metadata/labels/app.kubernetes.io~1name}}|{{object.metadata.labels}}|{{object.spec.missing}}",
+        "body": "{{type}}|{{origin}}|{{group}}|{{version}}|{{kind}}|{{namespace}}|{{name}}|{{uid}}|{{resourceVersion}}|{{ object.spec.replicas }}|{{oldObject.spec.replicas}}|{{object.spec.template.spec.containers.0.image}}|{{object/metadata/labels/app.kubernetes.io~1name}}|{{object.metadata.labels}}|{{object.spec.missing}}",
     }));
     let event = Event::new(EventType::Modified, deployment(3, "shop/web:1.5"))
-        .with_old_object(deployment(2, "shop/web:1.4"));
+        .with_old_object(deployment(2, "shop/web:1.4"))
+        .with_origin(Origin::Relist);
     let request = n.request(&event).unwrap();
     assert_eq!(request.method, "POST");
     assert_eq!(request.url, "https://hooks.example.com/apps/v1/Deployment");
     assert_eq!(
         String::from_utf8(request.body).unwrap(),
-        r#"MODIFIED|apps|v1|Deployment|shop|web|u-1|42|3|2|shop/web:1.5|web|{"app.kubernetes.io/name":"web"}|"#
+        r#"MODIFIED|relist|apps|v1|Deployment|shop|web|u-1|42|3|2|shop/web:1.5|web|{"app.kubernetes.io/name":"web"}|"#
     );
 }
 
@@ -158,7 +159,7 @@ fn bad_templates_are_rejected_at_init() {
         (json!({}), "missing field `url`"),
         (
             json!({"url": "http://h/", "body": "{{nmae}}"}),
-            "config key `body`: unknown placeholder `{{nmae}}`; known: {{type}}, {{group}}",
+            "config key `body`: unknown placeholder `{{nmae}}`; known: {{type}}, {{origin}}, {{group}}",
         ),
         (
             json!({"url": "http://h/{{objectx}}"}),

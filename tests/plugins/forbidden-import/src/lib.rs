@@ -26,10 +26,10 @@ impl Guest for ForbiddenImport {
         })
     }
 
-    fn decide(event: Event, _object: &Object, _old_object: Option<&Object>) -> bool {
+    fn decide(_event: Event, object: &Object, _old_object: Option<&Object>) -> bool {
         // Really calls the import, so it cannot be dropped as unused when the
         // component is assembled.
-        !exec::run(&event.name).is_empty()
+        !exec::run(&object.name()).is_empty()
     }
 }
 

@@ -27,7 +27,7 @@ impl Filter for Logger {
     }
 
     fn decide(&self, event: &Event) -> bool {
-        say(&format!("decide {}/{}", event.namespace, event.name));
+        say(&format!("decide {}/{}", event.namespace(), event.name()));
         true
     }
 }

@@ -17,7 +17,7 @@ impl Filter for LoopForever {
         // `black_box` keeps the optimiser from proving the loop useless and
         // deleting it; the loop has no exit by design.
         loop {
-            spins = std::hint::black_box(spins.wrapping_add(event.name.len() as u64 + 1));
+            spins = std::hint::black_box(spins.wrapping_add(event.name().len() as u64 + 1));
         }
     }
 }

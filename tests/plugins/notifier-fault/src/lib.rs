@@ -14,10 +14,10 @@ impl Notifier for NotifierFault {
     }
 
     fn deliver(&self, event: &Event, _http: &dyn Http) -> Result<(), DeliveryError> {
-        if event.name.contains("boom") {
-            panic!("object {:?} went boom", event.name);
+        if event.name().contains("boom") {
+            panic!("object {:?} went boom", event.name());
         }
-        if event.name.contains("spin") {
+        if event.name().contains("spin") {
             let mut spins: u64 = 0;
             // `black_box` keeps the optimiser from deleting the endless loop.
             loop {

@@ -13,8 +13,8 @@ impl Filter for Trap {
     }
 
     fn decide(&self, event: &Event) -> bool {
-        if event.name.contains("boom") {
-            panic!("object {:?} went boom", event.name);
+        if event.name().contains("boom") {
+            panic!("object {:?} went boom", event.name());
         }
         true
     }
