@@ -14,9 +14,10 @@
 //!
 //! The file is read into the structs below (and the types of `types` and
 //! `subscription`) by serde, through `de`, which applies these rules; each
-//! value is checked as it is read (`values`). What remains here is what involves several keys or the environment:
-//! the port of `listenAddress`, the paths, `KUBECONFIG`,
-//! `AUTO_INCLUSTER_CONFIG` and `HOME`, and the keys each `authType` needs.
+//! value is checked as it is read (`values`). What remains here is what
+//! involves several keys or the environment: the port of `listenAddress`,
+//! the paths, `KUBECONFIG`, `AUTO_INCLUSTER_CONFIG` and `HOME`, and the keys
+//! each `authType` needs.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
