@@ -2,10 +2,12 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::OnceLock;
 
 use serde_json::Value;
 
+#[cfg(target_arch = "wasm32")]
+use crate::view::Source;
+use crate::view::{ObjectView, lookup};
 use crate::{Error, FieldPath, Object};
 
 /// What happened to an object.
@@ -254,184 +256,6 @@ fn segments_get<'v>(value: &'v Value, path: &[String]) -> Option<&'v Value> {
         })
 }
 
-/// One state of an event's object: where it is read from, and what was
-/// read of it so far.
-struct State {
-    source: Source,
-    json: OnceLock<String>,
-    parsed: OnceLock<Result<Object, Error>>,
-    labels: OnceLock<Vec<(String, String)>>,
-    annotations: OnceLock<Vec<(String, String)>>,
-    gvk: OnceLock<Gvk>,
-    namespace: OnceLock<String>,
-    name: OnceLock<String>,
-    uid: OnceLock<String>,
-    resource_version: OnceLock<String>,
-}
-
-enum Source {
-    /// Parsed already: [`State::parsed`] holds it.
-    Parsed,
-    /// Anything that answers.
-    Other(Box<dyn ObjectSource>),
-    /// The host's object, through the handle the call lent.
-    #[cfg(target_arch = "wasm32")]
-    Host(crate::__private::HostObject),
-}
-
-impl State {
-    fn parsed(object: Object) -> State {
-        let state = State::from_source(Source::Parsed);
-        let _ = state.parsed.set(Ok(object));
-        state
-    }
-
-    fn from_source(source: Source) -> State {
-        State {
-            source,
-            json: OnceLock::new(),
-            parsed: OnceLock::new(),
-            labels: OnceLock::new(),
-            annotations: OnceLock::new(),
-            gvk: OnceLock::new(),
-            namespace: OnceLock::new(),
-            name: OnceLock::new(),
-            uid: OnceLock::new(),
-            resource_version: OnceLock::new(),
-        }
-    }
-
-    /// The source to ask: the one given, or the parsed object.
-    fn answering(&self) -> &dyn ObjectSource {
-        match (self.parsed_now(), self.source()) {
-            (Some(object), _) => object,
-            (None, Some(source)) => source,
-            (None, None) => &NOTHING,
-        }
-    }
-
-    /// One label: from the labels fetched already, or else just that one.
-    fn label(&self, key: &str) -> Option<Cow<'_, str>> {
-        if let Some(labels) = self.labels.get() {
-            return lookup(labels, key).map(Cow::Borrowed);
-        }
-        if let Some(object) = self.parsed_now() {
-            return object.label(key).map(Cow::Borrowed);
-        }
-        self.source()?.label(key).map(Cow::Owned)
-    }
-
-    fn source(&self) -> Option<&dyn ObjectSource> {
-        match &self.source {
-            Source::Parsed => None,
-            Source::Other(source) => Some(source.as_ref()),
-            #[cfg(target_arch = "wasm32")]
-            Source::Host(host) => Some(host),
-        }
-    }
-
-    /// What was parsed already, if anything.
-    fn parsed_now(&self) -> Option<&Object> {
-        self.parsed.get()?.as_ref().ok()
-    }
-
-    fn json(&self) -> &str {
-        self.json.get_or_init(|| match self.source() {
-            Some(source) => source.json(),
-            None => self
-                .parsed_now()
-                .map(|o| o.value().to_string())
-                .unwrap_or_default(),
-        })
-    }
-
-    fn object(&self) -> Result<&Object, Error> {
-        self.parsed
-            .get_or_init(|| Object::from_json(self.json()))
-            .as_ref()
-            .map_err(Clone::clone)
-    }
-
-    fn field(&self, path: &FieldPath) -> Option<Value> {
-        if let Some(object) = self.parsed_now() {
-            return path.get(object.value()).cloned();
-        }
-        let text = self.source()?.get(path.segments())?;
-        serde_json::from_str(&text).ok()
-    }
-
-    fn labels(&self) -> &[(String, String)] {
-        self.labels.get_or_init(|| match self.source() {
-            Some(source) => source.labels(),
-            None => self
-                .parsed_now()
-                .map(Object::labels_owned)
-                .unwrap_or_default(),
-        })
-    }
-
-    fn annotations(&self) -> &[(String, String)] {
-        self.annotations.get_or_init(|| match self.source() {
-            Some(source) => source.annotations(),
-            None => self
-                .parsed_now()
-                .map(Object::annotations_owned)
-                .unwrap_or_default(),
-        })
-    }
-
-    fn gvk(&self) -> &Gvk {
-        self.gvk.get_or_init(|| self.answering().gvk())
-    }
-
-    fn namespace(&self) -> &str {
-        self.namespace.get_or_init(|| self.answering().namespace())
-    }
-
-    fn name(&self) -> &str {
-        self.name.get_or_init(|| self.answering().name())
-    }
-
-    fn uid(&self) -> &str {
-        self.uid.get_or_init(|| self.answering().uid())
-    }
-
-    fn resource_version(&self) -> &str {
-        self.resource_version
-            .get_or_init(|| self.answering().resource_version())
-    }
-}
-
-/// What a source that is not there answers: nothing.
-static NOTHING: Nothing = Nothing;
-
-struct Nothing;
-
-impl ObjectSource for Nothing {
-    fn json(&self) -> String {
-        String::new()
-    }
-
-    fn get(&self, _path: &[String]) -> Option<String> {
-        None
-    }
-
-    fn labels(&self) -> Vec<(String, String)> {
-        Vec::new()
-    }
-
-    fn annotations(&self) -> Vec<(String, String)> {
-        Vec::new()
-    }
-}
-
-fn lookup<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
-    pairs
-        .binary_search_by(|(k, _)| k.as_str().cmp(key))
-        .ok()
-        .map(|i| pairs[i].1.as_str())
-}
-
 /// One change of one object.
 ///
 /// The event type and origin are fields. Everything else is read from the
@@ -468,8 +292,8 @@ pub struct Event {
     /// Where the change came from: the first list, a watch event, or a
     /// relist after a watch could not resume.
     pub origin: Origin,
-    object: State,
-    old_object: Option<State>,
+    object: ObjectView,
+    old_object: Option<ObjectView>,
 }
 
 impl Event {
@@ -478,7 +302,7 @@ impl Event {
         Self {
             event_type,
             origin: Origin::Watch,
-            object: State::parsed(Object::new(object)),
+            object: ObjectView::parsed(Object::new(object)),
             old_object: None,
         }
     }
@@ -486,7 +310,7 @@ impl Event {
     /// The same event with `old` as the object's previous state, as
     /// `MODIFIED` events carry.
     pub fn with_old_object(mut self, old: Value) -> Self {
-        self.old_object = Some(State::parsed(Object::new(old)));
+        self.old_object = Some(ObjectView::parsed(Object::new(old)));
         self
     }
 
@@ -508,8 +332,8 @@ impl Event {
         Self {
             event_type,
             origin,
-            object: State::from_source(Source::Other(object)),
-            old_object: old_object.map(|o| State::from_source(Source::Other(o))),
+            object: ObjectView::from_source(object),
+            old_object: old_object.map(ObjectView::from_source),
         }
     }
 
@@ -524,8 +348,8 @@ impl Event {
         Self {
             event_type,
             origin,
-            object: State::from_source(Source::Host(object)),
-            old_object: old_object.map(|o| State::from_source(Source::Host(o))),
+            object: ObjectView::with_source(Source::Host(object)),
+            old_object: old_object.map(|o| ObjectView::with_source(Source::Host(o))),
         }
     }
 
@@ -568,7 +392,7 @@ impl Event {
     /// The value of one annotation, if the object has it (and it is a
     /// string). The first lookup fetches the object's annotations.
     pub fn annotation(&self, key: &str) -> Option<&str> {
-        lookup(self.object.annotations(), key)
+        self.object.annotation(key)
     }
 
     /// The object's annotations whose values are strings, sorted by key.
@@ -596,7 +420,17 @@ impl Event {
 
     /// Whether the object is cluster-scoped (has no namespace).
     pub fn is_cluster_scoped(&self) -> bool {
-        self.namespace().is_empty()
+        self.object.is_cluster_scoped()
+    }
+
+    /// The object, read on request: what the methods above read through.
+    pub fn view(&self) -> &ObjectView {
+        &self.object
+    }
+
+    /// The previous state, for `MODIFIED` events.
+    pub fn old_view(&self) -> Option<&ObjectView> {
+        self.old_object.as_ref()
     }
 
     /// The object: its new state, or its last state for `DELETED` events.

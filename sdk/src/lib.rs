@@ -77,12 +77,13 @@ mod macros;
 mod object;
 mod selector;
 pub mod testing;
+mod view;
 
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
 
-pub use cache::{Cache, ObjectRef, Relationship};
+pub use cache::{Cache, Direction, ObjectRef, Relationship};
 pub use config::parse_config;
 pub use error::Error;
 pub use event::{Event, EventType, Gvk, ObjectSource, Origin};
@@ -90,6 +91,7 @@ pub use http::{DeliveryError, Http, HttpRequest, HttpResponse};
 pub use interest::{Interest, KindPattern};
 pub use object::{FieldPath, Object};
 pub use selector::{LabelSelector, Labels, Operator, Requirement};
+pub use view::ObjectView;
 
 /// Kubernetes API types (`k8s_openapi::api::core::v1::Pod`, ...), for
 /// [`Object::parse`]; re-exported so plugins use the version the SDK was
@@ -133,10 +135,11 @@ pub trait Notifier: Sized {
 ///
 /// Export the implementation with [`export_analyzer!`].
 pub trait Analyzer: Sized {
-    /// As for [`Filter::init`].
+    /// As for [`Filter::init`]; the interest's kinds are the kinds this
+    /// analyzer analyzes.
     fn init(config: &str) -> Result<(Self, Interest), String>;
 
-    /// The relationships of the event's object; `cache` looks up other
-    /// objects.
-    fn analyze(&self, event: &Event, cache: &dyn Cache) -> Vec<Relationship>;
+    /// The relationships of `object` as it is now; `cache` looks up other
+    /// objects. They replace what this analyzer said of the object before.
+    fn analyze(&self, object: &ObjectView, cache: &dyn Cache) -> Vec<Relationship>;
 }

@@ -140,12 +140,12 @@ macro_rules! export_notifier {
 /// component's `grw:plugin/analyzer` interface.
 ///
 /// Use it once per plugin crate (a `cdylib`), at module level. `analyze`
-/// receives a [`Cache`](crate::Cache) backed by the host's caches. An event
+/// receives a [`Cache`](crate::Cache) backed by the host's caches. A call
 /// that arrives without a successful `init` is logged and yields no
 /// relationships.
 ///
 /// ```rust,standalone_crate
-/// use grw_sdk::{Analyzer, Cache, Event, Gvk, Interest, KindPattern, ObjectRef, Relationship};
+/// use grw_sdk::{Analyzer, Cache, Gvk, Interest, KindPattern, ObjectView, Relationship};
 ///
 /// /// Links each ReplicaSet to the Pods it owns.
 /// struct OwnedPods;
@@ -155,12 +155,11 @@ macro_rules! export_notifier {
 ///         Ok((OwnedPods, Interest::all().kinds([KindPattern::group_kind("apps", "ReplicaSet")])))
 ///     }
 ///
-///     fn analyze(&self, event: &Event, cache: &dyn Cache) -> Vec<Relationship> {
+///     fn analyze(&self, replica_set: &ObjectView, cache: &dyn Cache) -> Vec<Relationship> {
 ///         cache
-///             .owned_by(&Gvk::new("", "v1", "Pod"), event.uid())
+///             .owned_by(&Gvk::new("", "v1", "Pod"), replica_set.uid())
 ///             .iter()
-///             .filter_map(ObjectRef::of)
-///             .map(|pod| Relationship::new("owns", pod))
+///             .map(|pod| Relationship::outgoing("owns", pod.to_ref()))
 ///             .collect()
 ///     }
 /// }
@@ -189,13 +188,11 @@ macro_rules! export_analyzer {
                 }
 
                 fn analyze(
-                    event: $crate::__private::raw::Event,
                     object: &$crate::__private::raw::Object,
-                    old_object: ::core::option::Option<&$crate::__private::raw::Object>,
                 ) -> ::std::vec::Vec<
                     $crate::__private::analyzer_bindings::exports::grw::plugin::analyzer::Relationship,
                 > {
-                    $crate::__private::analyzer_analyze::<$plugin>(&GRW_PLUGIN, event, object, old_object)
+                    $crate::__private::analyzer_analyze::<$plugin>(&GRW_PLUGIN, object)
                 }
             }
 

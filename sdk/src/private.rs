@@ -6,9 +6,11 @@
 use std::cell::RefCell;
 use std::thread::LocalKey;
 
+#[cfg(target_arch = "wasm32")]
+use crate::view::Source;
 use crate::{
-    Analyzer, Cache, DeliveryError, Event, EventType, Filter, Gvk, Http, HttpRequest, HttpResponse,
-    Interest, Notifier, Object, Origin,
+    Analyzer, Cache, DeliveryError, Direction, Event, EventType, Filter, Gvk, Http, HttpRequest,
+    HttpResponse, Interest, Notifier, ObjectView, Origin,
 };
 
 pub mod filter_bindings {
@@ -88,7 +90,7 @@ impl crate::ObjectSource for HostObject {
     }
 
     fn get(&self, path: &[String]) -> Option<String> {
-        self.with(|o| o.get(path))
+        self.with(|o| crate::ObjectSource::get(o, path))
     }
 
     fn labels(&self) -> Vec<(String, String)> {
@@ -104,8 +106,7 @@ impl crate::ObjectSource for HostObject {
     }
 
     fn gvk(&self) -> Gvk {
-        let gvk = self.with(|o| o.gvk());
-        Gvk::new(gvk.group, gvk.version, gvk.kind)
+        self.with(crate::ObjectSource::gvk)
     }
 
     fn namespace(&self) -> String {
@@ -122,6 +123,51 @@ impl crate::ObjectSource for HostObject {
 
     fn resource_version(&self) -> String {
         self.with(|o| o.resource_version())
+    }
+}
+
+/// The host's `object` resource answers for itself.
+#[cfg(target_arch = "wasm32")]
+impl crate::ObjectSource for raw::Object {
+    fn json(&self) -> String {
+        raw::Object::json(self)
+    }
+
+    fn get(&self, path: &[String]) -> Option<String> {
+        raw::Object::get(self, path)
+    }
+
+    fn labels(&self) -> Vec<(String, String)> {
+        raw::Object::labels(self)
+    }
+
+    fn annotations(&self) -> Vec<(String, String)> {
+        raw::Object::annotations(self)
+    }
+
+    fn label(&self, key: &str) -> Option<String> {
+        raw::Object::label(self, key)
+    }
+
+    fn gvk(&self) -> Gvk {
+        let gvk = raw::Object::gvk(self);
+        Gvk::new(gvk.group, gvk.version, gvk.kind)
+    }
+
+    fn namespace(&self) -> String {
+        raw::Object::namespace(self)
+    }
+
+    fn name(&self) -> String {
+        raw::Object::name(self)
+    }
+
+    fn uid(&self) -> String {
+        raw::Object::uid(self)
+    }
+
+    fn resource_version(&self) -> String {
+        raw::Object::resource_version(self)
     }
 }
 
@@ -271,21 +317,31 @@ pub fn analyzer_init<T: Analyzer>(
 
 pub fn analyzer_analyze<T: Analyzer>(
     cell: &'static PluginCell<T>,
-    event: raw::Event,
     object: &raw::Object,
-    old_object: Option<&raw::Object>,
 ) -> Vec<raw_analyzer::Relationship> {
-    let event = event_from_raw(event, object, old_object);
-    with_plugin(cell, "analyze", |plugin| plugin.analyze(&event, &HostCache))
+    #[cfg(target_arch = "wasm32")]
+    let view = ObjectView::with_source(Source::Host(HostObject::of(object)));
+    #[cfg(not(target_arch = "wasm32"))]
+    let view = {
+        // Natively nothing calls the exports; there is no host to read from.
+        let _ = object;
+        ObjectView::from_source(Box::new(String::new()))
+    };
+    with_plugin(cell, "analyze", |plugin| plugin.analyze(&view, &HostCache))
         .unwrap_or_default()
         .into_iter()
         .map(|r| raw_analyzer::Relationship {
             relation: r.relation,
+            direction: match r.direction {
+                Direction::Outgoing => raw_analyzer::Direction::Outgoing,
+                Direction::Incoming => raw_analyzer::Direction::Incoming,
+            },
             target: raw::ObjectRef {
                 gvk: gvk_to_raw(&r.target.gvk),
                 namespace: r.target.namespace,
                 name: r.target.name,
             },
+            attributes: r.attributes,
         })
         .collect()
 }
@@ -319,28 +375,19 @@ impl Http for HostHttp {
 /// Cache lookups through the host's `cache` import.
 struct HostCache;
 
-/// Reads and parses objects the host handed over; one that does not parse
-/// is logged and skipped, since it can only come from a host bug and the
-/// rest are usable.
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-fn parse_host_objects(objects: Vec<raw::Object>) -> Vec<Object> {
+#[cfg(target_arch = "wasm32")]
+fn owned(objects: Vec<raw::Object>) -> Vec<ObjectView> {
     objects
-        .iter()
-        .filter_map(|object| match Object::from_json(&object.json()) {
-            Ok(object) => Some(object),
-            Err(e) => {
-                crate::log::warn(format!("cache returned an unreadable object: {e}"));
-                None
-            }
-        })
+        .into_iter()
+        .map(|o| ObjectView::with_source(Source::Owned(o)))
         .collect()
 }
 
 impl Cache for HostCache {
     #[cfg(target_arch = "wasm32")]
-    fn get(&self, gvk: &Gvk, namespace: &str, name: &str) -> Option<Object> {
+    fn get(&self, gvk: &Gvk, namespace: &str, name: &str) -> Option<ObjectView> {
         let object = analyzer_bindings::grw::plugin::cache::get(&gvk_to_raw(gvk), namespace, name)?;
-        parse_host_objects(vec![object]).pop()
+        Some(ObjectView::with_source(Source::Owned(object)))
     }
 
     #[cfg(target_arch = "wasm32")]
@@ -349,21 +396,21 @@ impl Cache for HostCache {
         gvk: &Gvk,
         namespace: &str,
         label_selector: &str,
-    ) -> Result<Vec<Object>, String> {
+    ) -> Result<Vec<ObjectView>, String> {
         analyzer_bindings::grw::plugin::cache::list(&gvk_to_raw(gvk), namespace, label_selector)
-            .map(parse_host_objects)
+            .map(owned)
     }
 
     #[cfg(target_arch = "wasm32")]
-    fn owned_by(&self, gvk: &Gvk, owner_uid: &str) -> Vec<Object> {
-        parse_host_objects(analyzer_bindings::grw::plugin::cache::owned_by(
+    fn owned_by(&self, gvk: &Gvk, owner_uid: &str) -> Vec<ObjectView> {
+        owned(analyzer_bindings::grw::plugin::cache::owned_by(
             &gvk_to_raw(gvk),
             owner_uid,
         ))
     }
 
     #[cfg(not(target_arch = "wasm32"))]
-    fn get(&self, _gvk: &Gvk, _namespace: &str, _name: &str) -> Option<Object> {
+    fn get(&self, _gvk: &Gvk, _namespace: &str, _name: &str) -> Option<ObjectView> {
         None
     }
 
@@ -373,7 +420,7 @@ impl Cache for HostCache {
         _gvk: &Gvk,
         _namespace: &str,
         _label_selector: &str,
-    ) -> Result<Vec<Object>, String> {
+    ) -> Result<Vec<ObjectView>, String> {
         Err(
             "the cache is only available inside GRW; use grw_sdk::testing::MemoryCache in tests"
                 .into(),
@@ -381,7 +428,7 @@ impl Cache for HostCache {
     }
 
     #[cfg(not(target_arch = "wasm32"))]
-    fn owned_by(&self, _gvk: &Gvk, _owner_uid: &str) -> Vec<Object> {
+    fn owned_by(&self, _gvk: &Gvk, _owner_uid: &str) -> Vec<ObjectView> {
         Vec::new()
     }
 }

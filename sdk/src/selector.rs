@@ -92,6 +92,12 @@ impl Labels for Event {
     }
 }
 
+impl Labels for crate::ObjectView {
+    fn get_label(&self, key: &str) -> Option<Cow<'_, str>> {
+        self.label(key)
+    }
+}
+
 impl Labels for Object {
     fn get_label(&self, key: &str) -> Option<Cow<'_, str>> {
         self.label(key).map(Cow::Borrowed)

@@ -19,7 +19,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use crate::{Cache, Gvk, Http, HttpRequest, HttpResponse, LabelSelector, Object};
+use crate::{Cache, Gvk, Http, HttpRequest, HttpResponse, LabelSelector, Object, ObjectView};
 
 /// A [`Cache`] over objects held in memory.
 ///
@@ -78,10 +78,10 @@ fn key_of(object: &Object) -> (Option<Gvk>, String, String) {
 }
 
 impl Cache for MemoryCache {
-    fn get(&self, gvk: &Gvk, namespace: &str, name: &str) -> Option<Object> {
+    fn get(&self, gvk: &Gvk, namespace: &str, name: &str) -> Option<ObjectView> {
         self.of_kind(gvk)
             .find(|o| o.namespace().unwrap_or_default() == namespace && o.name() == Some(name))
-            .cloned()
+            .map(view)
     }
 
     fn list(
@@ -89,22 +89,26 @@ impl Cache for MemoryCache {
         gvk: &Gvk,
         namespace: &str,
         label_selector: &str,
-    ) -> Result<Vec<Object>, String> {
+    ) -> Result<Vec<ObjectView>, String> {
         let selector = LabelSelector::parse(label_selector)?;
         Ok(self
             .of_kind(gvk)
             .filter(|o| namespace.is_empty() || o.namespace() == Some(namespace))
             .filter(|o| selector.matches(*o))
-            .cloned()
+            .map(view)
             .collect())
     }
 
-    fn owned_by(&self, gvk: &Gvk, owner_uid: &str) -> Vec<Object> {
+    fn owned_by(&self, gvk: &Gvk, owner_uid: &str) -> Vec<ObjectView> {
         self.of_kind(gvk)
             .filter(|o| o.owner_uids().contains(&owner_uid))
-            .cloned()
+            .map(view)
             .collect()
     }
+}
+
+fn view(object: &Object) -> ObjectView {
+    ObjectView::parsed(object.clone())
 }
 
 /// An [`Http`] that records every request and answers from a script.
@@ -204,7 +208,7 @@ mod tests {
         let cache = cache();
         assert_eq!(cache.len(), 5);
         let pod = cache.get(&POD(), "other", "web-0").unwrap();
-        assert_eq!(pod.namespace(), Some("other"));
+        assert_eq!(pod.namespace(), "other");
         assert!(cache.get(&POD(), "shop", "missing").is_none());
         assert!(
             cache
@@ -221,7 +225,11 @@ mod tests {
         cache.insert(pod("shop", "web-0", "changed", "rs-1"));
         assert_eq!(cache.len(), 5);
         assert_eq!(
-            cache.get(&POD(), "shop", "web-0").unwrap().label("app"),
+            cache
+                .get(&POD(), "shop", "web-0")
+                .unwrap()
+                .label("app")
+                .as_deref(),
             Some("changed")
         );
         assert!(!MemoryCache::new().with(json!({})).is_empty());
@@ -249,7 +257,7 @@ mod tests {
         let names: Vec<_> = cache
             .owned_by(&POD(), "rs-1")
             .iter()
-            .map(|o| o.name().unwrap().to_owned())
+            .map(|o| o.name().to_owned())
             .collect();
         assert_eq!(names, ["web-0", "web-1"]);
         assert!(cache.owned_by(&POD(), "nobody").is_empty());
