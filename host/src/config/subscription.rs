@@ -45,113 +45,92 @@ const PAYLOADS: &[(&str, PayloadFormat)] = &[
     ("cloudevents", PayloadFormat::CloudEvents),
 ];
 
-/// The name of a subscription: 1 to 63 lowercase ASCII letters, digits, `-`
-/// or `.`, starting and ending with a letter or digit.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SubscriptionName(String);
+/// A string newtype checked once, when it is made: `parse` (whose error
+/// says what the value must be), `as_str`, `Display`, and serde as a plain
+/// string that is checked when read.
+macro_rules! checked_name {
+    ($(#[$doc:meta])* $name:ident, expected: $expected:literal, valid: $valid:expr $(,)?) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(String);
 
-impl SubscriptionName {
-    const EXPECTED: &'static str = "a subscription name: 1 to 63 lowercase letters, digits, `-` or `.`, starting and ending with a letter or digit";
+        impl $name {
+            const EXPECTED: &'static str = $expected;
 
-    /// Checks `name`; the error says what a name is.
-    pub fn parse(name: &str) -> Result<SubscriptionName, String> {
-        let valid_char =
-            |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.';
-        let ok = !name.is_empty()
-            && name.len() <= MAX_SUBSCRIPTION_NAME_LEN
-            && name.chars().all(valid_char)
-            && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-            && name.ends_with(|c: char| c.is_ascii_alphanumeric());
-        if ok {
-            Ok(SubscriptionName(name.to_string()))
-        } else {
-            Err(format!(
-                "expected {}, got {}",
-                Self::EXPECTED,
-                de::show(&Value::from(name))
-            ))
+            /// Checks `name`; the error says what the name must be.
+            pub fn parse(name: &str) -> Result<$name, String> {
+                let valid: fn(&str) -> bool = $valid;
+                if valid(name) {
+                    Ok($name(name.to_string()))
+                } else {
+                    Err(format!(
+                        "expected {}, got {}",
+                        Self::EXPECTED,
+                        de::show(&Value::from(name))
+                    ))
+                }
+            }
+
+            /// The name.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
         }
-    }
 
-    /// The name.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(&self.0)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                de::string_then(deserializer, Self::EXPECTED, |s| {
+                    $name::parse(s).map_err(|_| Refusal::Expected)
+                })
+            }
+        }
+    };
 }
 
-impl fmt::Display for SubscriptionName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+checked_name! {
+    /// The name of a subscription: 1 to 63 lowercase ASCII letters, digits,
+    /// `-` or `.`, starting and ending with a letter or digit.
+    SubscriptionName,
+    expected: "a subscription name: 1 to 63 lowercase letters, digits, `-` or `.`, starting and ending with a letter or digit",
+    valid: |name| {
+        !name.is_empty()
+            && name.len() <= MAX_SUBSCRIPTION_NAME_LEN
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+            && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && name.ends_with(|c: char| c.is_ascii_alphanumeric())
+    },
 }
 
-impl Serialize for SubscriptionName {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for SubscriptionName {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        de::string_then(deserializer, Self::EXPECTED, |s| {
-            SubscriptionName::parse(s).map_err(|_| Refusal::Expected)
-        })
-    }
-}
-
-/// The name of a plugin: the plugin is the file `NAME.wasm` of the plugin
-/// directory. 1 to 63 ASCII letters, digits, `-`, `_` or `.`, starting with
-/// a letter or digit. Filters and notifier destinations of subscriptions,
-/// and the `filter` parameter of queries, name plugins this way.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct PluginName(String);
-
-impl PluginName {
-    const EXPECTED: &'static str = "a plugin name: 1 to 63 ASCII letters, digits, `-`, `_` or `.`, starting with a letter or digit";
-
-    /// Checks `name`; the error says what a plugin name is.
-    pub fn parse(name: &str) -> Result<PluginName, String> {
-        let ok = !name.is_empty()
+checked_name! {
+    /// The name of a plugin: the plugin is the file `NAME.wasm` of the plugin
+    /// directory. 1 to 63 ASCII letters, digits, `-`, `_` or `.`, starting
+    /// with a letter or digit. Filters and notifier destinations of
+    /// subscriptions, and the `filter` parameter of queries, name plugins
+    /// this way.
+    PluginName,
+    expected: "a plugin name: 1 to 63 ASCII letters, digits, `-`, `_` or `.`, starting with a letter or digit",
+    valid: |name| {
+        !name.is_empty()
             && name.len() <= MAX_PLUGIN_NAME_LEN
             && name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-            && name.starts_with(|c: char| c.is_ascii_alphanumeric());
-        if ok {
-            Ok(PluginName(name.to_string()))
-        } else {
-            Err(format!(
-                "expected {}, got {}",
-                Self::EXPECTED,
-                de::show(&Value::from(name))
-            ))
-        }
-    }
-
-    /// The name.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for PluginName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl Serialize for PluginName {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for PluginName {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        de::string_then(deserializer, Self::EXPECTED, |s| {
-            PluginName::parse(s).map_err(|_| Refusal::Expected)
-        })
-    }
+            && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+    },
 }
 
 /// Body of a delivery.
