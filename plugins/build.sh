@@ -7,7 +7,8 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dist="$root/plugins/dist"
-plugins=(namespace-filter label-filter changed-fields field-filter chat-notifier webhook-template)
+plugins=(namespace-filter label-filter changed-fields field-filter chat-notifier webhook-template
+    ownership services references istio-gateways)
 
 packages=()
 for plugin in "${plugins[@]}"; do

@@ -16,6 +16,7 @@ use crate::kube::{Catalog, Discovery, KubeClient};
 use crate::metrics::Metrics;
 use crate::notify::Notifications;
 use crate::plugin::{Limits, Plugins};
+use crate::relations::Relations;
 use crate::store::{Change, Origin, StoredObject};
 use crate::watch::{Pending, Recording, WatchSettings, Watches};
 
@@ -84,6 +85,7 @@ pub async fn run(
         metrics.clone(),
     )?;
     notifications.start();
+    let relations = Relations::start(watches.clone(), discovery.clone(), plugins.clone());
     if client.is_some() {
         tokio::spawn(keep_discovery(
             discovery.clone(),
@@ -101,6 +103,7 @@ pub async fn run(
         token,
         plugins,
         notifications,
+        relations,
     });
     let address = (config.listen_address, config.listen_port);
     let listener = TcpListener::bind(address)

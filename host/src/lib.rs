@@ -2,8 +2,10 @@
 //!
 //! Data flows one way: [`kube`] (client, discovery) → [`watch`] (list/watch
 //! loops, relist diff, replay) → [`store`] (objects, indexes, change history)
-//! → [`query`] (selectors, planning, paging) → [`api`] (HTTP). [`app`] wires
-//! them together.
+//! → [`query`] (selectors, planning, paging) → [`api`] (HTTP). Beside
+//! them, [`notify`] delivers changes, [`plugin`] runs WebAssembly plugins,
+//! and [`relations`] keeps the relationship index analyzer plugins find.
+//! [`app`] wires them together.
 #![warn(missing_docs)]
 
 pub mod api;
@@ -18,6 +20,7 @@ pub mod metrics;
 pub mod notify;
 pub mod plugin;
 pub mod query;
+pub mod relations;
 pub mod store;
 pub mod time;
 pub mod watch;

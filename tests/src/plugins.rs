@@ -6,13 +6,17 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// Every plugin package the tests use; built in one Cargo run.
-const PACKAGES: [&str; 18] = [
+const PACKAGES: [&str; 23] = [
     "grw-plugin-namespace-filter",
     "grw-plugin-label-filter",
     "grw-plugin-changed-fields",
     "grw-plugin-chat-notifier",
     "grw-plugin-webhook-template",
     "grw-plugin-field-filter",
+    "grw-plugin-ownership",
+    "grw-plugin-services",
+    "grw-plugin-references",
+    "grw-plugin-istio-gateways",
     "grw-test-plugin-loop-forever",
     "grw-test-plugin-memory-hog",
     "grw-test-plugin-trap",
@@ -25,6 +29,7 @@ const PACKAGES: [&str; 18] = [
     "grw-test-plugin-notifier-fault",
     "grw-test-plugin-legacy-filter",
     "grw-test-plugin-slow",
+    "grw-test-plugin-analyzer-fault",
 ];
 
 /// The component built from `package` (one of the plugin packages).

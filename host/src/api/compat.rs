@@ -31,6 +31,7 @@ pub(super) fn routes() -> Router<Arc<AppState>> {
         .route("/resources/apiGroupResources", get(api_group_resources))
         .route("/manage/cachedResourcesList", get(cached_resources))
         .route("/manage/cacheSize", get(cache_size))
+        .route("/analyze/istioGatewayHosts", get(istio_gateway_hosts))
 }
 
 /// An answer in the compatibility envelope.
@@ -295,4 +296,110 @@ async fn cache_size(
         keys.extend(watch.cache.read().iter_after(None).map(|o| o.key().clone()));
     }
     Ok(Envelope::ok("cached objecs count", json!(keys.len())))
+}
+
+const ISTIO: &str = "networking.istio.io";
+
+/// Each Istio Gateway (in `ns`, when given) with the hosts of the
+/// VirtualServices bound to it that one of its servers accepts. Read from
+/// the relationship index: the `exposes` edges an analyzer of
+/// VirtualServices (the shipped `istio-gateways`) finds, so one must be
+/// loaded.
+async fn istio_gateway_hosts(
+    State(state): State<Arc<AppState>>,
+    RawQuery(raw): RawQuery,
+) -> Result<Envelope, Envelope> {
+    let params = Params::parse(raw.as_deref(), &["ns"])?;
+    let namespace = params.non_empty("ns");
+    if !state.relations.covers(ISTIO, "VirtualService") {
+        return Err(Envelope::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Gateway hosts come from an analyzer plugin of Istio VirtualServices, and none is loaded: put plugins/istio-gateways into pluginDir",
+            Value::Null,
+        ));
+    }
+    let wanted = KindRef {
+        group: Some(ISTIO.into()),
+        version: None,
+        name: "Gateway".into(),
+    };
+    let resource = match resolve(&state, &wanted).await {
+        Ok(resource) => resource,
+        // No Istio in this cluster: no Gateways.
+        Err(KindError::Unresolved(ResolveError::NotFound { .. })) => {
+            return Ok(Envelope::ok("Gateway hosts fetched", json!([])));
+        }
+        Err(e) => return Err(Problem::from(e).into()),
+    };
+    let gateways: Vec<(String, String)> = {
+        let watch = synced_watch(&state, &resource, namespace)
+            .await
+            .map_err(|e| Envelope::from(Problem::from(e)))?;
+        let view = watch.cache.read();
+        view.iter_after(None)
+            .filter(|g| namespace.is_none_or(|ns| g.namespace() == ns))
+            .map(|g| (g.namespace().to_string(), g.name().to_string()))
+            .collect()
+    };
+    let services = state.relations.resource(ISTIO, "VirtualService");
+    let labels_of = |namespace: &str, name: &str| -> Option<Value> {
+        let watch = state
+            .watches
+            .serving(&services.as_ref()?.gvk, Some(namespace))?;
+        let view = watch.cache.read();
+        let service = view.get(&crate::store::ObjectKey::new(namespace, name))?;
+        let labels: Map<String, Value> = service
+            .labels()
+            .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
+            .collect();
+        (!labels.is_empty()).then_some(Value::Object(labels))
+    };
+    let mut data = Vec::new();
+    for (namespace, name) in gateways {
+        let exposed: Vec<(String, String, String)> = {
+            let graph = state.relations.graph();
+            let node = crate::relations::NodeKey {
+                group: ISTIO.into(),
+                kind: "Gateway".into(),
+                namespace: namespace.as_str().into(),
+                name: name.as_str().into(),
+            };
+            graph
+                .outgoing(&node)
+                .iter()
+                .filter(|e| &*e.relation == "exposes" && &*e.to.kind == "VirtualService")
+                .flat_map(|e| {
+                    e.attributes
+                        .iter()
+                        .filter(|(k, _)| &**k == "host")
+                        .map(|(_, host)| {
+                            (
+                                e.to.namespace.to_string(),
+                                e.to.name.to_string(),
+                                host.to_string(),
+                            )
+                        })
+                })
+                .collect()
+        };
+        let mut hosts: Vec<(String, String, String)> = exposed;
+        hosts.sort();
+        hosts.dedup();
+        let service_hosts: Vec<Value> = hosts
+            .into_iter()
+            .map(|(service_namespace, service, host)| {
+                let mut entry = json!({"serviceName": service, "host": host});
+                if let Some(labels) = labels_of(&service_namespace, &service) {
+                    entry["serviceLabels"] = labels;
+                }
+                entry
+            })
+            .collect();
+        data.push(json!({
+            "namespace": namespace,
+            "gatewayName": name,
+            "serviceHosts": service_hosts,
+        }));
+    }
+    Ok(Envelope::ok("Gateway hosts fetched", Value::Array(data)))
 }

@@ -10,6 +10,7 @@ mod ops;
 mod params;
 mod plugins;
 mod problem;
+mod relations;
 mod stream;
 mod subscriptions;
 
@@ -31,6 +32,7 @@ use crate::kube::{Discovery, KubeClient};
 use crate::metrics::Metrics;
 use crate::notify::Notifications;
 use crate::plugin::Plugins;
+use crate::relations::Relations;
 use crate::watch::Watches;
 
 /// What every handler can reach.
@@ -51,6 +53,8 @@ pub struct AppState {
     pub plugins: Arc<Plugins>,
     /// Subscriptions and their deliveries.
     pub notifications: Arc<Notifications>,
+    /// The relationship index.
+    pub relations: Arc<Relations>,
 }
 
 /// The whole HTTP API.
@@ -61,6 +65,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(compat::routes())
         .merge(ops::routes())
         .merge(plugins::routes())
+        .merge(relations::routes())
         .merge(subscriptions::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

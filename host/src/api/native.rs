@@ -97,7 +97,7 @@ async fn get_namespaced(
 }
 
 /// Parses `{kind}` and resolves it, checking the route fits its scope.
-async fn resource(
+pub(super) async fn resource(
     state: &AppState,
     kind: &str,
     namespace: Option<&str>,

@@ -9,6 +9,7 @@ use axum::routing::get;
 use serde_json::{Value, json};
 
 use super::{AppState, Params, Problem};
+use crate::plugin::{PluginKind, PluginStatus};
 
 pub(super) fn routes() -> Router<Arc<AppState>> {
     Router::new()
@@ -28,7 +29,12 @@ async fn list(
             .iter()
             .map(|c| format!("{}.x", c.as_str()))
             .collect::<Vec<_>>(),
-        "items": state.plugins.statuses(),
+        "items": state
+            .plugins
+            .statuses()
+            .into_iter()
+            .map(|s| with_analysis(&state, s))
+            .collect::<Vec<_>>(),
     })))
 }
 
@@ -39,11 +45,23 @@ async fn one(
 ) -> Result<Json<Value>, Problem> {
     Params::parse(raw.as_deref(), &[])?;
     match state.plugins.status(&name) {
-        Some(status) => Ok(Json(json!(status))),
+        Some(status) => Ok(Json(with_analysis(&state, status))),
         None => Err(Problem::not_found(format!(
             "no plugin `{name}` in the plugin directory"
         ))),
     }
+}
+
+/// A plugin's status; an analyzer's with what the relationship index
+/// holds of it (`analysis`: objects, edges, stale objects, calls,
+/// failures, last analysis time).
+fn with_analysis(state: &AppState, status: PluginStatus) -> Value {
+    let analyzer = status.kind == Some(PluginKind::Analyzer);
+    let mut body = json!(status);
+    if analyzer {
+        body["analysis"] = json!(state.relations.counts(&status.name).unwrap_or_default());
+    }
+    body
 }
 
 fn wit_version() -> String {

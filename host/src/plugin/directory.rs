@@ -110,6 +110,9 @@ pub struct Plugins {
     metrics: Arc<Metrics>,
     entries: RwLock<BTreeMap<String, Entry>>,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    /// Counts the changes of serving versions: a plugin loaded, replaced
+    /// or removed.
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl Plugins {
@@ -123,6 +126,7 @@ impl Plugins {
             metrics,
             entries: RwLock::new(BTreeMap::new()),
             watcher: Mutex::new(None),
+            changes: tokio::sync::watch::channel(0).0,
         })
     }
 
@@ -146,6 +150,7 @@ impl Plugins {
             metrics,
             entries: RwLock::new(BTreeMap::new()),
             watcher: Mutex::new(None),
+            changes: tokio::sync::watch::channel(0).0,
         }))
     }
 
@@ -180,7 +185,9 @@ impl Plugins {
             .cloned()
             .collect();
         for name in gone {
-            entries.remove(&name);
+            if entries.remove(&name).is_some_and(|e| e.serving.is_some()) {
+                self.changes.send_modify(|n| *n += 1);
+            }
             tracing::info!(plugin = %name, "plugin unloaded: its file was removed");
         }
         held_back
@@ -263,6 +270,7 @@ impl Plugins {
                         load_error: None,
                     },
                 );
+                self.changes.send_modify(|n| *n += 1);
                 false
             }
             Err(e) if incomplete => {
@@ -401,6 +409,21 @@ impl Plugins {
                 entry.load_error.as_deref().unwrap_or("unknown error")
             )),
         }
+    }
+
+    /// Every serving analyzer plugin, by name.
+    pub fn analyzers(&self) -> Vec<Arc<Plugin>> {
+        self.entries
+            .read()
+            .values()
+            .filter_map(|e| e.serving.clone())
+            .filter(|p| p.kind == PluginKind::Analyzer)
+            .collect()
+    }
+
+    /// Changes whenever a plugin is loaded, replaced or removed.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     /// The status of every plugin, by name.

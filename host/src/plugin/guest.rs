@@ -13,6 +13,7 @@ use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 use wasmtime_wasi::{ResourceTable, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
+use super::analysis::{CacheReader, Found};
 use super::outbound::Outbound;
 use crate::gvk::Gvk;
 use crate::store::StoredObject;
@@ -35,6 +36,13 @@ pub(super) struct GuestState {
     pub(super) objects: [Option<Arc<StoredObject>>; 2],
     /// The kind of the call's objects (of the last call, between calls).
     pub(super) gvk: Gvk,
+    /// For analyzers: the objects the call's cache lookups found, which
+    /// the guest reads through handles from `FIRST_FOUND` on. Empty
+    /// between calls.
+    pub(super) found: Vec<Found>,
+    /// For analyzers: what the call's cache lookups ask. `None` between
+    /// calls.
+    pub(super) cache: Option<Arc<dyn CacheReader>>,
 }
 
 impl GuestState {
@@ -53,6 +61,8 @@ impl GuestState {
             gvk: Gvk::default(),
             outbound: None,
             objects: [None, None],
+            found: Vec::new(),
+            cache: None,
             plugin,
         }
     }

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Engine, Store};
 
+use super::analysis::{CacheReader, Relationship};
 use super::engine::deadline_ticks;
 use super::guest::GuestState;
 use super::loaded::DeliveryError;
@@ -24,7 +25,7 @@ use super::manifest::Limits;
 use super::outbound::{Outbound, OutboundHttp};
 use super::{CallError, Contract, Interest, PluginError, PluginKind, v0_1, v0_2};
 use crate::gvk::Gvk;
-use crate::store::Change;
+use crate::store::{Change, StoredObject};
 
 /// Guest time after a notifier's budget: enough to build a result from the
 /// host's answer (microseconds of work), with room for a 10 ms epoch tick.
@@ -40,6 +41,7 @@ pub(super) struct Linked {
 enum Pre {
     Filter(v0_2::filter::FilterPluginPre<GuestState>),
     Notifier(v0_2::notifier::NotifierPluginPre<GuestState>),
+    Analyzer(v0_2::analyzer::AnalyzerPluginPre<GuestState>),
     Filter01(v0_1::filter::FilterPluginPre<GuestState>),
     Notifier01(v0_1::notifier::NotifierPluginPre<GuestState>),
 }
@@ -48,6 +50,7 @@ enum Pre {
 enum Exports {
     Filter(v0_2::filter::FilterPlugin),
     Notifier(v0_2::notifier::NotifierPlugin),
+    Analyzer(v0_2::analyzer::AnalyzerPlugin),
     Filter01(v0_1::filter::FilterPlugin),
     Notifier01(v0_1::notifier::NotifierPlugin),
 }
@@ -105,9 +108,18 @@ impl Linked {
                 let pre = linker.instantiate_pre(component).map_err(link_error)?;
                 Pre::Notifier01(v0_1::notifier::NotifierPluginPre::new(pre).map_err(link_error)?)
             }
-            (PluginKind::Analyzer, _) => {
-                return Err(PluginError::WrongWorld(
-                    "analyzer plugins are not supported by this GRW yet; only filter and notifier plugins are".into(),
+            (PluginKind::Analyzer, Contract::V0_2) => {
+                v0_2::analyzer::AnalyzerPlugin::add_to_linker::<_, HasSelf<GuestState>>(
+                    &mut linker,
+                    |s| s,
+                )
+                .map_err(engine_error)?;
+                let pre = linker.instantiate_pre(component).map_err(link_error)?;
+                Pre::Analyzer(v0_2::analyzer::AnalyzerPluginPre::new(pre).map_err(link_error)?)
+            }
+            (PluginKind::Analyzer, Contract::V0_1) => {
+                return Err(PluginError::Version(
+                    "analyzer plugins need grw:plugin@0.2; 0.1 had none".into(),
                 ));
             }
         };
@@ -121,6 +133,7 @@ impl Linked {
         match &self.pre {
             Pre::Filter(p) => p.engine(),
             Pre::Notifier(p) => p.engine(),
+            Pre::Analyzer(p) => p.engine(),
             Pre::Filter01(p) => p.engine(),
             Pre::Notifier01(p) => p.engine(),
         }
@@ -149,6 +162,7 @@ impl Linked {
         let exports = match &self.pre {
             Pre::Filter(p) => Exports::Filter(p.instantiate(&mut store).map_err(failed)?),
             Pre::Notifier(p) => Exports::Notifier(p.instantiate(&mut store).map_err(failed)?),
+            Pre::Analyzer(p) => Exports::Analyzer(p.instantiate(&mut store).map_err(failed)?),
             Pre::Filter01(p) => Exports::Filter01(p.instantiate(&mut store).map_err(failed)?),
             Pre::Notifier01(p) => Exports::Notifier01(p.instantiate(&mut store).map_err(failed)?),
         };
@@ -193,6 +207,10 @@ impl Instance {
                 .grw_plugin_notifier()
                 .call_init(store, config)
                 .map(|r| r.map(Interest::from)),
+            Exports::Analyzer(e) => e
+                .grw_plugin_analyzer()
+                .call_init(store, config)
+                .map(|r| r.map(Interest::from)),
             Exports::Filter01(e) => e
                 .grw_plugin_filter()
                 .call_init(store, config)
@@ -228,7 +246,7 @@ impl Instance {
                 let event = v0_1::event(gvk, change);
                 e.grw_plugin_filter().call_decide(store, &event)
             }
-            Exports::Notifier(_) | Exports::Notifier01(_) => return None,
+            Exports::Notifier(_) | Exports::Notifier01(_) | Exports::Analyzer(_) => return None,
         };
         Some(answer.map_err(CallError::new))
     }
@@ -269,8 +287,34 @@ impl Instance {
                         })
                     })
             }
-            Exports::Filter(_) | Exports::Filter01(_) => return None,
+            Exports::Filter(_) | Exports::Filter01(_) | Exports::Analyzer(_) => return None,
         };
         Some(answer.map_err(CallError::new))
+    }
+
+    /// Calls `analyze` on a `gvk` object, its cache lookups answered by
+    /// `reader`; `None` when this instance is no analyzer.
+    pub(super) fn analyze(
+        &mut self,
+        gvk: &Gvk,
+        object: &Arc<StoredObject>,
+        reader: Arc<dyn CacheReader>,
+    ) -> Option<Result<Vec<Relationship>, CallError>> {
+        if !matches!(self.exports, Exports::Analyzer(_)) {
+            return None;
+        }
+        self.start_call();
+        let Exports::Analyzer(e) = &self.exports else {
+            return None;
+        };
+        let store = &mut self.store;
+        let handle = v0_2::lend_for_analysis(store.data_mut(), gvk, object, reader);
+        let answer = e.grw_plugin_analyzer().call_analyze(&mut *store, handle);
+        v0_2::end_analysis(store.data_mut());
+        Some(
+            answer
+                .map(|found| found.into_iter().map(Relationship::from).collect())
+                .map_err(CallError::new),
+        )
     }
 }

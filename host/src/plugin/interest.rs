@@ -33,12 +33,18 @@ impl Interest {
 
     /// Whether an event of this kind and type is of interest.
     pub fn wants(&self, gvk: &Gvk, kind: ChangeType) -> bool {
-        let part = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
-        (self.kinds.is_empty()
-            || self.kinds.iter().any(|(g, v, k)| {
-                part(g, &gvk.group) && part(v, &gvk.version) && part(k, &gvk.kind)
-            }))
+        self.wants_kind(gvk)
             && (self.event_types.is_empty() || self.event_types.contains(&kind.as_str()))
+    }
+
+    /// Whether objects of this kind are of interest.
+    pub fn wants_kind(&self, gvk: &Gvk) -> bool {
+        let part = |want: &Option<String>, have: &str| want.as_deref().is_none_or(|w| w == have);
+        self.kinds.is_empty()
+            || self
+                .kinds
+                .iter()
+                .any(|(g, v, k)| part(g, &gvk.group) && part(v, &gvk.version) && part(k, &gvk.kind))
     }
 }
 

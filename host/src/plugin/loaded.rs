@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::allowed_hosts::AllowedHosts;
+use super::analysis::{CacheReader, Relationship};
 use super::contract::{check_imports, exported_world};
 use super::instance::{Instance, Linked};
 use super::outbound::OutboundHttp;
@@ -18,7 +19,7 @@ use super::{
 };
 use crate::gvk::Gvk;
 use crate::metrics::{Metrics, PluginCallMetrics};
-use crate::store::Change;
+use crate::store::{Change, StoredObject};
 
 /// Why a notifier plugin did not deliver a change: the plugin module's own
 /// outcome, which the notification engine maps onto its retry and
@@ -187,7 +188,7 @@ impl Plugin {
         if !self.interest.wants(gvk, change.kind) {
             return false;
         }
-        self.call(change, |instance| instance.decide(gvk, change))
+        self.call(&change.object, |instance| instance.decide(gvk, change))
             .unwrap_or(pass_on_failure)
     }
 
@@ -213,7 +214,7 @@ impl Plugin {
         if !self.interest.wants(gvk, change.kind) {
             return Ok(());
         }
-        match self.call(change, |instance| instance.deliver(gvk, change)) {
+        match self.call(&change.object, |instance| instance.deliver(gvk, change)) {
             Ok(delivered) => delivered,
             Err(Unanswered::Failed(why)) => Err(DeliveryError::retry(format!(
                 "notifier plugin `{}` {why}",
@@ -230,11 +231,44 @@ impl Plugin {
         }
     }
 
+    /// The relationships of a `gvk` object, its cache lookups answered by
+    /// `reader`. An object outside the analyzer's interest has none,
+    /// without a call. The error says why there is no answer: the call
+    /// failed (trap, timeout, memory), was not made (crash-loop breaker
+    /// open), or this is no analyzer.
+    ///
+    /// Blocks for up to `limits.timeoutMs`: call it off async threads.
+    pub fn analyze(
+        &self,
+        gvk: &Gvk,
+        object: &Arc<StoredObject>,
+        reader: Arc<dyn CacheReader>,
+    ) -> Result<Vec<Relationship>, String> {
+        if self.kind != PluginKind::Analyzer {
+            return Err(format!(
+                "plugin `{}` is a {} plugin, not an analyzer",
+                self.name,
+                self.kind.as_str()
+            ));
+        }
+        if !self.interest.wants_kind(gvk) {
+            return Ok(Vec::new());
+        }
+        match self.call(object, |instance| instance.analyze(gvk, object, reader)) {
+            Ok(found) => Ok(found),
+            Err(Unanswered::Failed(why)) => Err(why),
+            Err(Unanswered::Resting(_)) => Err(format!(
+                "keeps failing and is resting (crash-loop breaker open); last error: {}",
+                self.last_call_error().as_deref().unwrap_or("unknown")
+            )),
+        }
+    }
+
     /// Runs `op` on an instance of the pool (a fresh one when none is idle
     /// and the pool has room), within the breaker, counting the call.
     fn call<R>(
         &self,
-        change: &Change,
+        object: &StoredObject,
         op: impl FnOnce(&mut Instance) -> Option<Result<R, CallError>>,
     ) -> Result<R, Unanswered> {
         let started = Instant::now();
@@ -289,7 +323,7 @@ impl Plugin {
                 self.stats.failure(elapsed, failure);
                 self.metrics
                     .plugin_call(&self.name, elapsed.as_secs_f64(), Some(failure.as_str()));
-                tracing::warn!(plugin = %self.name, reason = failure.as_str(), error = %message, object = %change.object.key(), "plugin call failed");
+                tracing::warn!(plugin = %self.name, reason = failure.as_str(), error = %message, object = %object.key(), "plugin call failed");
                 self.record_failure(started, &message);
                 Err(Unanswered::Failed(message))
             }

@@ -18,6 +18,7 @@
 //! metrics only.
 
 mod allowed_hosts;
+mod analysis;
 mod contract;
 mod directory;
 mod engine;
@@ -35,6 +36,7 @@ mod v0_2;
 use std::error::Error as StdError;
 
 pub use allowed_hosts::AllowedHosts;
+pub use analysis::{CacheReader, Found, Relationship};
 pub use contract::{Contract, ExportedWorld, LOADABLE, WIT_VERSION, exported_world};
 pub use directory::{PluginState, PluginStatus, Plugins};
 pub use engine::{Compiled, PluginEngine};

@@ -129,7 +129,7 @@ pub type OnNewWatch = Arc<dyn Fn(&Arc<Watch>) + Send + Sync>;
 /// Every watch of the process.
 pub struct Watches {
     client: Option<KubeClient>,
-    on_new_watch: Mutex<Option<OnNewWatch>>,
+    on_new_watch: Mutex<Vec<OnNewWatch>>,
     settings: WatchSettings,
     metrics: Arc<Metrics>,
     entries: Mutex<HashMap<WatchKey, Arc<Watch>>>,
@@ -152,7 +152,7 @@ impl Watches {
     pub fn new(client: Option<KubeClient>, settings: WatchSettings, metrics: Arc<Metrics>) -> Self {
         Watches {
             client,
-            on_new_watch: Mutex::new(None),
+            on_new_watch: Mutex::new(Vec::new()),
             settings,
             metrics,
             entries: Mutex::new(HashMap::new()),
@@ -160,10 +160,11 @@ impl Watches {
         }
     }
 
-    /// Sets what is called for every new watch after its cache exists and
-    /// before its loop starts (the notification engine seeds and taps caches there).
+    /// Adds what is called for every new watch after its cache exists and
+    /// before its loop starts (the notification engine seeds and taps
+    /// caches there; the relations engine follows them).
     pub fn on_new_watch(&self, hook: OnNewWatch) {
-        *self.on_new_watch.lock() = Some(hook);
+        self.on_new_watch.lock().push(hook);
     }
 
     /// Whether watches are fed by an API server (rather than a replay).
@@ -209,8 +210,8 @@ impl Watches {
         entries.insert(key, watch.clone());
         drop(entries);
         tracing::info!(gvk = %resource.gvk, on_demand, "watch started");
-        let hook = self.on_new_watch.lock().clone();
-        if let Some(hook) = hook {
+        let hooks = self.on_new_watch.lock().clone();
+        for hook in hooks {
             hook(&watch);
         }
         if let Some(client) = &self.client {
