@@ -202,6 +202,29 @@ pub struct ResourceInfo {
     pub namespaced: bool,
 }
 
+/// The group of GRW's own kinds: served from its caches, never asked of
+/// the API server.
+pub const GRW_GROUP: &str = "relations.grw.io";
+
+/// GRW's own kinds: `Relation` (one object per edge of the relationship
+/// index) and `RelationSet` (one per analyzed object, analyzer, relation and
+/// direction), both `relations.grw.io/v1`.
+pub fn grw_kinds() -> Vec<ResourceInfo> {
+    [("Relation", "relations"), ("RelationSet", "relationsets")]
+        .into_iter()
+        .map(|(kind, plural)| ResourceInfo {
+            gvk: Gvk::new(GRW_GROUP, "v1", kind),
+            plural: plural.to_string(),
+            namespaced: true,
+        })
+        .collect()
+}
+
+/// Whether a kind is one of GRW's own.
+pub fn is_grw_kind(gvk: &Gvk) -> bool {
+    gvk.group == GRW_GROUP
+}
+
 impl ResourceInfo {
     /// Path of the resource collection, optionally inside one namespace.
     pub fn collection_path(&self, namespace: Option<&str>) -> String {

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use grw_e2e::daemon::{Grw, bundled_recording, eventually};
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
 use grw_e2e::plugins::install;
+use grw_e2e::receiver::Receiver;
 use serde_json::{Value, json};
 
 const TOKEN: &str = "t0k3n";
@@ -335,9 +336,23 @@ async fn a_services_edges_follow_changes_at_either_end() {
     let took = until_selected(&grw, &["a", "b"], Duration::from_secs(1)).await;
     eprintln!("a new matching Pod became an edge after {took:?}");
 
+    // A change that cannot alter what the Service's lookup answers (not
+    // its labels) does not call the analyzer again: only `c` does.
+    let analyses = || async {
+        let (_, status) = grw.get("/api/v1/plugins/services").await;
+        status["analysis"]["analyses"].as_u64().unwrap()
+    };
+    let before = analyses().await;
+    let mut annotated = pod("b", json!({"app": "web"}));
+    annotated["metadata"]["annotations"] = json!({"note": "restarted"});
+    fake.update(annotated).unwrap();
+    fake.create(pod("c", json!({"app": "web"}))).unwrap();
+    until_selected(&grw, &["a", "b", "c"], Duration::from_secs(5)).await;
+    assert_eq!(analyses().await, before + 1);
+
     // A Pod whose labels change leaves the Service.
     fake.update(pod("a", json!({"app": "web-old"}))).unwrap();
-    until_selected(&grw, &["b"], Duration::from_secs(5)).await;
+    until_selected(&grw, &["b", "c"], Duration::from_secs(5)).await;
 
     // The Service's selector changes: it loses and gains edges.
     fake.update(service("web", json!({"app": "db"}))).unwrap();
@@ -349,7 +364,7 @@ async fn a_services_edges_follow_changes_at_either_end() {
 
     // The Service itself goes: its edges are removed, the index is empty.
     fake.update(service("web", json!({"app": "web"}))).unwrap();
-    until_selected(&grw, &["b"], Duration::from_secs(5)).await;
+    until_selected(&grw, &["b", "c"], Duration::from_secs(5)).await;
     fake.delete("v1", "Service", Some("shop"), "web").unwrap();
     let gone = eventually(Duration::from_secs(5), || async {
         let (_, body) = grw.get("/api/v1/relations").await;
@@ -523,4 +538,109 @@ async fn an_analyzer_that_fails_keeps_its_last_good_edges_marked_stale() {
     // Removed: its edges go with it.
     std::fs::remove_file(plugins.join("mentions.wasm")).unwrap();
     until_mentions(&grw, &[]).await;
+}
+
+/// `TYPE from relation to` of a watch-event delivery of a `Relation`.
+fn relation_summary(body: &Value) -> String {
+    let spec = &body["object"]["spec"];
+    format!(
+        "{} {} {} {}",
+        body["type"].as_str().unwrap(),
+        spec["from"]["name"].as_str().unwrap(),
+        spec["relation"].as_str().unwrap(),
+        spec["to"]["name"].as_str().unwrap()
+    )
+}
+
+#[tokio::test]
+async fn relationship_changes_go_through_the_outbox_and_are_caught_up_after_a_restart() {
+    let fake = cluster().await;
+    fake.create(service("web", json!({"app": "web"}))).unwrap();
+    fake.create(pod("a", json!({"app": "web"}))).unwrap();
+    let receiver = Receiver::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let plugins = plugin_dir(dir.path(), &[("services", "grw-plugin-services")]);
+    let config = json!({
+        "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": fake.url(), "tokenFilePath": token_file},
+        "initialWatchingResources": [],
+        "apiGroupsSyncIntervalSecond": 3600,
+        "pluginDir": plugins,
+        "pluginCacheDir": plugins.join(".cache"),
+        "dataDir": dir.path().join("data"),
+        "subscriptions": [
+            {"name": "edges", "kind": "Relation", "namespace": "shop",
+             "labelSelector": "relation=selects",
+             "webhook": {"url": receiver.url("/edges"), "payload": "watch-event"}},
+            {"name": "no-pods-left", "kind": "relationsets.relations.grw.io",
+             "labelSelector": "relation=selects,kind=Service,direction=out",
+             "fieldSelector": "status.count=0", "eventTypes": ["MODIFIED"],
+             "webhook": {"url": receiver.url("/empty"), "payload": "watch-event"}},
+        ],
+    });
+    let first = Grw::start_in(dir, config.clone(), &[]).await;
+    first.wait_ready(Duration::from_secs(60)).await;
+    let settled = eventually(SETTLE, || async {
+        let (_, body) = first.get("/api/v1/relations").await;
+        body["settled"] == true && body["items"].as_array().unwrap().len() == 1
+    })
+    .await;
+    assert!(settled, "{}", first.get("/api/v1/relations").await.1);
+
+    // What related when GRW started is not news; what changes after is.
+    // (Each step waits for its delivery: the index follows the caches'
+    // current state, so an edge that comes and goes before its analysis
+    // runs is never in it.)
+    fake.create(pod("b", json!({"app": "web"}))).unwrap();
+    receiver.wait_accepted(1, Duration::from_secs(10)).await;
+    fake.delete("v1", "Pod", Some("shop"), "a").unwrap();
+    receiver.wait_accepted(2, Duration::from_secs(10)).await;
+    fake.delete("v1", "Pod", Some("shop"), "b").unwrap();
+    let received = receiver.wait_accepted(4, Duration::from_secs(10)).await;
+    let edges: Vec<String> = received
+        .iter()
+        .filter(|r| r.path == "/edges")
+        .map(|r| relation_summary(&r.body))
+        .collect();
+    assert_eq!(
+        edges,
+        [
+            "ADDED web selects b",
+            "DELETED web selects a",
+            "DELETED web selects b"
+        ],
+        "in order"
+    );
+    let empty: Vec<&Value> = received
+        .iter()
+        .filter(|r| r.path == "/empty")
+        .map(|r| &r.body)
+        .collect();
+    assert_eq!(empty.len(), 1, "{empty:?}");
+    assert_eq!(empty[0]["type"], "MODIFIED");
+    assert_eq!(empty[0]["object"]["status"]["count"], 0);
+    assert_eq!(empty[0]["object"]["spec"]["object"]["name"], "web");
+    let ids: BTreeSet<&str> = received
+        .iter()
+        .map(|r| r.header("grw-delivery-id"))
+        .collect();
+    assert_eq!(ids.len(), 4, "each delivery has its own id");
+
+    // Changes while GRW is down come out after the restart.
+    let dir = first.kill();
+    fake.create(pod("c", json!({"app": "web"}))).unwrap();
+    let second = Grw::start_in(dir, config, &[]).await;
+    second.wait_ready(Duration::from_secs(60)).await;
+    let received = receiver.wait_accepted(5, Duration::from_secs(20)).await;
+    assert!(received.len() >= 5, "{}", second.logs());
+    assert_eq!(
+        relation_summary(&received[4].body),
+        "ADDED web selects c",
+        "{}",
+        second.logs()
+    );
+    // Nothing else arrives: no repeat of what was told before the restart.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(receiver.accepted().len(), 5);
 }

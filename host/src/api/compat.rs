@@ -264,10 +264,12 @@ async fn cached_resources(
     RawQuery(raw): RawQuery,
 ) -> Result<Envelope, Envelope> {
     Params::parse(raw.as_deref(), &[])?;
+    // GRW's own kinds are not the cluster's: the earlier GRW had none.
     let gvks: BTreeSet<String> = state
         .watches
         .all()
         .iter()
+        .filter(|w| !crate::gvk::is_grw_kind(&w.key.gvk))
         .map(|w| w.key.gvk.to_string())
         .collect();
     Ok(Envelope::ok("resources", json!(gvks)))

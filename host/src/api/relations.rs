@@ -66,6 +66,7 @@ async fn all(
     Ok(Json(json!({
         "kind": "RelationList",
         "pending": state.relations.pending(),
+        "settled": state.relations.settled(),
         "items": items,
     })))
 }

@@ -110,7 +110,7 @@ impl Catalog {
                 json!({"name": g, "versions": [gv], "preferredVersion": gv})
             })
             .collect();
-        Catalog {
+        let mut catalog = Catalog {
             api_groups: json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}),
             resource_lists: resource_lists
                 .into_iter()
@@ -120,6 +120,25 @@ impl Catalog {
                 })
                 .collect(),
             resources: entries,
+        };
+        catalog.add_grw_kinds();
+        catalog
+    }
+
+    /// Adds GRW's own kinds ([`crate::gvk::grw_kinds`]) to the resources,
+    /// so they resolve like any other; the API server's lists are left as
+    /// the server sent them.
+    fn add_grw_kinds(&mut self) {
+        for info in crate::gvk::grw_kinds() {
+            if self.resources.iter().any(|e| e.info.gvk == info.gvk) {
+                continue;
+            }
+            self.resources.push(ResourceEntry {
+                singular: info.gvk.kind.to_lowercase(),
+                short_names: Vec::new(),
+                preferred: true,
+                info,
+            });
         }
     }
 
@@ -206,11 +225,14 @@ pub struct Discovery {
 }
 
 impl Discovery {
-    /// Discovery against an API server; call [`Discovery::refresh`] before use.
+    /// Discovery against an API server; call [`Discovery::refresh`] before
+    /// use. Until then only GRW's own kinds resolve.
     pub fn new(client: KubeClient) -> Discovery {
+        let mut first = Catalog::default();
+        first.add_grw_kinds();
         Discovery {
             client: Some(client),
-            catalog: RwLock::new(Arc::new(Catalog::default())),
+            catalog: RwLock::new(Arc::new(first)),
             generation: watch::channel(0).0,
             refreshed: parking_lot::Mutex::new(None),
         }
@@ -305,6 +327,7 @@ impl Discovery {
                 }
             }
         }
+        catalog.add_grw_kinds();
         catalog
             .resources
             .sort_by(|a, b| a.info.gvk.cmp(&b.info.gvk));

@@ -222,7 +222,8 @@ impl Graph {
     }
 
     /// Replaces what `analyzer` found for `subject` with `found`, and the
-    /// lookups it depends on with `lookups`.
+    /// lookups it depends on with `lookups`. Returns the edges it had before
+    /// and the ones it has now.
     pub fn replace(
         &mut self,
         analyzer: &str,
@@ -230,14 +231,14 @@ impl Graph {
         found: Vec<Found>,
         lookups: Vec<Lookup>,
         at: SystemTime,
-    ) {
+    ) -> (Vec<Arc<Edge>>, Vec<Arc<Edge>>) {
         let analyzer = self.symbol(analyzer);
         let subject = self.node(subject);
         let key = SubjectKey {
             analyzer: analyzer.clone(),
             node: subject.clone(),
         };
-        self.remove_subject(&key);
+        let before = self.remove_subject(&key);
         let mut seen = HashSet::new();
         let mut edges = Vec::with_capacity(found.len());
         for f in found {
@@ -278,11 +279,12 @@ impl Graph {
         self.subjects.insert(
             key,
             Subject {
-                edges,
+                edges: edges.clone(),
                 lookups,
                 stale: None,
             },
         );
+        (before, edges)
     }
 
     /// Records that `analyzer` failed on `subject`: its last good edges
@@ -317,23 +319,31 @@ impl Graph {
         );
     }
 
-    /// Removes what `analyzer` found for `subject` (the object is gone).
-    pub fn remove(&mut self, analyzer: &str, subject: &NodeKey) {
+    /// Removes what `analyzer` found for `subject` (the object is gone);
+    /// returns the edges removed.
+    pub fn remove(&mut self, analyzer: &str, subject: &NodeKey) -> Vec<Arc<Edge>> {
         let Some(analyzer) = self.symbols.get(analyzer).cloned() else {
-            return;
+            return Vec::new();
         };
         self.remove_subject(&SubjectKey {
             analyzer,
             node: Arc::new(subject.clone()),
-        });
+        })
     }
 
-    /// Removes everything `analyzer` found.
-    pub fn remove_analyzer(&mut self, analyzer: &str) {
-        for key in self.subjects_of(analyzer) {
-            self.remove_subject(&key);
-        }
+    /// Removes everything `analyzer` found; returns each analysis removed
+    /// with its edges.
+    pub fn remove_analyzer(&mut self, analyzer: &str) -> Vec<(SubjectKey, Vec<Arc<Edge>>)> {
+        let removed = self
+            .subjects_of(analyzer)
+            .into_iter()
+            .map(|key| {
+                let edges = self.remove_subject(&key);
+                (key, edges)
+            })
+            .collect();
         self.counts.remove(analyzer);
+        removed
     }
 
     /// The analyses of `analyzer`.
@@ -345,9 +355,9 @@ impl Graph {
             .collect()
     }
 
-    fn remove_subject(&mut self, key: &SubjectKey) {
+    fn remove_subject(&mut self, key: &SubjectKey) -> Vec<Arc<Edge>> {
         let Some(held) = self.subjects.remove(key) else {
-            return;
+            return Vec::new();
         };
         for lookup in &held.lookups {
             self.forget(key, lookup);
@@ -359,10 +369,11 @@ impl Graph {
                 counts.stale_objects -= 1;
             }
         }
-        for edge in held.edges {
-            detach(&mut self.out, &edge.from, &edge);
-            detach(&mut self.inc, &edge.to, &edge);
+        for edge in &held.edges {
+            detach(&mut self.out, &edge.from, edge);
+            detach(&mut self.inc, &edge.to, edge);
         }
+        held.edges
     }
 
     fn depend(&mut self, key: &SubjectKey, lookup: &Lookup) {

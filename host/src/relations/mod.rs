@@ -25,25 +25,33 @@
 //! behind starts over from the cache's state).
 
 mod graph;
+mod mirror;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::broadcast::error::RecvError;
 
-pub use graph::{AnalyzerCounts, Direction, Edge, Graph, KindKey, Lookup, Node, NodeKey};
+pub use graph::{
+    AnalyzerCounts, Direction, Edge, Graph, KindKey, Lookup, Node, NodeKey, SubjectKey,
+};
 
 use crate::config::WatchOptions;
-use crate::gvk::{Gvk, KindRef, ResourceInfo};
+use crate::gvk::{Gvk, KindRef, ResourceInfo, grw_kinds, is_grw_kind};
 use crate::kube::Discovery;
 use crate::plugin::{CacheReader, Found, Plugin, Plugins, Relationship};
 use crate::query::{LabelSelector, PageRequest, Query};
 use crate::store::{Change, ChangeType, ObjectKey, Since, StoredObject};
 use crate::watch::{Watch, Watches};
+use mirror::Mirror;
+
+/// How long the index must have been ready (every followed kind synced, no
+/// analysis waiting) before it counts as settled.
+const SETTLE_AFTER: Duration = Duration::from_millis(500);
 
 /// The relations engine: the index, and the worker that keeps it.
 pub struct Relations {
@@ -52,6 +60,8 @@ pub struct Relations {
     work: Mutex<mpsc::Sender<Work>>,
     /// Work sent and not yet done.
     pending: AtomicUsize,
+    /// The index was complete once: relationship changes are news since.
+    settled: AtomicBool,
 }
 
 /// What analyses read: the caches and discovery.
@@ -98,6 +108,7 @@ impl Relations {
             }),
             work: Mutex::new(tx),
             pending: AtomicUsize::new(0),
+            settled: AtomicBool::new(false),
         });
         let weak = Arc::downgrade(&relations);
         watches.on_new_watch(Arc::new(move |watch| {
@@ -105,13 +116,23 @@ impl Relations {
                 relations.send(Work::NewWatch(watch.clone()));
             }
         }));
+        // GRW's own kinds, created here so that the notification engine
+        // (hooked in before) starts their feeds, seeded with what was
+        // announced before a restart.
+        let mut own = grw_kinds()
+            .into_iter()
+            .map(|r| watches.ensure(&r, WatchOptions::default(), false));
+        let (Some(relation_watch), Some(set_watch)) = (own.next(), own.next()) else {
+            unreachable!("GRW has two kinds of its own");
+        };
+        let mirror = Mirror::new(relation_watch, set_watch);
         let runtime = tokio::runtime::Handle::current();
         let worker = relations.clone();
         std::thread::Builder::new()
             .name("grw-relations".into())
             .spawn(move || {
                 let _entered = runtime.enter();
-                Worker::new(worker).run(rx);
+                Worker::new(worker, mirror).run(rx);
             })
             .expect("the relations worker thread starts");
         relations.send(Work::Plugins);
@@ -143,6 +164,12 @@ impl Relations {
     /// Changes and plugin updates waiting to be analyzed.
     pub fn pending(&self) -> usize {
         self.pending.load(Ordering::SeqCst)
+    }
+
+    /// Whether the index has been complete once (every kind it follows
+    /// synced and analyzed): relationship changes are announced since.
+    pub fn settled(&self) -> bool {
+        self.settled.load(Ordering::SeqCst)
     }
 
     /// A read-locked view of the index; hold it briefly.
@@ -375,14 +402,20 @@ struct Worker {
     analyzers: BTreeMap<Arc<str>, Arc<Plugin>>,
     /// Whether each group/kind is cluster-scoped, as discovery says.
     scopes: HashMap<(String, String), Option<bool>>,
+    /// The index as objects of GRW's own kinds.
+    mirror: Mirror,
+    /// Since when the index has been ready to settle.
+    ready_since: Option<Instant>,
 }
 
 impl Worker {
-    fn new(relations: Arc<Relations>) -> Worker {
+    fn new(relations: Arc<Relations>, mirror: Mirror) -> Worker {
         Worker {
             relations,
             analyzers: BTreeMap::new(),
             scopes: HashMap::new(),
+            mirror,
+            ready_since: None,
         }
     }
 
@@ -391,16 +424,61 @@ impl Worker {
     }
 
     fn run(mut self, rx: mpsc::Receiver<Work>) {
-        while let Ok(work) = rx.recv() {
-            match work {
-                Work::Plugins => self.plugins_changed(),
-                Work::Discovery => self.discovery_changed(),
-                Work::NewWatch(watch) => self.new_watch(&watch),
-                Work::Snapshot(gvk, objects) => self.snapshot(&gvk, &objects),
-                Work::Change(gvk, change) => self.change(&gvk, &change),
+        loop {
+            match rx.recv_timeout(SETTLE_AFTER / 2) {
+                Ok(work) => {
+                    match work {
+                        Work::Plugins => self.plugins_changed(),
+                        Work::Discovery => self.discovery_changed(),
+                        Work::NewWatch(watch) => self.new_watch(&watch),
+                        Work::Snapshot(gvk, objects) => self.snapshot(&gvk, &objects),
+                        Work::Change(gvk, change) => self.change(&gvk, &change),
+                    }
+                    self.relations.pending.fetch_sub(1, Ordering::SeqCst);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
             }
-            self.relations.pending.fetch_sub(1, Ordering::SeqCst);
+            if !self.mirror.settled() {
+                self.try_to_settle();
+            }
         }
+    }
+
+    /// Settles the index once it has been ready for [`SETTLE_AFTER`]:
+    /// discovery read, every followed kind synced, nothing waiting.
+    fn try_to_settle(&mut self) {
+        let env = self.env();
+        let ready = env.discovery.is_loaded()
+            && self.relations.pending() == 0
+            && env
+                .fed
+                .lock()
+                .values()
+                .all(|gvk| env.watch(gvk).is_some_and(|w| w.cache.is_synced()));
+        if !ready {
+            self.ready_since = None;
+            return;
+        }
+        let since = *self.ready_since.get_or_insert_with(Instant::now);
+        if since.elapsed() >= SETTLE_AFTER {
+            self.mirror.settle();
+            self.relations.settled.store(true, Ordering::SeqCst);
+            tracing::info!(
+                edges = self.relations.graph.read().edges().count(),
+                "relationship index settled; relationship changes are announced from now on"
+            );
+        }
+    }
+
+    /// Removes an analysis (its object is gone, or its analyzer).
+    fn remove(&mut self, analyzer: &Arc<str>, node: &NodeKey) {
+        let removed = self.relations.graph.write().remove(analyzer, node);
+        let subject = SubjectKey {
+            analyzer: analyzer.clone(),
+            node: Arc::new(node.clone()),
+        };
+        self.mirror.update(&subject, &removed, &[], true);
     }
 
     fn plugins_changed(&mut self) {
@@ -419,7 +497,10 @@ impl Worker {
             .collect();
         for name in removed {
             tracing::info!(analyzer = %name, "analyzer removed; its edges are removed");
-            self.relations.graph.write().remove_analyzer(&name);
+            let removed = self.relations.graph.write().remove_analyzer(&name);
+            for (subject, edges) in removed {
+                self.mirror.update(&subject, &edges, &[], true);
+            }
             self.analyzers.remove(&name);
         }
         let changed: Vec<Arc<Plugin>> = serving
@@ -448,6 +529,7 @@ impl Worker {
         if wildcard {
             for watch in self.env().watches.all() {
                 if watch.key.options == WatchOptions::default()
+                    && !is_grw_kind(&watch.key.gvk)
                     && analyzer.interest.wants_kind(&watch.key.gvk)
                 {
                     self.feed(&watch.resource);
@@ -542,7 +624,7 @@ impl Worker {
     }
 
     fn new_watch(&self, watch: &Watch) {
-        if watch.key.options != WatchOptions::default() {
+        if watch.key.options != WatchOptions::default() || is_grw_kind(&watch.key.gvk) {
             return;
         }
         let wanted = self
@@ -596,11 +678,11 @@ impl Worker {
     }
 
     /// Removes `analyzer`'s subjects for which `keep` says no.
-    fn drop_unless(&self, analyzer: &Plugin, keep: impl Fn(&NodeKey) -> bool) {
-        let mut graph = self.relations.graph.write();
-        for subject in graph.subjects_of(&analyzer.name) {
+    fn drop_unless(&mut self, analyzer: &Plugin, keep: impl Fn(&NodeKey) -> bool) {
+        let subjects = self.relations.graph.read().subjects_of(&analyzer.name);
+        for subject in subjects {
             if !keep(&subject.node) {
-                graph.remove(&analyzer.name, &subject.node);
+                self.remove(&analyzer.name, &subject.node);
             }
         }
     }
@@ -637,7 +719,7 @@ impl Worker {
             .collect();
         for analyzer in analyzers {
             if change.kind == ChangeType::Deleted {
-                self.relations.graph.write().remove(&analyzer.name, &node);
+                self.remove(&analyzer.name, &node);
             } else {
                 self.analyze(&analyzer, gvk, &change.object);
             }
@@ -687,7 +769,7 @@ impl Worker {
             });
             match current {
                 Some((gvk, object)) => self.analyze(&analyzer, &gvk, &object),
-                None => self.relations.graph.write().remove(&analyzer.name, &node),
+                None => self.remove(&analyzer.name, &node),
             }
         }
     }
@@ -787,7 +869,15 @@ impl Worker {
                 f
             })
             .collect();
-        graph.replace(&analyzer.name, subject, found, lookups, SystemTime::now());
+        let node = Arc::new(subject.clone());
+        let (before, after) =
+            graph.replace(&analyzer.name, subject, found, lookups, SystemTime::now());
+        drop(graph);
+        let subject = SubjectKey {
+            analyzer: analyzer.name.clone(),
+            node,
+        };
+        self.mirror.update(&subject, &before, &after, false);
     }
 
     /// A relationship as the index keeps it: the target's namespace

@@ -179,12 +179,22 @@ impl Watches {
 
     /// The watch for `resource` with `options`, started if it does not exist.
     /// Racing callers get the same watch: exactly one loop runs per key.
+    ///
+    /// GRW's own kinds ([`crate::gvk::is_grw_kind`]) have one cache each,
+    /// whatever the options, filled by GRW itself: no loop runs for them,
+    /// and they count as synced from the start.
     pub fn ensure(
         &self,
         resource: &ResourceInfo,
         options: WatchOptions,
         on_demand: bool,
     ) -> Arc<Watch> {
+        let local = crate::gvk::is_grw_kind(&resource.gvk);
+        let options = if local {
+            WatchOptions::default()
+        } else {
+            options
+        };
         let key = WatchKey {
             gvk: resource.gvk.clone(),
             options,
@@ -209,12 +219,18 @@ impl Watches {
         });
         entries.insert(key, watch.clone());
         drop(entries);
+        if local {
+            watch.cache.mark_synced();
+            watch.update_status(|s| s.phase = Phase::Ready);
+        }
         tracing::info!(gvk = %resource.gvk, on_demand, "watch started");
         let hooks = self.on_new_watch.lock().clone();
         for hook in hooks {
             hook(&watch);
         }
-        if let Some(client) = &self.client {
+        if let Some(client) = &self.client
+            && !local
+        {
             tokio::spawn(run::run(
                 watch.clone(),
                 client.clone(),
