@@ -199,11 +199,12 @@ struct Sizes {
 }
 
 impl Sizes {
-    /// 1,000 Deployments (2 ReplicaSets of 5 Pods each, one Service each).
+    /// 1,000 Deployments (2 ReplicaSets of 5 Pods each, one Service each),
+    /// 250 Pods per Node (the Nodes' `pods` capacity).
     const FULL: Sizes = Sizes {
         namespaces: 20,
         deployments_per_namespace: 50,
-        nodes: 8,
+        nodes: 40,
     };
     const QUICK: Sizes = Sizes {
         namespaces: 10,
@@ -1146,16 +1147,48 @@ impl Driver {
                 if !self.analyzers[i].wants(&resource.gvk) {
                     continue;
                 }
-                let Some(watch) = self.watches.serving(&resource.gvk, None) else {
-                    continue;
-                };
-                let objects: Vec<Arc<StoredObject>> =
-                    watch.cache.read().iter_after(None).cloned().collect();
-                for object in &objects {
+                for object in &self.objects(&resource.gvk) {
                     self.analyze(i, &resource.gvk, object);
                 }
             }
         }
+    }
+
+    /// Builds two drivers' indexes in alternation, a few hundred analyses
+    /// each in turn: often enough that both meet the same machine (whose
+    /// speed drifts over minutes), seldom enough that neither runs on
+    /// processor caches the other just filled. Returns the time each spent.
+    fn build_side_by_side(a: &mut Driver, b: &mut Driver) -> (Duration, Duration) {
+        let (mut in_a, mut in_b) = (Duration::ZERO, Duration::ZERO);
+        for i in 0..a.analyzers.len() {
+            for resource in &a.kinds.clone().0 {
+                if !a.analyzers[i].wants(&resource.gvk) {
+                    continue;
+                }
+                let (of_a, of_b) = (a.objects(&resource.gvk), b.objects(&resource.gvk));
+                for (xs, ys) in of_a.chunks(CHUNK).zip(of_b.chunks(CHUNK)) {
+                    let started = Instant::now();
+                    for x in xs {
+                        a.analyze(i, &resource.gvk, x);
+                    }
+                    in_a += started.elapsed();
+                    let started = Instant::now();
+                    for y in ys {
+                        b.analyze(i, &resource.gvk, y);
+                    }
+                    in_b += started.elapsed();
+                }
+            }
+        }
+        (in_a, in_b)
+    }
+
+    /// The objects of a kind, in key order.
+    fn objects(&self, gvk: &Gvk) -> Vec<Arc<StoredObject>> {
+        self.watches
+            .serving(gvk, None)
+            .map(|w| w.cache.read().iter_after(None).cloned().collect())
+            .unwrap_or_default()
     }
 
     fn analyze(&mut self, i: usize, gvk: &Gvk, object: &Arc<StoredObject>) {
@@ -1295,6 +1328,9 @@ impl Driver {
         }
     }
 }
+
+/// Analyses in one turn of a side-by-side build.
+const CHUNK: usize = 250;
 
 /// Every edge as one line, to compare indexes.
 fn edge_lines(graph: &Graph) -> BTreeSet<String> {
@@ -1473,14 +1509,37 @@ impl InProcess {
         let dir = tempfile::tempdir().unwrap();
         install_analyzers(&dir.path().join("plugins"), wasm_dir);
 
+        // Native and the components driven the same way, side by side.
+        let plugins = load_plugins(dir.path());
+        let backends = ANALYZERS
+            .iter()
+            .map(|(name, _)| Analyzed {
+                name: (*name).into(),
+                backend: Backend::Wasm(
+                    plugins
+                        .analyzers()
+                        .into_iter()
+                        .find(|p| &*p.name == *name)
+                        .unwrap(),
+                ),
+                calls: 0,
+                call_time: Duration::ZERO,
+            })
+            .collect();
         let mut native = Driver::new(fill(cluster), kinds.clone(), native_backends(), true);
-        let started = Instant::now();
-        native.build();
+        let mut direct = Driver::new(fill(cluster), kinds.clone(), backends, true);
+        let (native_time, direct_time) = Driver::build_side_by_side(&mut native, &mut direct);
         let native_build = Build {
-            time: started.elapsed(),
+            time: native_time,
             analyses: native.analyses,
             edges: native.graph.edges().count(),
             calls: native.calls(),
+        };
+        let direct_build = Build {
+            time: direct_time,
+            analyses: direct.analyses,
+            edges: direct.graph.edges().count(),
+            calls: direct.calls(),
         };
         let expected = native_build.edges;
         // Memory is measured on builds of its own, so no timed build pays
@@ -1498,33 +1557,6 @@ impl InProcess {
         };
         let native_held = memory.then(|| measure(true));
         let edges_only_held = memory.then(|| measure(false));
-
-        // The components, driven the same way.
-        let plugins = load_plugins(dir.path());
-        let backends = ANALYZERS
-            .iter()
-            .map(|(name, _)| Analyzed {
-                name: (*name).into(),
-                backend: Backend::Wasm(
-                    plugins
-                        .analyzers()
-                        .into_iter()
-                        .find(|p| &*p.name == *name)
-                        .unwrap(),
-                ),
-                calls: 0,
-                call_time: Duration::ZERO,
-            })
-            .collect();
-        let mut direct = Driver::new(fill(cluster), kinds.clone(), backends, true);
-        let started = Instant::now();
-        direct.build();
-        let direct_build = Build {
-            time: started.elapsed(),
-            analyses: direct.analyses,
-            edges: direct.graph.edges().count(),
-            calls: direct.calls(),
-        };
 
         // The engine, with its own plugins and caches.
         let (engine_watches, engine, engine_build, engine_complete, engine_rss) = start_engine(
@@ -1705,19 +1737,28 @@ impl InProcess {
         println!("|---|---:|---:|---:|---:|---:|---:|");
         for script in &scripts {
             let resource = cluster.resource(script.kind).clone();
-            let native = drive(&mut self.native, &resource, &script.changes);
-            let direct = drive(&mut self.direct, &resource, &script.changes);
-            let engine = self.drive_engine(&resource, &script.changes);
-            let (nm, np) = percentiles(&native.times);
-            let (dm, dp) = percentiles(&direct.times);
-            let (em, ep) = percentiles(&engine.times);
+            let (mut native, mut direct, mut engine, mut applies) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            let before = (self.native.analyses, engine_counts(&self.engine).0);
+            // Each change through all three in turn, so all meet the same
+            // machine.
+            for change in &script.changes {
+                let (total, apply) = drive(&mut self.native, &resource, change);
+                native.push(total);
+                applies.push(apply);
+                direct.push(drive(&mut self.direct, &resource, change).0);
+                engine.push(self.drive_engine(&resource, change));
+            }
+            let (nm, np) = percentiles(&native);
+            let (dm, dp) = percentiles(&direct);
+            let (em, ep) = percentiles(&engine);
             let per = |a: u64| a as f64 / script.changes.len() as f64;
             println!(
                 "| {} | {:.1} / {:.1} | {em:.0} / {ep:.0} | {dm:.0} / {dp:.0} | {nm:.1} / {np:.1} | {:.1} | {:.1}× |",
                 script.name,
-                per(engine.analyses),
-                per(native.analyses),
-                percentiles(&native.applies).0,
+                per(engine_counts(&self.engine).0 - before.1),
+                per(self.native.analyses - before.0),
+                percentiles(&applies).0,
                 em / nm
             );
         }
@@ -1743,36 +1784,29 @@ impl InProcess {
         assert_eq!(lines, edge_lines(&self.engine.graph()));
     }
 
-    fn drive_engine(&self, resource: &ResourceInfo, changes: &[Value]) -> Driven {
+    /// One change through the engine: µs from `Cache::apply` to its last
+    /// analysis.
+    fn drive_engine(&self, resource: &ResourceInfo, change: &Value) -> f64 {
         let watch = self.engine_watches.serving(&resource.gvk, None).unwrap();
-        let mut times = Vec::with_capacity(changes.len());
-        let (start_analyses, _) = engine_counts(&self.engine);
-        for change in changes {
-            let object = StoredObject::from_value(change.clone(), &resource.gvk, false).unwrap();
-            let (before, _) = engine_counts(&self.engine);
-            let started = SystemTime::now();
-            watch
-                .cache
-                .apply(ChangeType::Modified, object, Origin::Watch)
-                .unwrap();
-            // The worker counts an analysis while the change's work is
-            // still pending, so both together mean it is done.
-            while !(self.engine.pending() == 0 && engine_counts(&self.engine).0 > before) {
-                assert!(
-                    started.elapsed().unwrap() < Duration::from_secs(60),
-                    "the engine did not follow a change"
-                );
-                // Asleep rather than spinning, so the engine's two threads
-                // have both cores.
-                std::thread::sleep(Duration::from_micros(100));
-            }
-            times.push(last_analysis(&self.engine, started).as_secs_f64() * 1e6);
+        let object = StoredObject::from_value(change.clone(), &resource.gvk, false).unwrap();
+        let (before, _) = engine_counts(&self.engine);
+        let started = SystemTime::now();
+        watch
+            .cache
+            .apply(ChangeType::Modified, object, Origin::Watch)
+            .unwrap();
+        // The worker counts an analysis while the change's work is still
+        // pending, so both together mean it is done.
+        while !(self.engine.pending() == 0 && engine_counts(&self.engine).0 > before) {
+            assert!(
+                started.elapsed().unwrap() < Duration::from_secs(60),
+                "the engine did not follow a change"
+            );
+            // Asleep rather than spinning, so the engine's two threads have
+            // both cores.
+            std::thread::sleep(Duration::from_micros(100));
         }
-        Driven {
-            times,
-            applies: Vec::new(),
-            analyses: engine_counts(&self.engine).0 - start_analyses,
-        }
+        last_analysis(&self.engine, started).as_secs_f64() * 1e6
     }
 
     fn burst_engine(&self, resource: &ResourceInfo, changes: &[Value]) -> Duration {
@@ -1818,65 +1852,55 @@ impl InProcess {
                 name: name.as_str().into(),
             })
             .collect();
-        let measure = |name: &str, graph: &Graph| {
-            let mut times = Vec::new();
-            let (mut edges, mut nodes) = (0, 0);
-            for _ in 0..rounds {
-                for root in &roots {
+        let engine = self.engine.graph();
+        let indexes: [(&str, &Graph); 2] = [
+            ("the engine's (wasm analyzers)", &engine),
+            ("native", &self.native.graph),
+        ];
+        let mut times = [Vec::new(), Vec::new()];
+        let (mut edges, mut nodes) = (0, 0);
+        // The two indexes in turn, query by query.
+        for _ in 0..rounds {
+            for root in &roots {
+                for (i, (_, graph)) in indexes.iter().enumerate() {
                     let started = Instant::now();
                     let (found_nodes, found_edges, truncated) =
                         graph.around(root, Direction::Out, 3, &[], 10_000);
-                    times.push(started.elapsed().as_secs_f64() * 1e6);
+                    times[i].push(started.elapsed().as_secs_f64() * 1e6);
                     assert!(!truncated);
                     edges += found_edges.len();
                     nodes += found_nodes.len();
                     std::hint::black_box((found_nodes, found_edges));
                 }
             }
-            let (median, p99) = percentiles(&times);
-            let n = times.len() as f64;
+        }
+        let edges_per = (edges / 2) as f64 / times[0].len() as f64;
+        let nodes_per = (nodes / 2) as f64 / times[0].len() as f64;
+        for ((name, _), times) in indexes.iter().zip(&times) {
+            let (median, p99) = percentiles(times);
             println!(
-                "| {name} | {} | {:.1} | {:.1} | {median:.1} | {p99:.1} |",
-                grouped(n),
-                edges as f64 / n,
-                nodes as f64 / n
+                "| {name} | {} | {edges_per:.1} | {nodes_per:.1} | {median:.1} | {p99:.1} |",
+                grouped(times.len() as f64)
             );
-        };
-        measure("the engine's (wasm analyzers)", &self.engine.graph());
-        measure("native", &self.native.graph);
+        }
     }
 }
 
-/// Timings of a script's changes.
-struct Driven {
-    /// µs per change.
-    times: Vec<f64>,
-    /// µs of each in `Cache::apply` (not measured for the engine).
-    applies: Vec<f64>,
-    analyses: u64,
-}
-
-fn drive(driver: &mut Driver, resource: &ResourceInfo, changes: &[Value]) -> Driven {
+/// One change through a driver: µs in all, and in `Cache::apply`.
+fn drive(driver: &mut Driver, resource: &ResourceInfo, change: &Value) -> (f64, f64) {
     let watch = driver.watches.serving(&resource.gvk, None).unwrap();
-    let start = driver.analyses;
-    let mut times = Vec::with_capacity(changes.len());
-    let mut applies = Vec::with_capacity(changes.len());
-    for change in changes {
-        let object = StoredObject::from_value(change.clone(), &resource.gvk, false).unwrap();
-        let started = Instant::now();
-        let change = watch
-            .cache
-            .apply(ChangeType::Modified, object, Origin::Watch)
-            .unwrap();
-        applies.push(started.elapsed().as_secs_f64() * 1e6);
-        driver.change(&resource.gvk, &change);
-        times.push(started.elapsed().as_secs_f64() * 1e6);
-    }
-    Driven {
-        times,
-        applies,
-        analyses: driver.analyses - start,
-    }
+    let object = StoredObject::from_value(change.clone(), &resource.gvk, false).unwrap();
+    let started = Instant::now();
+    let change = watch
+        .cache
+        .apply(ChangeType::Modified, object, Origin::Watch)
+        .unwrap();
+    let applied = started.elapsed();
+    driver.change(&resource.gvk, &change);
+    (
+        started.elapsed().as_secs_f64() * 1e6,
+        applied.as_secs_f64() * 1e6,
+    )
 }
 
 fn burst_native(driver: &mut Driver, resource: &ResourceInfo, changes: &[Value]) -> Duration {
