@@ -24,7 +24,7 @@
 //! caches feed it through their live change streams (a stream that falls
 //! behind starts over from the cache's state).
 
-mod graph;
+pub mod graph;
 mod mirror;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
