@@ -1323,7 +1323,9 @@ impl Driver {
             });
             match current {
                 Some((gvk, object)) => self.analyze(i, &gvk, &object),
-                None => self.graph.remove(&subject.analyzer, &node),
+                None => {
+                    self.graph.remove(&subject.analyzer, &node);
+                }
             }
         }
     }

@@ -406,6 +406,9 @@ struct Worker {
     mirror: Mirror,
     /// Since when the index has been ready to settle.
     ready_since: Option<Instant>,
+    /// Fed kinds whose first snapshot was analyzed: a kind fed but not
+    /// yet there is analyzed, by every analyzer, when its snapshot comes.
+    snapshotted: HashSet<Gvk>,
 }
 
 impl Worker {
@@ -416,6 +419,7 @@ impl Worker {
             scopes: HashMap::new(),
             mirror,
             ready_since: None,
+            snapshotted: HashSet::new(),
         }
     }
 
@@ -657,8 +661,16 @@ impl Worker {
 
     /// Analyzes every fed object an analyzer wants, then drops what it
     /// found before for objects it no longer covers (after a reload).
+    /// Kinds whose first snapshot is still on its way are left to it.
     fn analyze_everything(&mut self, analyzer: &Arc<Plugin>) {
-        let kinds: Vec<Gvk> = self.env().fed.lock().values().cloned().collect();
+        let kinds: Vec<Gvk> = self
+            .env()
+            .fed
+            .lock()
+            .values()
+            .filter(|gvk| self.snapshotted.contains(*gvk))
+            .cloned()
+            .collect();
         let mut analyzed = HashSet::new();
         for gvk in kinds {
             if !analyzer.interest.wants_kind(&gvk) {
@@ -688,6 +700,7 @@ impl Worker {
     }
 
     fn snapshot(&mut self, gvk: &Gvk, objects: &[Arc<StoredObject>]) {
+        self.snapshotted.insert(gvk.clone());
         let analyzers: Vec<Arc<Plugin>> = self
             .analyzers
             .values()
