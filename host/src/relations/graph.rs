@@ -346,6 +346,11 @@ impl Graph {
         removed
     }
 
+    /// Every analysis with the edges it found.
+    pub fn analyses(&self) -> impl Iterator<Item = (&SubjectKey, &[Arc<Edge>])> {
+        self.subjects.iter().map(|(k, s)| (k, s.edges.as_slice()))
+    }
+
     /// The analyses of `analyzer`.
     pub fn subjects_of(&self, analyzer: &str) -> Vec<SubjectKey> {
         self.subjects

@@ -21,6 +21,12 @@
 //!   MODIFIED of the PVC's `bound-to` set. When the object is deleted, its
 //!   sets are DELETED. Labels `relation`, `analyzer`, `direction`, `kind`.
 //!
+//! The objects are kept while a subscription uses them (its feed taps one
+//! of the two caches): keeping them costs time and memory per edge (see
+//! BENCHMARKS.md), which a daemon nobody asks for them should not pay.
+//! When a subscription first appears, the objects are written from the
+//! index as it stands, as an initial list: what relates then is not news.
+//!
 //! Names are derived from the identity (`<relation>.<hash>`), so an edge
 //! keeps its object across restarts. Resource versions are microseconds
 //! since the epoch, increasing: newer than any an earlier run announced.
@@ -59,6 +65,8 @@ pub(super) struct Mirror {
     /// The sets of each analysis, kept while its object exists.
     subject_sets: HashMap<SubjectKey, BTreeSet<SetKey>>,
     last_rv: u64,
+    /// Whether the objects are kept (a subscription uses them).
+    enabled: bool,
 }
 
 impl Mirror {
@@ -80,7 +88,37 @@ impl Mirror {
             written: restarted.then(HashSet::new),
             subject_sets: HashMap::new(),
             last_rv: 0,
+            enabled: false,
         }
+    }
+
+    /// Whether a subscription uses the objects: a notification feed taps
+    /// one of the caches.
+    pub(super) fn wanted(&self) -> bool {
+        self.relations.cache.tap_status().is_some() || self.sets.cache.tap_status().is_some()
+    }
+
+    /// Starts keeping the objects, written first from `analyses` (the index
+    /// as it stands) as the initial list, unless the caches started from
+    /// an earlier run's state, which the index is then compared with.
+    pub(super) fn enable<'a>(
+        &mut self,
+        analyses: impl Iterator<Item = (&'a SubjectKey, &'a [Arc<Edge>])>,
+    ) {
+        self.enabled = true;
+        let origin = self.origin;
+        if self.written.is_none() {
+            self.origin = Origin::Initial;
+        }
+        for (subject, edges) in analyses {
+            self.update(subject, &[], edges, false);
+        }
+        self.origin = origin;
+        tracing::info!("a subscription uses relationship objects; they are kept from now on");
+    }
+
+    pub(super) fn enabled(&self) -> bool {
+        self.enabled
     }
 
     /// Whether the index has settled once.
@@ -91,7 +129,7 @@ impl Mirror {
     /// The index settled: after a restart, what was not found again is
     /// deleted; from now on, changes are news.
     pub(super) fn settle(&mut self) {
-        if let Some(written) = self.written.take() {
+        if let Some(written) = self.written.take().filter(|_| self.enabled) {
             for watch in [self.relations.clone(), self.sets.clone()] {
                 let gone: Vec<ObjectKey> = watch
                     .cache
@@ -117,6 +155,9 @@ impl Mirror {
         after: &[Arc<Edge>],
         gone: bool,
     ) {
+        if !self.enabled {
+            return;
+        }
         let identity = |e: &Edge| (e.from.clone(), e.relation.clone(), e.to.clone());
         let kept: HashSet<_> = after.iter().map(|e| identity(e)).collect();
         for edge in after {

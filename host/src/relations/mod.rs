@@ -443,6 +443,10 @@ impl Worker {
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => return,
             }
+            if !self.mirror.enabled() && self.mirror.wanted() {
+                let graph = self.relations.graph.read();
+                self.mirror.enable(graph.analyses());
+            }
             if !self.mirror.settled() {
                 self.try_to_settle();
             }
