@@ -10,7 +10,7 @@
 //! Run: `cargo bench -p grw --bench relations` (builds the analyzers in
 //! release for wasm32-wasip2 first). `-- --quick` uses a cluster a tenth
 //! the size; naming parts (`-- build change memory query daemon`) runs
-//! only those.
+//! only those. `GRW_BIN` names another `grw` binary for the daemon part.
 
 mod common;
 
@@ -2128,7 +2128,7 @@ fn daemon(cluster: &Cluster, wasm_dir: &Path, expected: usize, runtime: &tokio::
     let cache = dir.path().join("plugin-cache");
     println!(
         "\nThe daemon (`{}`, release) replaying the cluster: {} objects, {:.1} MB of recording; expecting {} edges:\n",
-        env!("CARGO_BIN_EXE_grw"),
+        grw_binary().display(),
         grouped(lines as f64),
         bytes as f64 / 1e6,
         grouped(expected as f64)
@@ -2192,7 +2192,7 @@ fn run_daemon(
     let config_path = dir.join("config.json");
     std::fs::write(&config_path, config.to_string()).unwrap();
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_grw"))
+    let mut child = Command::new(grw_binary())
         .args([
             "--replay",
             recording.to_str().unwrap(),
@@ -2292,6 +2292,13 @@ fn run_daemon(
 }
 
 // ---------------------------------------------------------------------------
+
+/// The release `grw` Cargo built with this benchmark, or `GRW_BIN`: a copy
+/// kept apart, when other builds share the target directory.
+fn grw_binary() -> PathBuf {
+    std::env::var_os("GRW_BIN")
+        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_grw")), PathBuf::from)
+}
 
 fn build_analyzers() -> PathBuf {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
