@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Builds GRW's bundled plugins as WebAssembly components and collects them,
-# with their example manifests, in plugins/dist/.
+# with their example manifests, in plugins/dist/: the Rust ones with Cargo,
+# the Python and JavaScript ones (py-*, js-*) with their own build.sh.
 #
-# Needs the wasm32-wasip2 target: rustup target add wasm32-wasip2
+# Needs the wasm32-wasip2 target and the plugin toolchains: tests/setup.sh
+# installs both.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dist="$root/plugins/dist"
 plugins=(namespace-filter label-filter changed-fields field-filter chat-notifier webhook-template
-    ownership services references istio-gateways)
+    ownership services references istio-gateways restart-filter)
 
 packages=()
 for plugin in "${plugins[@]}"; do
@@ -35,6 +37,11 @@ for plugin in "${plugins[@]}"; do
     fi
     cp "$wasm" "$dist/$plugin.wasm"
     cp "$root/plugins/$plugin/$plugin.json" "$dist/$plugin.json"
+    printf '%-22s %8d bytes\n' "$plugin.wasm" "$(wc -c <"$dist/$plugin.wasm")"
+done
+for build in "$root"/plugins/py-*/build.sh "$root"/plugins/js-*/build.sh; do
+    plugin="$(basename "$(dirname "$build")")"
+    bash "$build" "$dist"
     printf '%-22s %8d bytes\n' "$plugin.wasm" "$(wc -c <"$dist/$plugin.wasm")"
 done
 echo "plugins and manifests are in $dist"

@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # What the test suite needs besides Cargo: the WebAssembly target (plugins
-# are built as components) and a NATS server with JetStream (the broker
-# tests start their own on loopback). Safe to run again.
+# are built as components), a NATS server with JetStream (the broker tests
+# start their own on loopback), and the Python and JavaScript plugin
+# toolchains at pinned versions, in target/toolchains (or $GRW_TOOLCHAINS).
+# Safe to run again: what is there at the right version is kept.
 set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+toolchains="${GRW_TOOLCHAINS:-$root/target/toolchains}"
+componentize_py=0.25.1
+pytest=9.2.0
+componentize_js=0.23.0
 
 rustup target add wasm32-wasip2
 
@@ -14,3 +22,24 @@ if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; t
 fi
 # The package may also start a system service; the tests do not use it.
 if command -v nats-server >/dev/null 2>&1; then nats-server --version; else /usr/sbin/nats-server --version; fi
+
+# Python plugins: componentize-py (and pytest for their native tests) in a
+# virtual environment of their own.
+python="$toolchains/python"
+if [ "$("$python/bin/componentize-py" --version 2>/dev/null)" != "componentize-py $componentize_py" ] ||
+    ! "$python/bin/pytest" --version 2>/dev/null | grep -qx "pytest $pytest"; then
+    python3 -m venv "$python"
+    "$python/bin/pip" install --quiet --disable-pip-version-check \
+        "componentize-py==$componentize_py" "pytest==$pytest"
+fi
+"$python/bin/componentize-py" --version
+
+# JavaScript plugins: componentize-js, driven through its API by
+# sdk/js/build.mjs; Node.js's own test runner runs their native tests.
+js="$toolchains/js"
+installed="$(node -p "require('$js/node_modules/@bytecodealliance/componentize-js/package.json').version" 2>/dev/null || true)"
+if [ "$installed" != "$componentize_js" ]; then
+    npm install --silent --no-audit --no-fund --prefix "$js" \
+        "@bytecodealliance/componentize-js@$componentize_js"
+fi
+echo "componentize-js $componentize_js (node $(node --version))"

@@ -125,7 +125,12 @@ pub async fn run(
     Ok(())
 }
 
-/// Loads the plugin directory before the API answers, then follows it.
+/// How long start-up waits for the plugin directory to load before the API
+/// answers: enough for every plugin loaded from the artifact cache, while
+/// a component compiled for the first time goes on in the background.
+const PLUGINS_AT_START: Duration = Duration::from_secs(2);
+
+/// Loads the plugin directory (see [`PLUGINS_AT_START`]), then follows it.
 async fn load_plugins(config: &Config, metrics: &Arc<Metrics>) -> anyhow::Result<Arc<Plugins>> {
     let Some(dir) = config.plugin_dir.clone() else {
         return Ok(Plugins::none(metrics.clone()));
@@ -146,7 +151,7 @@ async fn load_plugins(config: &Config, metrics: &Arc<Metrics>) -> anyhow::Result
         metrics.clone(),
     )?;
     let scanning = plugins.clone();
-    tokio::task::spawn_blocking(move || scanning.scan()).await?;
+    tokio::task::spawn_blocking(move || scanning.scan_at_start(PLUGINS_AT_START)).await?;
     plugins.watch().map_err(anyhow::Error::msg)?;
     Ok(plugins)
 }

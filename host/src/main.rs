@@ -1,5 +1,6 @@
 //! The `grw` command.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -43,7 +44,7 @@ async fn main() -> ExitCode {
     }
 }
 
-/// `grw plugin check|test`: a report on stdout, guest output and errors on stderr.
+/// `grw plugin check|test|new`: a report on stdout, guest output and errors on stderr.
 fn plugin_tool(command: &PluginCommand) -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -56,6 +57,23 @@ fn plugin_tool(command: &PluginCommand) -> ExitCode {
         PluginCommand::Check(args) => grw::cli::plugin::check(args, &mut out),
         PluginCommand::Test { plugin, events } => {
             grw::cli::plugin::test(plugin, events, &mut out).map(|_| ())
+        }
+        PluginCommand::New {
+            name,
+            lang,
+            kind,
+            dir,
+        } => {
+            return match grw::cli::new::new(name, *lang, *kind, dir.as_deref()) {
+                Ok((dir, next)) => {
+                    let _ = writeln!(out, "wrote {}; next:\n{next}", dir.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("grw: {e}");
+                    ExitCode::FAILURE
+                }
+            };
         }
     };
     match result {

@@ -1,12 +1,16 @@
 //! Real `.wasm` components for tests: the plugins of `plugins/` and the fault
-//! plugins of `tests/plugins/`, built once per test process.
+//! plugins of `tests/plugins/`, built once per test process; the Python and
+//! JavaScript ones (see [`foreign_wasm`]) once per content.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
+
+use sha2::{Digest, Sha256};
 
 /// Every plugin package the tests use; built in one Cargo run.
-const PACKAGES: [&str; 23] = [
+const PACKAGES: [&str; 24] = [
     "grw-plugin-namespace-filter",
     "grw-plugin-label-filter",
     "grw-plugin-changed-fields",
@@ -17,6 +21,7 @@ const PACKAGES: [&str; 23] = [
     "grw-plugin-services",
     "grw-plugin-references",
     "grw-plugin-istio-gateways",
+    "grw-plugin-restart-filter",
     "grw-test-plugin-loop-forever",
     "grw-test-plugin-memory-hog",
     "grw-test-plugin-trap",
@@ -80,4 +85,98 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) {
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, bytes).unwrap();
     std::fs::rename(&tmp, path).unwrap();
+}
+
+/// The component of a Python or JavaScript plugin, by its directory under
+/// `plugins/` or `tests/plugins/` (e.g. `py-restart-filter`), with its
+/// manifest beside it. Built with the plugin's `build.sh` and the
+/// toolchains `tests/setup.sh` installs; a build is kept under
+/// `target/foreign-plugins/` by the hash of everything it reads, so later
+/// test processes reuse it.
+pub fn foreign_wasm(name: &str) -> PathBuf {
+    static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let built = BUILT.get_or_init(Default::default);
+    if let Some(path) = built.lock().unwrap().get(name) {
+        return path.clone();
+    }
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root");
+    let source = ["plugins", "tests/plugins"]
+        .iter()
+        .map(|d| workspace.join(d).join(name))
+        .find(|d| d.join("build.sh").is_file())
+        .unwrap_or_else(|| panic!("no plugin `{name}` with a build.sh"));
+    let sdk = workspace.join("sdk").join(if name.starts_with("js-") {
+        "js"
+    } else {
+        "python"
+    });
+    let mut hasher = Sha256::new();
+    for dir in [&source, &sdk, &workspace.join("wit")] {
+        hash_tree(dir, &mut hasher);
+    }
+    let hash: String = hasher.finalize()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let target =
+        std::env::var("CARGO_TARGET_DIR").map_or_else(|_| workspace.join("target"), PathBuf::from);
+    let out = target
+        .join("foreign-plugins")
+        .join(format!("{name}-{hash}"));
+    let wasm = out.join(format!("{name}.wasm"));
+    if !wasm.is_file() {
+        let partial = out.with_extension("partial");
+        let _ = std::fs::remove_dir_all(&partial);
+        std::fs::create_dir_all(&partial).unwrap();
+        let status = Command::new("bash")
+            .arg(source.join("build.sh"))
+            .arg(&partial)
+            .status()
+            .expect("bash runs");
+        assert!(
+            status.success(),
+            "building {name} failed (are the toolchains installed? run tests/setup.sh)"
+        );
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::rename(&partial, &out).unwrap();
+    }
+    built.lock().unwrap().insert(name.to_string(), wasm.clone());
+    wasm
+}
+
+fn hash_tree(dir: &Path, hasher: &mut Sha256) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            !name.starts_with('.') && name != "__pycache__" && name != "node_modules"
+        })
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            hash_tree(&path, hasher);
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            hasher.update(path.file_name().unwrap().as_encoded_bytes());
+            hasher.update(&bytes);
+        }
+    }
+}
+
+/// Copies the Python or JavaScript plugin `package` (see [`foreign_wasm`])
+/// into `dir` as `NAME.wasm`, with `manifest` as `NAME.json` if given.
+pub fn install_foreign(dir: &Path, name: &str, package: &str, manifest: Option<serde_json::Value>) {
+    let wasm = std::fs::read(foreign_wasm(package)).expect("plugin built");
+    if let Some(manifest) = manifest {
+        write_atomically(
+            &dir.join(format!("{name}.json")),
+            manifest.to_string().as_bytes(),
+        );
+    }
+    write_atomically(&dir.join(format!("{name}.wasm")), &wasm);
 }

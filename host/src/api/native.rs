@@ -278,10 +278,13 @@ fn filter_plugins(state: &AppState, params: &Params) -> Result<Vec<Arc<Plugin>>,
         .map(|name| {
             let name = PluginName::parse(name.trim())
                 .map_err(|e| Problem::bad_request("InvalidParameter", format!("`filter`: {e}")))?;
-            state
-                .plugins
-                .filter(name.as_str())
-                .map_err(|e| Problem::bad_request("UnknownFilter", e))
+            state.plugins.filter(name.as_str()).map_err(|e| {
+                if state.plugins.is_loading(name.as_str()) {
+                    Problem::new(http::StatusCode::SERVICE_UNAVAILABLE, "PluginLoading", e)
+                } else {
+                    Problem::bad_request("UnknownFilter", e)
+                }
+            })
         })
         .collect()
 }

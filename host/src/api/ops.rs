@@ -22,10 +22,19 @@ async fn healthz() -> &'static str {
     "ok"
 }
 
-/// Ready once discovery answered and every watch started at start-up has synced once.
+/// Ready once discovery answered, every watch started at start-up has
+/// synced once and every plugin found at start-up has loaded (or failed to).
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
     if !state.discovery.is_loaded() {
         return (StatusCode::SERVICE_UNAVAILABLE, "waiting for discovery").into_response();
+    }
+    let loading = state.plugins.loading_since_start();
+    if !loading.is_empty() {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("compiling plugins: {}", loading.join(", ")),
+        )
+            .into_response();
     }
     let waiting: Vec<String> = state
         .watches

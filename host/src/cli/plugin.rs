@@ -18,7 +18,8 @@ use crate::config::PluginArgs;
 use crate::gvk::Gvk;
 use crate::metrics::Metrics;
 use crate::plugin::{
-    DeliveryError, Limits, Manifest, Plugin, PluginEngine, PluginError, PluginKind, exported_world,
+    DeliveryError, Limits, Manifest, Plugin, PluginEngine, PluginError, PluginKind, Toolchain,
+    exported_world,
 };
 use crate::store::{Change, ChangeType, ObjectKey, Origin, StoredObject};
 use crate::watch::Recording;
@@ -131,7 +132,11 @@ pub fn check(args: &PluginArgs, out: &mut dyn Write) -> Result<(), ToolError> {
             imports.join(", ")
         }
     )?;
-    let world = exported_world(&engine, &compiled.component)?;
+    let built_with = Toolchain::of(&wasm);
+    if let Some(toolchain) = built_with {
+        writeln!(out, "language:  {}", toolchain.language())?;
+    }
+    let world = exported_world(&engine, &compiled.component, built_with)?;
     writeln!(
         out,
         "world:     {}-plugin, grw:plugin@{}{}",

@@ -108,6 +108,20 @@ pub enum PluginCommand {
         #[arg(long, value_name = "RECORDING")]
         events: PathBuf,
     },
+    /// Write a new plugin project (source, manifest, build script, unit tests) that builds on its own
+    New {
+        /// The plugin's name: lowercase letters, digits and `-`
+        name: String,
+        /// The language to write it in
+        #[arg(long, value_enum)]
+        lang: crate::cli::new::Language,
+        /// The kind of plugin
+        #[arg(long, value_enum, default_value = "filter")]
+        kind: crate::cli::new::Kind,
+        /// Where to write it (default: ./NAME)
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 /// The component to check or test and its configuration.

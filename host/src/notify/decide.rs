@@ -35,7 +35,8 @@ pub(super) struct Decisions {
 
 impl Decisions {
     /// Whether change `number` passes every filter in `filters`, in order. A
-    /// filter plugin that is not loaded lets nothing pass (and says so in the
+    /// filter plugin still loading is waited for; one that is not loaded
+    /// lets nothing pass (and says so in the
     /// log); one that cannot answer decides by its fail mode.
     pub(super) async fn passes(
         &self,
@@ -47,6 +48,9 @@ impl Decisions {
         change: &Arc<Change>,
     ) -> bool {
         for name in filters {
+            // A plugin compiling for the first time is waited for, so that
+            // no change slips past it meanwhile.
+            plugins.loaded(name).await;
             let plugin = match plugins.filter(name) {
                 Ok(plugin) => plugin,
                 Err(e) => {

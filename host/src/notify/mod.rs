@@ -437,14 +437,17 @@ impl Notifications {
             .ok_or_else(|| SubscriptionError::NotFound(name.to_string()))
     }
 
-    /// Filter plugins must be loaded filters, a plugin destination a loaded notifier.
+    /// Filter plugins must be loaded filters, a plugin destination a loaded
+    /// notifier; a plugin still loading is taken on trust.
     fn check_plugins(&self, sub: &Subscription) -> Result<(), String> {
-        for name in &sub.filters {
+        for name in sub.filters.iter().filter(|n| !self.plugins.is_loading(n)) {
             self.plugins
                 .filter(name)
                 .map_err(|e| format!("subscription `{}`: `filters`: {e}", sub.name))?;
         }
-        if let SinkSpec::Plugin(name) = &sub.sink {
+        if let SinkSpec::Plugin(name) = &sub.sink
+            && !self.plugins.is_loading(name)
+        {
             self.plugins
                 .notifier(name)
                 .map_err(|e| format!("subscription `{}`: `plugin`: {e}", sub.name))?;

@@ -82,6 +82,7 @@ impl Sink {
                 }
             }
             Sink::Plugin(name) => {
+                plugins.loaded(name).await;
                 let plugin = plugins.notifier(name).map_err(SendError::retry)?;
                 let change = item.change()?;
                 let gvk = item.queued.announcement.gvk.clone();

@@ -5,7 +5,7 @@
 
 use wasmtime::component::Component;
 
-use super::{PluginEngine, PluginError, PluginKind};
+use super::{PluginEngine, PluginError, PluginKind, Toolchain};
 
 /// The version of `wit/plugin.wit` this host implements.
 pub const WIT_VERSION: (u64, u64, u64) = (0, 2, 0);
@@ -60,10 +60,12 @@ pub struct ExportedWorld {
 }
 
 /// Which GRW interface a component exports, and at which version; rejects
-/// components of no GRW world, of incompatible versions, and 0.1 analyzers.
+/// components of no GRW world, of incompatible versions, and 0.1 analyzers,
+/// with advice for the toolchain that built it, when known.
 pub fn exported_world(
     engine: &PluginEngine,
     component: &Component,
+    built_with: Option<Toolchain>,
 ) -> Result<ExportedWorld, PluginError> {
     let ty = component.component_type();
     let exports: Vec<String> = ty
@@ -83,7 +85,11 @@ pub fn exported_world(
         let Some(contract) = Contract::of(version) else {
             let (major, minor, _) = WIT_VERSION;
             return Err(PluginError::Version(format!(
-                "built against grw:plugin@{version}, which this GRW cannot load: it loads grw:plugin@{major}.{minor}.x (current) and grw:plugin@0.1.x; rebuild the plugin against a compatible wit/plugin.wit (with grw-sdk, update the SDK)"
+                "built against grw:plugin@{version}, which this GRW cannot load: it loads grw:plugin@{major}.{minor}.x (current) and grw:plugin@0.1.x; rebuild the plugin against a compatible wit/plugin.wit ({})",
+                match built_with {
+                    Some(toolchain) => toolchain.update_hint(),
+                    None => "with grw-sdk, update the SDK",
+                }
             )));
         };
         if contract == Contract::V0_1 && kind == PluginKind::Analyzer {
@@ -97,10 +103,14 @@ pub fn exported_world(
             version: version.to_string(),
         });
     }
-    let hint = if exports.iter().any(|e| e.starts_with("wasi:cli/run")) {
-        " (it looks like a command-line program: build a library crate (`crate-type = [\"cdylib\"]`) that exports a plugin world, e.g. with grw_sdk::export_filter!)"
-    } else {
-        ""
+    let hint = match built_with {
+        Some(toolchain) => format!(
+            " (built with {}'s toolchain; for a filter, {})",
+            toolchain.language(),
+            toolchain.build_hint("filter-plugin", "filter")
+        ),
+        None if exports.iter().any(|e| e.starts_with("wasi:cli/run")) => " (it looks like a command-line program: build a library crate (`crate-type = [\"cdylib\"]`) that exports a plugin world, e.g. with grw_sdk::export_filter!)".to_string(),
+        None => String::new(),
     };
     Err(PluginError::WrongWorld(format!(
         "the component exports no GRW plugin interface (it exports: {}){hint}; build it for one of the worlds filter-plugin, notifier-plugin or analyzer-plugin of wit/plugin.wit",
@@ -128,11 +138,12 @@ const GRANTED: [&str; 8] = [
 
 /// Checks a component's imports against what GRW grants a plugin of
 /// `kind`, before linking, so that a refusal names the import and says
-/// what to do instead.
+/// what to do instead, for the toolchain that built it when known.
 pub fn check_imports(
     engine: &PluginEngine,
     component: &Component,
     kind: PluginKind,
+    built_with: Option<Toolchain>,
 ) -> Result<(), PluginError> {
     let ty = component.component_type();
     let refused: Vec<String> = ty
@@ -148,10 +159,18 @@ pub fn check_imports(
     let Some(first) = refused.first() else {
         return Ok(());
     };
-    let advice = if first.starts_with("grw:plugin/outbound-http") {
+    let advice = if let Some(hint) = built_with.and_then(|t| t.import_hint(first)) {
+        hint.to_string()
+    } else if first.starts_with("grw:plugin/outbound-http") {
         format!(
-            "only notifier plugins may send HTTP requests, and this is a {} plugin",
-            kind.as_str()
+            "only notifier plugins may send HTTP requests, and this is a {} plugin{}",
+            kind.as_str(),
+            built_with
+                .map(|t| format!(
+                    "; to send them, build it as a notifier ({})",
+                    t.build_hint("notifier-plugin", "notifier")
+                ))
+                .unwrap_or_default()
         )
     } else if first.starts_with("wasi:http/") {
         "plugins cannot use wasi:http; a notifier sends requests through grw:plugin/outbound-http (grw_sdk::Http), to the hosts its manifest's allowedHosts names".into()

@@ -5,6 +5,11 @@
 //! identical content is a no-op; a new version that fails to load leaves the
 //! previous one serving.
 //!
+//! Each plugin loads on a thread of its own, so a Python or JavaScript
+//! component that compiles for seconds holds up nothing else: the previous
+//! version serves until the new one is ready, and a plugin with no previous
+//! version is `loading` (its callers wait for it, see [`Plugins::loaded`]).
+//!
 //! A file written in place (`cp`, an editor) is incomplete until its writer
 //! closes it: while a plugin's files are being written, a version that
 //! fails to load is not reported, and the next change is tried instead.
@@ -46,6 +51,8 @@ const WRITE_QUIET: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PluginState {
+    /// No version serves yet: the first one is being compiled.
+    Loading,
     /// Serving its current file.
     Ready,
     /// Serving a previous version: the current file failed to load.
@@ -64,6 +71,9 @@ pub struct PluginStatus {
     pub name: String,
     /// Current state.
     pub state: PluginState,
+    /// A new version is being loaded (while the previous one, if any, serves).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub loading: bool,
     /// Why the file does not load, or the last call failure.
     pub last_error: Option<String>,
     /// Kind of the serving version.
@@ -93,11 +103,37 @@ pub struct PluginStatus {
     pub stats: Option<StatsSnapshot>,
 }
 
+#[derive(Default)]
 struct Entry {
     /// Hash of the `.wasm` and manifest last tried, loaded or not.
     fingerprint: String,
+    /// Hash of the version being loaded now, if any.
+    loading: Option<String>,
+    /// Hash of a version that failed to load while its files were being
+    /// written: tried again only once they are complete.
+    held: Option<String>,
+    /// Found by the first scan, so readiness waits for it.
+    at_start: bool,
     serving: Option<Arc<Plugin>>,
     load_error: Option<String>,
+}
+
+impl Entry {
+    /// Nothing serves yet, and a version is being loaded.
+    fn first_loading(&self) -> bool {
+        self.serving.is_none() && self.loading.is_some()
+    }
+}
+
+/// What a load works on: the files as read when the change was seen.
+struct Candidate {
+    name: String,
+    wasm: std::io::Result<Vec<u8>>,
+    wasm_path: PathBuf,
+    manifest_text: Option<String>,
+    fingerprint: String,
+    /// The plugin's files are still being written.
+    incomplete: bool,
 }
 
 /// Every plugin of the plugin directory.
@@ -110,9 +146,15 @@ pub struct Plugins {
     metrics: Arc<Metrics>,
     entries: RwLock<BTreeMap<String, Entry>>,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    /// Wakes the reload thread.
+    wake: Mutex<Option<std::sync::mpsc::Sender<FileEvent>>>,
     /// Counts the changes of serving versions: a plugin loaded, replaced
     /// or removed.
     changes: tokio::sync::watch::Sender<u64>,
+    /// Counts finished loads, successful or not.
+    settled: tokio::sync::watch::Sender<u64>,
+    /// Whether the first scan ran.
+    scanned: std::sync::atomic::AtomicBool,
 }
 
 impl Plugins {
@@ -126,7 +168,10 @@ impl Plugins {
             metrics,
             entries: RwLock::new(BTreeMap::new()),
             watcher: Mutex::new(None),
+            wake: Mutex::new(None),
             changes: tokio::sync::watch::channel(0).0,
+            settled: tokio::sync::watch::channel(0).0,
+            scanned: Default::default(),
         })
     }
 
@@ -150,33 +195,81 @@ impl Plugins {
             metrics,
             entries: RwLock::new(BTreeMap::new()),
             watcher: Mutex::new(None),
+            wake: Mutex::new(None),
             changes: tokio::sync::watch::channel(0).0,
+            settled: tokio::sync::watch::channel(0).0,
+            scanned: Default::default(),
         }))
     }
 
-    /// Loads what changed in the directory since the last scan. Blocking:
-    /// compiling takes up to seconds.
-    pub fn scan(&self) {
-        self.scan_except(&HashSet::new());
+    /// Loads what changed in the directory since the last scan, and waits
+    /// until every load it started is done.
+    pub fn scan(self: &Arc<Self>) {
+        for load in self.scan_except(&HashSet::new()).0 {
+            let _ = load.join();
+        }
     }
 
-    /// As [`Plugins::scan`], but a plugin named in `being_written` that
-    /// fails to load is left as it was, to be tried again when its writer
-    /// is done. Returns whether such a failure was held back.
-    fn scan_except(&self, being_written: &HashSet<String>) -> bool {
+    /// Starts loading what changed in the directory and waits at most
+    /// `wait` for the loads: what compiles for longer goes on in the
+    /// background, `loading` until it is ready.
+    pub fn scan_at_start(self: &Arc<Self>, wait: Duration) {
+        let started = Instant::now();
+        let loads = self.scan_except(&HashSet::new()).0;
+        while loads.iter().any(|l| !l.is_finished()) && started.elapsed() < wait {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let still = self
+            .entries
+            .read()
+            .values()
+            .filter(|e| e.first_loading())
+            .count();
+        if still > 0 {
+            tracing::info!(
+                plugins = still,
+                waited_ms = wait.as_millis() as u64,
+                "plugins still compiling; serving without them until they are ready"
+            );
+        }
+    }
+
+    /// As [`Plugins::scan`], without waiting for the loads it starts; a
+    /// plugin named in `being_written` that fails to load is left as it was,
+    /// to be tried again when its writer is done. Returns the loads and
+    /// whether a plugin is still being written.
+    fn scan_except(
+        self: &Arc<Self>,
+        being_written: &HashSet<String>,
+    ) -> (Vec<std::thread::JoinHandle<()>>, bool) {
+        let first = !self.scanned.swap(true, std::sync::atomic::Ordering::SeqCst);
         let (Some(engine), Some(dir)) = (&self.engine, &self.dir) else {
-            return false;
+            return (Vec::new(), false);
         };
         let names = match plugin_names(dir) {
             Ok(names) => names,
             Err(e) => {
                 tracing::warn!(dir = %dir.display(), error = %e, "cannot read the plugin directory");
-                return false;
+                return (Vec::new(), false);
             }
         };
-        let mut held_back = false;
+        let mut loads = Vec::new();
+        let incomplete = names.iter().any(|n| being_written.contains(n));
         for name in &names {
-            held_back |= self.load_one(engine, dir, name, being_written.contains(name));
+            let Some(candidate) = self.changed(dir, name, being_written.contains(name), first)
+            else {
+                continue;
+            };
+            let (plugins, engine) = (self.clone(), engine.clone());
+            match std::thread::Builder::new()
+                .name("grw-plugin-load".into())
+                .spawn(move || plugins.load(&engine, candidate))
+            {
+                Ok(load) => loads.push(load),
+                Err(e) => {
+                    tracing::error!(plugin = %name, error = %e, "cannot start a thread to load the plugin")
+                }
+            }
         }
         let mut entries = self.entries.write();
         let gone: Vec<String> = entries
@@ -188,14 +281,23 @@ impl Plugins {
             if entries.remove(&name).is_some_and(|e| e.serving.is_some()) {
                 self.changes.send_modify(|n| *n += 1);
             }
+            self.settled.send_modify(|n| *n += 1);
             tracing::info!(plugin = %name, "plugin unloaded: its file was removed");
         }
-        held_back
+        (loads, incomplete)
     }
 
-    /// Loads one plugin if its files changed. With `incomplete`, a failure
-    /// is not recorded; returns whether one was held back.
-    fn load_one(&self, engine: &PluginEngine, dir: &Path, name: &str, incomplete: bool) -> bool {
+    /// Reads one plugin's files; returns them if they differ from what was
+    /// last loaded or tried, and from what is being loaded, and marks them
+    /// as being loaded. With `incomplete`, a failure to load them will not
+    /// be recorded.
+    fn changed(
+        &self,
+        dir: &Path,
+        name: &str,
+        incomplete: bool,
+        at_start: bool,
+    ) -> Option<Candidate> {
         let wasm_path = dir.join(format!("{name}.wasm"));
         let manifest_path = dir.join(format!("{name}.json"));
         let wasm = std::fs::read(&wasm_path);
@@ -203,18 +305,17 @@ impl Plugins {
             Ok(text) => Some(text),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(source) => {
-                if incomplete {
-                    return true;
+                if !incomplete {
+                    self.record_failure(
+                        name,
+                        String::new(),
+                        PluginError::Io {
+                            path: manifest_path,
+                            source,
+                        },
+                    );
                 }
-                self.record_failure(
-                    name,
-                    String::new(),
-                    PluginError::Io {
-                        path: manifest_path,
-                        source,
-                    },
-                );
-                return false;
+                return None;
             }
         };
         let mut hasher = Sha256::new();
@@ -227,17 +328,42 @@ impl Plugins {
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
-        if self
-            .entries
-            .read()
-            .get(name)
-            .is_some_and(|e| e.fingerprint == fingerprint)
+        let mut entries = self.entries.write();
+        let entry = entries.entry(name.to_string()).or_insert_with(|| Entry {
+            at_start,
+            ..Entry::default()
+        });
+        if entry.fingerprint == fingerprint
+            || entry.loading.as_deref() == Some(&fingerprint)
+            || (incomplete && entry.held.as_deref() == Some(&fingerprint))
         {
-            return false;
+            return None;
         }
+        entry.loading = Some(fingerprint.clone());
+        Some(Candidate {
+            name: name.to_string(),
+            wasm,
+            wasm_path,
+            manifest_text,
+            fingerprint,
+            incomplete,
+        })
+    }
+
+    /// Compiles and instantiates one version; it serves unless a newer
+    /// version started loading meanwhile.
+    fn load(&self, engine: &PluginEngine, candidate: Candidate) {
+        let Candidate {
+            name,
+            wasm,
+            wasm_path,
+            manifest_text,
+            fingerprint,
+            incomplete,
+        } = candidate;
         let result = wasm
             .map_err(|source| PluginError::Io {
-                path: wasm_path.clone(),
+                path: wasm_path,
                 source,
             })
             .and_then(|wasm| {
@@ -247,55 +373,80 @@ impl Plugins {
                 };
                 Plugin::load(
                     engine,
-                    name,
+                    &name,
                     &wasm,
                     manifest,
                     &self.operator_hosts,
                     self.metrics.clone(),
                 )
             });
+        let current = |entries: &BTreeMap<String, Entry>| {
+            entries
+                .get(&name)
+                .is_some_and(|e| e.loading.as_deref() == Some(&fingerprint))
+        };
         match result {
             Ok(plugin) => {
+                let mut entries = self.entries.write();
+                if !current(&entries) {
+                    tracing::debug!(plugin = %name, "a newer version is loading; this one is not used");
+                    return;
+                }
                 tracing::info!(
-                    plugin = name, kind = plugin.kind.as_str(), hash = %plugin.hash,
+                    plugin = %name, kind = plugin.kind.as_str(), hash = %plugin.hash,
                     wit_version = %plugin.wit_version, from_cache = plugin.from_cache,
                     load_ms = plugin.load_time.as_millis() as u64, "plugin loaded"
                 );
-                self.metrics.plugin_load(name, true);
-                self.entries.write().insert(
-                    name.to_string(),
-                    Entry {
-                        fingerprint,
-                        serving: Some(Arc::new(plugin)),
-                        load_error: None,
-                    },
-                );
+                self.metrics.plugin_load(&name, true);
+                if let Some(entry) = entries.get_mut(&name) {
+                    entry.fingerprint = fingerprint;
+                    entry.loading = None;
+                    entry.held = None;
+                    entry.serving = Some(Arc::new(plugin));
+                    entry.load_error = None;
+                }
+                drop(entries);
                 self.changes.send_modify(|n| *n += 1);
-                false
             }
             Err(e) if incomplete => {
-                tracing::debug!(plugin = name, error = %error_chain(&e), "plugin files are still being written; trying again when they are complete");
-                true
+                tracing::debug!(plugin = %name, error = %error_chain(&e), "plugin files are still being written; trying again when they are complete");
+                let mut entries = self.entries.write();
+                if current(&entries)
+                    && let Some(entry) = entries.get_mut(&name)
+                {
+                    entry.loading = None;
+                    entry.held = Some(fingerprint);
+                }
+                drop(entries);
+                // The writer may have finished while this version compiled:
+                // have the directory looked at again.
+                if let Some(wake) = &*self.wake.lock() {
+                    let _ = wake.send(FileEvent {
+                        files: Vec::new(),
+                        what: Change::Done,
+                    });
+                }
             }
             Err(e) => {
-                self.record_failure(name, fingerprint, e);
-                false
+                if !current(&self.entries.read()) {
+                    return;
+                }
+                self.record_failure(&name, fingerprint, e);
             }
         }
+        self.settled.send_modify(|n| *n += 1);
     }
 
     fn record_failure(&self, name: &str, fingerprint: String, error: PluginError) {
         self.metrics.plugin_load(name, false);
         let mut entries = self.entries.write();
-        let entry = entries.entry(name.to_string()).or_insert(Entry {
-            fingerprint: String::new(),
-            serving: None,
-            load_error: None,
-        });
+        let entry = entries.entry(name.to_string()).or_default();
         let serving = entry.serving.is_some();
         let message = error_chain(&error);
         tracing::warn!(plugin = name, error = %message, previous_version_serving = serving, "plugin failed to load");
         entry.fingerprint = fingerprint;
+        entry.loading = None;
+        entry.held = None;
         entry.load_error = Some(message);
     }
 
@@ -306,6 +457,7 @@ impl Plugins {
             return Ok(());
         };
         let (tx, rx) = std::sync::mpsc::channel::<FileEvent>();
+        *self.wake.lock() = Some(tx.clone());
         let mut watcher =
             notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
                 if let Ok(event) = event
@@ -347,7 +499,7 @@ impl Plugins {
                         let Some(plugins) = plugins.upgrade() else {
                             return;
                         };
-                        let held_back = plugins.scan_except(&writes.in_progress());
+                        let (_, held_back) = plugins.scan_except(&writes.in_progress());
                         drop(plugins);
                         if !held_back {
                             break;
@@ -399,6 +551,9 @@ impl Plugins {
             ));
         };
         match &entry.serving {
+            None if entry.loading.is_some() => Err(format!(
+                "{kind_name} plugin `{name}` is loading: its component is being compiled"
+            )),
             Some(p) if p.kind == kind => Ok(p.clone()),
             Some(p) => Err(format!(
                 "plugin `{name}` is a {} plugin, not a {kind_name}",
@@ -409,6 +564,35 @@ impl Plugins {
                 entry.load_error.as_deref().unwrap_or("unknown error")
             )),
         }
+    }
+
+    /// Whether `name` has no serving version yet but one is being loaded.
+    pub fn is_loading(&self, name: &str) -> bool {
+        self.entries
+            .read()
+            .get(name)
+            .is_some_and(Entry::first_loading)
+    }
+
+    /// Waits until `name` is no longer [loading](Plugins::is_loading): it
+    /// serves, failed, or was removed.
+    pub async fn loaded(&self, name: &str) {
+        let mut settled = self.settled.subscribe();
+        while self.is_loading(name) {
+            if settled.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Plugins found at start-up that are still loading, for readiness.
+    pub fn loading_since_start(&self) -> Vec<String> {
+        self.entries
+            .read()
+            .iter()
+            .filter(|(_, e)| e.at_start && e.first_loading())
+            .map(|(name, _)| name.clone())
+            .collect()
     }
 
     /// Every serving analyzer plugin, by name.
@@ -449,6 +633,7 @@ impl Plugins {
 fn status(name: &str, entry: &Entry) -> PluginStatus {
     let plugin = entry.serving.as_deref();
     let state = match (plugin, &entry.load_error) {
+        (None, _) if entry.loading.is_some() => PluginState::Loading,
         (None, _) => PluginState::Failed,
         (Some(_), Some(_)) => PluginState::Stale,
         (Some(p), None) if p.breaker_open() => PluginState::Broken,
@@ -457,6 +642,7 @@ fn status(name: &str, entry: &Entry) -> PluginStatus {
     PluginStatus {
         name: name.to_string(),
         state,
+        loading: entry.loading.is_some(),
         last_error: entry
             .load_error
             .clone()

@@ -15,7 +15,8 @@ use super::instance::{Instance, Linked};
 use super::outbound::OutboundHttp;
 use super::pool::{Pool, Taken};
 use super::{
-    CallError, Contract, FailMode, Interest, Manifest, PluginEngine, PluginError, PluginKind, Stats,
+    CallError, Contract, FailMode, Interest, Manifest, PluginEngine, PluginError, PluginKind,
+    Stats, Toolchain,
 };
 use crate::gvk::Gvk;
 use crate::metrics::{Metrics, PluginCallMetrics};
@@ -115,7 +116,8 @@ impl Plugin {
     ) -> Result<Plugin, PluginError> {
         let started = Instant::now();
         let compiled = engine.compile(wasm)?;
-        let world = exported_world(engine, &compiled.component)?;
+        let built_with = Toolchain::of(wasm);
+        let world = exported_world(engine, &compiled.component, built_with)?;
         let kind = world.kind;
         if let Some(expected) = manifest.kind
             && expected != kind
@@ -128,7 +130,7 @@ impl Plugin {
                 world.version
             )));
         }
-        check_imports(engine, &compiled.component, kind)?;
+        check_imports(engine, &compiled.component, kind, built_with)?;
         manifest.apply_kind_defaults(kind);
         if kind != PluginKind::Notifier && !manifest.allowed_hosts.is_empty() {
             tracing::warn!(

@@ -30,6 +30,7 @@ mod manifest;
 mod outbound;
 mod pool;
 mod stats;
+mod toolchain;
 mod v0_1;
 mod v0_2;
 
@@ -46,6 +47,7 @@ pub use loaded::{DeliveryError, Plugin};
 pub use manifest::{FailMode, Limits, Manifest, NOTIFIER_TIMEOUT, PluginKind};
 pub use outbound::MAX_RESPONSE_BODY;
 pub use stats::Stats;
+pub use toolchain::Toolchain;
 
 /// An underlying error, kept as the source of a [`PluginError`].
 pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds the component: dist/{{name}}.wasm, with its manifest beside it.
+# Needs componentize-js once: npm install (package.json pins it)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+if [ ! -d node_modules/@bytecodealliance/componentize-js ]; then
+    echo "error: componentize-js is not installed here; run: npm install" >&2
+    exit 1
+fi
+mkdir -p dist
+node grw-sdk/build.mjs --world {{world}} --source plugin.js --out "dist/{{name}}.wasm"
+cp "{{name}}.json" dist/
+echo "built dist/{{name}}.wasm ($(wc -c <"dist/{{name}}.wasm") bytes)"
