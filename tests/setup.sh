@@ -11,6 +11,7 @@ toolchains="${GRW_TOOLCHAINS:-$root/target/toolchains}"
 componentize_py=0.25.1
 pytest=9.2.0
 componentize_js=0.23.0
+rolldown=1.3.2
 
 rustup target add wasm32-wasip2
 
@@ -35,11 +36,13 @@ fi
 "$python/bin/componentize-py" --version
 
 # JavaScript plugins: componentize-js, driven through its API by
-# sdk/js/build.mjs; Node.js's own test runner runs their native tests.
+# sdk/js/build.mjs, which bundles a plugin with the SDK by rolldown first;
+# Node.js's own test runner runs their native tests.
 js="$toolchains/js"
-installed="$(node -p "require('$js/node_modules/@bytecodealliance/componentize-js/package.json').version" 2>/dev/null || true)"
-if [ "$installed" != "$componentize_js" ]; then
+version() { node -p "require('$js/node_modules/$1/package.json').version" 2>/dev/null || true; }
+if [ "$(version @bytecodealliance/componentize-js)" != "$componentize_js" ] ||
+    [ "$(version rolldown)" != "$rolldown" ]; then
     npm install --silent --no-audit --no-fund --prefix "$js" \
-        "@bytecodealliance/componentize-js@$componentize_js"
+        "@bytecodealliance/componentize-js@$componentize_js" "rolldown@$rolldown"
 fi
 echo "componentize-js $componentize_js (node $(node --version))"

@@ -25,6 +25,8 @@ const SAMPLE_EVENTS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sample-ev
 pub const COMPONENTIZE_PY: &str = "0.25.1";
 /// The componentize-js GRW's JavaScript plugins are built and tested with.
 pub const COMPONENTIZE_JS: &str = "0.23.0";
+/// The bundler sdk/js/build.mjs joins a plugin and the SDK with.
+pub const ROLLDOWN: &str = "1.3.2";
 
 /// A language `grw plugin new` writes projects in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -270,5 +272,6 @@ impl Vars<'_> {
             .replace("{{world}}", &format!("{}-plugin", self.kind.as_str()))
             .replace("{{componentize_py}}", COMPONENTIZE_PY)
             .replace("{{componentize_js}}", COMPONENTIZE_JS)
+            .replace("{{rolldown}}", ROLLDOWN)
     }
 }

@@ -8,6 +8,6 @@ if [ ! -d node_modules/@bytecodealliance/componentize-js ]; then
     exit 1
 fi
 mkdir -p dist
-node grw-sdk/build.mjs --world {{world}} --source plugin.js --out "dist/{{name}}.wasm"
+node grw-sdk/build.mjs --world {{world}} --source plugin.js --wit wit --out "dist/{{name}}.wasm"
 cp "{{name}}.json" dist/
 echo "built dist/{{name}}.wasm ($(wc -c <"dist/{{name}}.wasm") bytes)"
