@@ -25,11 +25,12 @@ use serde_json::{Value, json};
 
 use common::{Args, cpu_model};
 
-const PLUGINS: [&str; 4] = [
+const PLUGINS: [&str; 5] = [
     "grw-plugin-namespace-filter",
     "grw-plugin-label-filter",
     "grw-plugin-changed-fields",
     "grw-plugin-field-filter",
+    "grw-plugin-restart-filter",
 ];
 const SELECTOR: &str = r#"{"selector": "app in (web,api),tier!=cache"}"#;
 const PHASE: &str = r#"{"path": "status.phase", "in": ["Running", "Pending"]}"#;
@@ -64,6 +65,143 @@ fn main() {
     if args.wants("reload") {
         reload(&wasm);
     }
+    if args.wants("languages") {
+        languages(&wasm, args.quick);
+    }
+}
+
+/// The restart filter in three languages, on an 8 KB Pod that passes.
+fn languages(wasm: &dyn Fn(&str) -> Vec<u8>, quick: bool) {
+    const CONFIG: &str = r#"{"minRestarts": 1}"#;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let out = root.join("target/bench-languages");
+    let mut builds: Vec<(&str, Vec<u8>, Option<Duration>)> =
+        vec![("Rust", wasm("grw-plugin-restart-filter"), None)];
+    for (language, name) in [
+        ("Python", "py-restart-filter"),
+        ("JavaScript", "js-restart-filter"),
+    ] {
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(&out).unwrap();
+        let started = Instant::now();
+        let status = Command::new("bash")
+            .arg(root.join("plugins").join(name).join("build.sh"))
+            .arg(&out)
+            .status()
+            .expect("bash runs");
+        if !status.success() {
+            println!(
+                "
+{language}: {name} does not build (run tests/setup.sh for the toolchains); skipped"
+            );
+            continue;
+        }
+        let built = started.elapsed();
+        builds.push((
+            language,
+            std::fs::read(out.join(format!("{name}.wasm"))).unwrap(),
+            Some(built),
+        ));
+    }
+    let iterations = if quick { 2_000 } else { 20_000 };
+    let gvk = Gvk::new("", "v1", "Pod");
+    let mut object = pod(8192);
+    object["status"]["containerStatuses"] =
+        json!([{"name": "web", "restartCount": 3, "ready": true}]);
+    let object = StoredObject::from_value(object, &gvk, false).unwrap();
+    let size = object.json().len();
+    let change = Change::snapshot(Arc::new(object));
+    println!("
+The restart filter (`{CONFIG}`) in three languages; per event: an {size} B Pod that passes, {iterations} calls:\n");
+    println!(
+        "| language | .wasm bytes | toolchain build s | compile ms | cached load ms (median of 10) | load + instantiate + init from cache ms | smallest memoryMb that runs | RSS per instance MiB | per event mean µs / p99 µs |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (language, bytes, built) in builds {
+        let compile = {
+            let engine = PluginEngine::new(None).unwrap();
+            time(|| drop(engine.compile(&bytes).unwrap()))
+        };
+        let cache = tempfile::tempdir().unwrap();
+        let engine = PluginEngine::new(Some(cache.path().join("c"))).unwrap();
+        engine.compile(&bytes).unwrap();
+        let cached =
+            median((0..10).map(|_| time(|| assert!(engine.compile(&bytes).unwrap().from_cache))));
+        let full = median((0..5).map(|_| time(|| drop(load(&engine, "p", &bytes, CONFIG)))));
+        // The least linear memory it runs in, to the megabyte.
+        let runs_in = |mb: usize| {
+            let manifest = Manifest {
+                config: serde_json::from_str(CONFIG).unwrap(),
+                limits: Limits {
+                    memory_bytes: mb << 20,
+                    ..Limits::default()
+                },
+                ..Manifest::default_with(Limits::default())
+            };
+            Plugin::load(
+                &engine,
+                "p",
+                &bytes,
+                manifest,
+                &AllowedHosts::none(),
+                Arc::new(Metrics::new()),
+            )
+            .is_ok_and(|p| p.decide(&gvk, &change) && p.stats().snapshot().failures.memory == 0)
+        };
+        let (mut low, mut high) = (0usize, 256usize);
+        while high - low > 1 {
+            let mid = (low + high) / 2;
+            if runs_in(mid) { high = mid } else { low = mid }
+        }
+        // Resident memory each further instance adds: several instances of
+        // one plugin, each made to run a call at once.
+        let plugin = Arc::new(load(&engine, "p", &bytes, CONFIG));
+        let before = rss_bytes();
+        let instances = 4;
+        let barrier = Arc::new(std::sync::Barrier::new(instances));
+        std::thread::scope(|scope| {
+            for _ in 0..instances {
+                let (plugin, barrier, change, gvk) =
+                    (plugin.clone(), barrier.clone(), &change, &gvk);
+                scope.spawn(move || {
+                    barrier.wait();
+                    for _ in 0..50 {
+                        assert!(plugin.decide(gvk, change));
+                    }
+                });
+            }
+        });
+        let per_instance = (rss_bytes().saturating_sub(before)) as f64
+            / plugin.instances().saturating_sub(1).max(1) as f64;
+        assert!(plugin.decide(&gvk, &change), "the bench Pod passes");
+        let times = sample(iterations, || {
+            std::hint::black_box(plugin.decide(&gvk, &change));
+        });
+        let (mean, p99) = stats(&times);
+        println!(
+            "| {language} | {} | {} | {:.0} | {:.2} | {:.1} | {high} | {:.1} ({} instances) | {:.1} / {:.1} |",
+            bytes.len(),
+            built.map_or("(cargo)".to_string(), |b| format!("{:.1}", b.as_secs_f64())),
+            ms(compile),
+            ms(cached),
+            ms(full),
+            per_instance / f64::from(1 << 20),
+            plugin.instances(),
+            mean / 1000.0,
+            p99 / 1000.0
+        );
+    }
+}
+
+/// This process's resident memory.
+fn rss_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: usize = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
 }
 
 /// Compile, cached load, and everything a reload from the cache does.

@@ -52,11 +52,22 @@ fn plugin_tool(command: &PluginCommand) -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let mut out = std::io::stdout().lock();
+    // Plugin calls block their thread (a guest's output is flushed, a
+    // notifier's request waits), which the async `main` thread must not
+    // have them do: run them on a thread of their own.
+    let on_a_thread =
+        |f: &(dyn Fn(&mut dyn Write) -> Result<(), grw::cli::plugin::ToolError> + Sync)| {
+            std::thread::scope(|scope| {
+                scope
+                    .spawn(|| f(&mut std::io::stdout().lock()))
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+        };
     let result = match command {
-        PluginCommand::Check(args) => grw::cli::plugin::check(args, &mut out),
+        PluginCommand::Check(args) => on_a_thread(&|out| grw::cli::plugin::check(args, out)),
         PluginCommand::Test { plugin, events } => {
-            grw::cli::plugin::test(plugin, events, &mut out).map(|_| ())
+            on_a_thread(&|out| grw::cli::plugin::test(plugin, events, out).map(|_| ()))
         }
         PluginCommand::New {
             name,
@@ -66,7 +77,7 @@ fn plugin_tool(command: &PluginCommand) -> ExitCode {
         } => {
             return match grw::cli::new::new(name, *lang, *kind, dir.as_deref()) {
                 Ok((dir, next)) => {
-                    let _ = writeln!(out, "wrote {}; next:\n{next}", dir.display());
+                    println!("wrote {}; next:\n{next}", dir.display());
                     ExitCode::SUCCESS
                 }
                 Err(e) => {

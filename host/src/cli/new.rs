@@ -275,3 +275,82 @@ impl Vars<'_> {
             .replace("{{rolldown}}", ROLLDOWN)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// New projects pin the toolchains the test suite builds with.
+    #[test]
+    fn pinned_versions_are_the_ones_the_tests_install() {
+        let setup = include_str!("../../../tests/setup.sh");
+        for pin in [
+            format!("componentize_py={COMPONENTIZE_PY}"),
+            format!("componentize_js={COMPONENTIZE_JS}"),
+            format!("rolldown={ROLLDOWN}"),
+        ] {
+            assert!(setup.contains(&pin), "tests/setup.sh does not pin {pin}");
+        }
+    }
+
+    #[test]
+    fn every_template_placeholder_is_filled() {
+        let vars = Vars {
+            name: "my-plugin",
+            kind: Kind::Notifier,
+        };
+        let filled = vars.fill(
+            "{{name}} {{crate}} {{kind}} {{world}} {{componentize_py}} {{componentize_js}} {{rolldown}}",
+        );
+        assert_eq!(
+            filled,
+            format!(
+                "my-plugin my_plugin notifier notifier-plugin {COMPONENTIZE_PY} {COMPONENTIZE_JS} {ROLLDOWN}"
+            )
+        );
+        for (path, bytes) in embedded::FILES {
+            assert!(!bytes.is_empty(), "{path}");
+        }
+        assert!(
+            embedded::FILES
+                .iter()
+                .any(|(p, _)| *p == "sdk/python/grw_sdk/__init__.py")
+        );
+        assert!(
+            embedded::FILES
+                .iter()
+                .any(|(p, _)| *p == "sdk/js/grw-sdk.js")
+        );
+        assert!(embedded::FILES.iter().any(|(p, _)| *p == "wit/plugin.wit"));
+    }
+
+    #[test]
+    fn names_and_places_that_will_not_do_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for bad in ["Bad", "9lives", "ends-", "a_b", ""] {
+            let error = new(
+                bad,
+                Language::Python,
+                Kind::Filter,
+                Some(&dir.path().join("x")),
+            )
+            .err()
+            .unwrap();
+            assert!(
+                error
+                    .to_string()
+                    .starts_with(&format!("`{bad}` cannot name")),
+                "{error}"
+            );
+        }
+        std::fs::write(dir.path().join("file"), "x").unwrap();
+        let error = new("ok", Language::Js, Kind::Filter, Some(dir.path()))
+            .err()
+            .unwrap();
+        assert!(
+            error
+                .to_string()
+                .ends_with("exists and is not empty; choose another name or --dir")
+        );
+    }
+}

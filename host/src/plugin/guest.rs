@@ -168,12 +168,9 @@ impl OutputStream for GuestOutput {
         Ok(())
     }
 
+    /// A line goes to the log when it is complete: Python flushes after
+    /// every piece of a `print`, which would otherwise make a record each.
     fn flush(&mut self) -> StreamResult<()> {
-        let mut pending = self.pending.lock();
-        if !pending.is_empty() {
-            self.emit(&pending);
-            pending.clear();
-        }
         Ok(())
     }
 

@@ -3,7 +3,7 @@
 # Needs componentize-js once: npm install (package.json pins it)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
-if [ ! -d node_modules/@bytecodealliance/componentize-js ]; then
+if [ ! -d node_modules/@bytecodealliance/componentize-js ] && [ -z "${GRW_TOOLCHAINS:-}" ]; then
     echo "error: componentize-js is not installed here; run: npm install" >&2
     exit 1
 fi

@@ -5,6 +5,6 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 cargo build --release --target wasm32-wasip2
 mkdir -p dist
-cp "target/wasm32-wasip2/release/{{crate}}.wasm" "dist/{{name}}.wasm"
+cp "${CARGO_TARGET_DIR:-target}/wasm32-wasip2/release/{{crate}}.wasm" "dist/{{name}}.wasm"
 cp "{{name}}.json" dist/
 echo "built dist/{{name}}.wasm ($(wc -c <"dist/{{name}}.wasm") bytes)"

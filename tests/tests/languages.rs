@@ -1,0 +1,602 @@
+//! Plugins in Python and JavaScript, end to end: the shipped examples built
+//! from source with the pinned toolchains (`tests/setup.sh`), their native
+//! unit tests, and the real daemon running them beside their Rust
+//! equivalents: the same decisions on the bundled recording, the same
+//! notifications to a loopback receiver, hot reload without holding
+//! anything up, and the same limits.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use grw_e2e::daemon::{Grw, bundled_recording};
+use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
+use grw_e2e::plugins::{foreign_wasm, install, install_foreign, write_atomically};
+use grw_e2e::receiver::Receiver;
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(120);
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Where `tests/setup.sh` put the Python and JavaScript toolchains.
+fn toolchains() -> PathBuf {
+    std::env::var_os("GRW_TOOLCHAINS")
+        .map_or_else(|| workspace().join("target/toolchains"), PathBuf::from)
+}
+
+/// A plugin artifact cache shared by the tests of this file, so that each
+/// component is compiled once per run.
+fn shared_cache() -> PathBuf {
+    let dir = foreign_wasm("py-restart-filter")
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join(".artifacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn names(body: &Value) -> Vec<String> {
+    body["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no items: {body}"))
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}",
+                o["metadata"]["namespace"].as_str().unwrap_or(""),
+                o["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// Runs `program` with `args` in the workspace; panics with its output
+/// unless it succeeds; returns stdout and stderr together.
+fn run(program: &Path, args: &[&str]) -> String {
+    let output = Command::new(program)
+        .args(args)
+        .current_dir(workspace())
+        .output()
+        .unwrap_or_else(|e| panic!("{} does not run: {e}", program.display()));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.status.success(),
+        "{} {args:?} failed:\n{text}",
+        program.display()
+    );
+    text
+}
+
+#[test]
+fn native_unit_tests_of_the_sdks_and_examples_pass() {
+    let pytest = toolchains().join("python/bin/pytest");
+    let python: Vec<String> = [
+        "sdk/python",
+        "plugins/py-restart-filter",
+        "plugins/py-chat-notifier",
+        "plugins/py-ownership",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut args = vec!["-q", "-p", "no:cacheprovider"];
+    args.extend(python.iter().map(String::as_str));
+    let out = run(&pytest, &args);
+    let passed = out
+        .lines()
+        .find_map(|l| {
+            l.split(" passed")
+                .next()
+                .and_then(|n| n.trim().rsplit(' ').next()?.parse::<u32>().ok())
+        })
+        .unwrap_or(0);
+    assert!(passed >= 30, "pytest ran too few tests:\n{out}");
+    assert!(!out.contains("failed"), "{out}");
+
+    let out = run(
+        Path::new("node"),
+        &[
+            "--test",
+            "sdk/js/test/",
+            "plugins/js-restart-filter/",
+            "plugins/js-chat-notifier/",
+        ],
+    );
+    let passed = out
+        .lines()
+        .find_map(|l| l.strip_prefix("# pass ")?.trim().parse::<u32>().ok())
+        .unwrap_or(0);
+    assert!(passed >= 30, "node --test ran too few tests:\n{out}");
+    assert!(out.contains("# fail 0"), "{out}");
+}
+
+/// The decisions `grw plugin test` prints for a component, one per event.
+fn decisions(wasm: &Path, config: &str) -> Vec<String> {
+    let grw = grw_e2e::daemon::grw_binary();
+    let out = Command::new(grw)
+        .args(["plugin", "test", "--config", config, "--events"])
+        .arg(bundled_recording())
+        .arg(wasm)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("PASS") || l.starts_with("DROP"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_restart_filter_decides_alike_in_rust_python_and_javascript() {
+    let config = r#"{"minRestarts": 1}"#;
+    let rust = decisions(
+        &grw_e2e::plugins::plugin_wasm("grw-plugin-restart-filter"),
+        config,
+    );
+    let passed = rust.iter().filter(|l| l.starts_with("PASS")).count();
+    assert!(
+        passed > 0 && passed < rust.len(),
+        "the recording has Pods that restarted and Pods that did not: {passed} of {}",
+        rust.len()
+    );
+    for package in ["py-restart-filter", "js-restart-filter"] {
+        let other = decisions(&foreign_wasm(package), config);
+        assert_eq!(other.len(), rust.len(), "{package}");
+        for (r, o) in rust.iter().zip(&other) {
+            assert_eq!(r, o, "{package} decides otherwise");
+        }
+    }
+}
+
+async fn status(grw: &Grw, name: &str) -> Value {
+    grw.get(&format!("/api/v1/plugins/{name}")).await.1
+}
+
+async fn filtered(grw: &Grw, filter: &str) -> (u16, Value) {
+    grw.get(&format!("/api/v1/objects/pods?filter={filter}"))
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daemon_runs_them_beside_the_rust_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    let manifest = json!({"kind": "filter", "config": {"minRestarts": 1}});
+    install(
+        &plugins,
+        "rust",
+        "grw-plugin-restart-filter",
+        Some(manifest.clone()),
+    );
+    install_foreign(&plugins, "py", "py-restart-filter", Some(manifest.clone()));
+    install_foreign(&plugins, "js", "js-restart-filter", Some(manifest));
+    let grw = Grw::start(
+        json!({"pluginDir": plugins, "pluginCacheDir": shared_cache()}),
+        &["--replay", bundled_recording().to_str().unwrap()],
+    )
+    .await;
+    grw.wait_ready(WAIT).await;
+    // The recording's whole history of Pods, through each filter.
+    let mut passed = Vec::new();
+    for name in ["rust", "py", "js"] {
+        let mut stream = grw
+            .stream(&format!(
+                "/api/v1/objects/pods?watch=true&resourceVersion=1&filter={name}"
+            ))
+            .await;
+        let mut events = Vec::new();
+        while let Some(event) = stream.next(Duration::from_secs(3)).await {
+            events.push(format!(
+                "{} {}/{} {}",
+                event["type"].as_str().unwrap_or("?"),
+                event["object"]["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or(""),
+                event["object"]["metadata"]["name"].as_str().unwrap_or("?"),
+                event["object"]["metadata"]["resourceVersion"]
+                    .as_str()
+                    .unwrap_or("?")
+            ));
+        }
+        let status = status(&grw, name).await;
+        assert_eq!(status["state"], "ready", "{status}");
+        assert_eq!(status["stats"]["failures"]["timeout"], 0, "{status}");
+        passed.push(events);
+    }
+    assert!(
+        !passed[0].is_empty() && passed[0].iter().any(|e| e.starts_with("DELETED")),
+        "{:?}",
+        passed[0]
+    );
+    assert_eq!(passed[1], passed[0], "Python passes other events");
+    assert_eq!(passed[2], passed[0], "JavaScript passes other events");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compiling_a_big_plugin_holds_up_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    // A cache of its own: the components really compile here.
+    let cache = dir.path().join("cache");
+    // Every Pod passes: the point is when the answers come, not what they are.
+    let manifest = json!({"kind": "filter", "config": {"minRestarts": 0}});
+    install(
+        &plugins,
+        "rust",
+        "grw-plugin-restart-filter",
+        Some(manifest.clone()),
+    );
+    let grw = Grw::start(
+        json!({"pluginDir": plugins, "pluginCacheDir": cache}),
+        &["--replay", bundled_recording().to_str().unwrap()],
+    )
+    .await;
+    grw.wait_ready(WAIT).await;
+    let expected = names(&filtered(&grw, "rust").await.1);
+    assert!(!expected.is_empty());
+
+    // A new name: `loading` while it compiles; queries, other plugins and
+    // readiness go on meanwhile.
+    install_foreign(&plugins, "big", "py-restart-filter", Some(manifest.clone()));
+    let started = Instant::now();
+    let mut seen_loading = false;
+    let mut slowest = Duration::ZERO;
+    loop {
+        let state = status(&grw, "big").await["state"].clone();
+        if state == "loading" {
+            seen_loading = true;
+            let asked = Instant::now();
+            let (code, body) = filtered(&grw, "rust").await;
+            slowest = slowest.max(asked.elapsed());
+            assert_eq!((code, names(&body)), (200, expected.clone()));
+            let (code, body) = filtered(&grw, "big").await;
+            assert_eq!(code, 503, "{body}");
+            assert_eq!(body["reason"], "PluginLoading", "{body}");
+            assert_eq!(grw.get("/readyz").await.0, 200);
+        } else if state == "ready" {
+            break;
+        }
+        assert!(
+            started.elapsed() < WAIT,
+            "never ready: {}",
+            status(&grw, "big").await
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(seen_loading, "the compile was never seen `loading`");
+    assert!(
+        slowest < Duration::from_millis(500),
+        "a query waited {slowest:?} while a plugin compiled"
+    );
+    let first = status(&grw, "big").await;
+    assert_eq!(first["fromCache"], false, "{first}");
+    assert_eq!(names(&filtered(&grw, "big").await.1), expected);
+
+    // A new version of the same name: the previous one serves until the
+    // new one is ready.
+    let js = std::fs::read(foreign_wasm("js-restart-filter")).unwrap();
+    write_atomically(&plugins.join("big.wasm"), &js);
+    let started = Instant::now();
+    let mut served_meanwhile = 0;
+    loop {
+        let now = status(&grw, "big").await;
+        if now["hash"] != first["hash"] {
+            assert_eq!(now["state"], "ready", "{now}");
+            break;
+        }
+        if now["loading"] == true {
+            assert_eq!(now["state"], "ready", "{now}");
+            let (code, body) = filtered(&grw, "big").await;
+            assert_eq!((code, names(&body)), (200, expected.clone()));
+            served_meanwhile += 1;
+        }
+        assert!(started.elapsed() < WAIT, "never replaced: {now}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        served_meanwhile > 0,
+        "the previous version never served while the new one compiled"
+    );
+    assert_eq!(names(&filtered(&grw, "big").await.1), expected);
+
+    // Restarted on the same cache: both languages load from it.
+    drop(grw);
+    install_foreign(&plugins, "py", "py-restart-filter", Some(manifest));
+    let grw = Grw::start(
+        json!({"pluginDir": plugins, "pluginCacheDir": cache}),
+        &["--replay", bundled_recording().to_str().unwrap()],
+    )
+    .await;
+    grw.wait_ready(WAIT).await;
+    for name in ["big", "py"] {
+        let now = status(&grw, name).await;
+        assert_eq!(
+            (now["state"].clone(), now["fromCache"].clone()),
+            (json!("ready"), json!(true)),
+            "{now}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_hold_for_python_plugins() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    install_foreign(
+        &plugins,
+        "spin",
+        "py-misbehave",
+        Some(json!({"kind": "filter", "config": {"do": "loop"}, "limits": {"timeoutMs": 100}})),
+    );
+    install_foreign(
+        &plugins,
+        "hog",
+        "py-misbehave",
+        Some(
+            json!({"kind": "filter", "config": {"do": "hog"}, "failMode": "closed", "limits": {"timeoutMs": 5000, "memoryMb": 64}}),
+        ),
+    );
+    install(
+        &plugins,
+        "rust",
+        "grw-plugin-restart-filter",
+        Some(json!({"kind": "filter", "config": {"minRestarts": 0}})),
+    );
+    let grw = Grw::start(
+        json!({"pluginDir": plugins, "pluginCacheDir": shared_cache()}),
+        &["--replay", bundled_recording().to_str().unwrap()],
+    )
+    .await;
+    grw.wait_ready(WAIT).await;
+    let all = names(&filtered(&grw, "rust").await.1);
+
+    // Past its deadline: stopped, and fails open (the default).
+    let started = Instant::now();
+    let (code, body) = grw.get("/api/v1/objects/pods?filter=spin").await;
+    assert_eq!(code, 200, "{body}");
+    assert!(!names(&body).is_empty());
+    let spin = status(&grw, "spin").await;
+    assert!(
+        spin["stats"]["failures"]["timeout"].as_u64().unwrap() >= 1,
+        "{spin}"
+    );
+    assert!(
+        spin["lastError"].as_str().unwrap().contains("deadline"),
+        "{spin}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(60));
+
+    // Past its memory: stopped, and fails closed as its manifest says.
+    let (code, body) = grw.get("/api/v1/objects/pods?filter=hog").await;
+    assert_eq!((code, names(&body).len()), (200, 0), "{body}");
+    let hog = status(&grw, "hog").await;
+    assert!(
+        hog["stats"]["failures"]["memory"].as_u64().unwrap() >= 1,
+        "{hog}"
+    );
+
+    // The daemon and the other plugins carry on.
+    assert_eq!(names(&filtered(&grw, "rust").await.1), all);
+    assert_eq!(grw.get("/healthz").await.0, 200);
+}
+
+fn deployment(replicas: u32, image: &str) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+           "metadata": {"namespace": "shop", "name": "web", "labels": {"app": "web"}},
+           "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
+                    "template": {"metadata": {"labels": {"app": "web"}},
+                                 "spec": {"containers": [{"name": "web", "image": image}]}}}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_notifiers_say_the_same_in_every_language() {
+    const TOKEN: &str = "languages-token";
+    let fake = FakeApiServer::start(FakeApiOptions {
+        token: Some(TOKEN.into()),
+        bookmark_interval: Duration::from_millis(500),
+        istio_crds_installed: false,
+    })
+    .await;
+    let receiver = Receiver::start().await;
+    let host = receiver.addr.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    let manifest = |path: &str| {
+        Some(
+            json!({"kind": "notifier", "config": {"url": receiver.url(path), "channel": "#ops"},
+                    "allowedHosts": [host]}),
+        )
+    };
+    install(
+        &plugins,
+        "rust",
+        "grw-plugin-chat-notifier",
+        manifest("/rust"),
+    );
+    install_foreign(&plugins, "py", "py-chat-notifier", manifest("/py"));
+    install_foreign(&plugins, "js", "js-chat-notifier", manifest("/js"));
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let subscription = |name: &str| {
+        json!({"name": name, "kind": "apps/v1/Deployment", "plugin": {"name": name},
+               "retry": {"initialDelayMs": 50, "maxDelaySeconds": 0.5}})
+    };
+    let config = json!({
+        "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": fake.url(), "tokenFilePath": token_file},
+        "initialWatchingResources": [{"group": "apps", "version": "v1", "kind": "Deployment"}],
+        "apiGroupsSyncIntervalSecond": 3600,
+        "pluginDir": plugins,
+        "pluginCacheDir": shared_cache(),
+        "pluginAllowedHosts": [host],
+        "subscriptions": [subscription("rust"), subscription("py"), subscription("js")],
+    });
+    let grw = Grw::start(config, &[]).await;
+    grw.wait_ready(WAIT).await;
+
+    fake.create(deployment(2, "shop/web:1.4")).unwrap();
+    fake.update(deployment(3, "shop/web:1.5")).unwrap();
+    fake.delete("apps/v1", "Deployment", Some("shop"), "web")
+        .unwrap();
+    let got = receiver.wait_accepted(9, WAIT).await;
+    let texts = |path: &str| -> Vec<Value> {
+        got.iter()
+            .filter(|r| r.path == path)
+            .map(|r| r.body.clone())
+            .collect()
+    };
+    let rust = texts("/rust");
+    assert_eq!(rust.len(), 3, "{rust:?}");
+    assert_eq!(rust[0]["text"], "*Deployment* `shop/web` added");
+    assert!(
+        rust[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("spec.replicas 2 → 3"),
+        "{rust:?}"
+    );
+    assert_eq!(texts("/py"), rust, "Python says it otherwise");
+    assert_eq!(texts("/js"), rust, "JavaScript says it otherwise");
+    drop(grw);
+}
+
+/// Runs `command` in `dir`; panics with its output unless it succeeds.
+fn run_in(dir: &Path, command: &mut Command) -> String {
+    let output = command
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("{command:?} does not run: {e}"));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{command:?} failed:\n{text}");
+    text
+}
+
+#[test]
+fn grw_plugin_new_writes_projects_that_test_build_and_run() {
+    let grw = grw_e2e::daemon::grw_binary();
+    let root = tempfile::tempdir().unwrap();
+    let new = |name: &str, lang: &str, kind: &str| {
+        run_in(
+            root.path(),
+            Command::new(&grw).args(["plugin", "new", name, "--lang", lang, "--kind", kind]),
+        );
+        root.path().join(name)
+    };
+    let tools = toolchains();
+    let path = format!(
+        "{}:{}",
+        tools.join("python/bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .map_or_else(|_| workspace().join("target"), PathBuf::from);
+    let try_out = |dir: &Path, name: &str| {
+        let out = run_in(
+            dir,
+            Command::new(&grw)
+                .args(["plugin", "test", "--events", "events.jsonl"])
+                .arg(format!("dist/{name}.wasm")),
+        );
+        let summary = out.lines().last().unwrap_or_default();
+        assert!(summary.contains(" 0 failed calls"), "{out}");
+        // `N passed, M dropped`, without the latencies.
+        summary.split(", 0 failed").next().unwrap().to_string()
+    };
+
+    for kind in ["filter", "notifier", "analyzer"] {
+        let dir = new(&format!("py-{kind}"), "python", kind);
+        let out = run_in(
+            &dir,
+            Command::new(tools.join("python/bin/python")).args([
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+            ]),
+        );
+        assert!(out.contains(" passed"), "{out}");
+        let dir = new(&format!("js-{kind}"), "js", kind);
+        let out = run_in(&dir, Command::new("node").arg("--test"));
+        assert!(out.contains("# fail 0"), "{out}");
+    }
+    // The filters build into components that run over the sample events.
+    let dir = root.path().join("py-filter");
+    run_in(
+        &dir,
+        Command::new("bash").arg("build.sh").env("PATH", &path),
+    );
+    let python = try_out(&dir, "py-filter");
+    let dir = root.path().join("js-filter");
+    run_in(
+        &dir,
+        Command::new("bash")
+            .arg("build.sh")
+            .env("GRW_TOOLCHAINS", &tools),
+    );
+    assert_eq!(try_out(&dir, "js-filter"), python);
+
+    // Rust: the project's own crates, with the workspace's lock file so
+    // that the dependencies built for the workspace are reused.
+    let dir = new("rust-filter", "rust", "filter");
+    std::fs::copy(workspace().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    run_in(
+        &dir,
+        Command::new(&cargo)
+            .arg("test")
+            .env("CARGO_TARGET_DIR", &target),
+    );
+    run_in(
+        &dir,
+        Command::new("bash")
+            .arg("build.sh")
+            .env("CARGO_TARGET_DIR", &target),
+    );
+    assert_eq!(try_out(&dir, "rust-filter"), python);
+
+    // What a user sees for a name or a place that will not do.
+    let refused = Command::new(&grw)
+        .args(["plugin", "new", "Bad_Name", "--lang", "rust"])
+        .current_dir(root.path())
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr).trim(),
+        "grw: `Bad_Name` cannot name a plugin project: use 1 to 63 lowercase letters, digits and `-`, starting with a letter (e.g. `restart-alert`)"
+    );
+    let taken = Command::new(&grw)
+        .args(["plugin", "new", "py-filter", "--lang", "python"])
+        .current_dir(root.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&taken.stderr).trim(),
+        "grw: py-filter exists and is not empty; choose another name or --dir"
+    );
+}
