@@ -600,3 +600,62 @@ fn grw_plugin_new_writes_projects_that_test_build_and_run() {
         "grw: py-filter exists and is not empty; choose another name or --dir"
     );
 }
+
+/// `from relation to attributes` of each edge of an analyzer.
+async fn edges_of(grw: &Grw, analyzer: &str) -> Vec<String> {
+    let started = Instant::now();
+    let mut previous = None;
+    loop {
+        let (code, body) = grw
+            .get(&format!("/api/v1/relations?analyzer={analyzer}"))
+            .await;
+        assert_eq!(code, 200, "{body}");
+        let mut lines: Vec<String> = body["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                format!(
+                    "{} {} {} {}",
+                    e["from"].as_str().unwrap(),
+                    e["relation"].as_str().unwrap(),
+                    e["to"].as_str().unwrap(),
+                    e["attributes"]
+                )
+            })
+            .collect();
+        lines.sort();
+        if body["pending"] == 0 && previous.as_ref() == Some(&lines) {
+            return lines;
+        }
+        assert!(started.elapsed() < WAIT, "never settled: {body}");
+        previous = Some(lines);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_analyzer_finds_the_rust_one_s_edges() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    std::fs::create_dir(&plugins).unwrap();
+    let manifest = Some(json!({"kind": "analyzer"}));
+    install(&plugins, "rust", "grw-plugin-ownership", manifest.clone());
+    install_foreign(&plugins, "py", "py-ownership", manifest);
+    let grw = Grw::start(
+        json!({"pluginDir": plugins, "pluginCacheDir": shared_cache()}),
+        &["--replay", bundled_recording().to_str().unwrap()],
+    )
+    .await;
+    grw.wait_ready(WAIT).await;
+    let rust = edges_of(&grw, "rust").await;
+    assert!(rust.len() > 50, "{rust:?}");
+    assert!(
+        rust.iter()
+            .any(|e| e.contains(" owns ") && e.contains("\"controller\":\"true\"")),
+        "{rust:?}"
+    );
+    assert_eq!(edges_of(&grw, "py").await, rust);
+    let py = status(&grw, "py").await;
+    assert_eq!(py["analysis"]["failures"], 0, "{py}");
+}
