@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds GRW's bundled plugins as WebAssembly components and collects them,
 # with their example manifests, in plugins/dist/: the Rust ones with Cargo,
-# the Python and JavaScript ones (py-*, js-*) with their own build.sh.
+# the Python, JavaScript and C ones (py-*, js-*, c-*) with their own build.sh.
 #
 # Needs the wasm32-wasip2 target and the plugin toolchains: tests/setup.sh
 # installs both.
@@ -39,7 +39,7 @@ for plugin in "${plugins[@]}"; do
     cp "$root/plugins/$plugin/$plugin.json" "$dist/$plugin.json"
     printf '%-22s %8d bytes\n' "$plugin.wasm" "$(wc -c <"$dist/$plugin.wasm")"
 done
-for build in "$root"/plugins/py-*/build.sh "$root"/plugins/js-*/build.sh; do
+for build in "$root"/plugins/py-*/build.sh "$root"/plugins/js-*/build.sh "$root"/plugins/c-*/build.sh; do
     plugin="$(basename "$(dirname "$build")")"
     bash "$build" "$dist"
     printf '%-22s %8d bytes\n' "$plugin.wasm" "$(wc -c <"$dist/$plugin.wasm")"

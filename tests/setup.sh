@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What the test suite needs besides Cargo: the WebAssembly target (plugins
 # are built as components), a NATS server with JetStream (the broker tests
-# start their own on loopback), and the Python and JavaScript plugin
-# toolchains at pinned versions, in target/toolchains (or $GRW_TOOLCHAINS).
+# start their own on loopback), clang and wasi-libc for C plugins, and the
+# Python and JavaScript plugin toolchains at pinned versions, in
+# target/toolchains (or $GRW_TOOLCHAINS).
 # Safe to run again: what is there at the right version is kept.
 set -euo pipefail
 
@@ -23,6 +24,18 @@ if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; t
 fi
 # The package may also start a system service; the tests do not use it.
 if command -v nats-server >/dev/null 2>&1; then nats-server --version; else /usr/sbin/nats-server --version; fi
+
+# C plugins: clang for wasm32-wasi with wasi-libc, from Debian (the C
+# bindings and the component come from grw-c, built by Cargo).
+c_packages=(clang-14 lld-14 wasi-libc libclang-rt-14-dev-wasm32)
+if ! dpkg -s "${c_packages[@]}" >/dev/null 2>&1; then
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+        "${c_packages[@]}" >/dev/null
+fi
+clang-14 --version | head -1
 
 # Python plugins: componentize-py (and pytest for their native tests) in a
 # virtual environment of their own.

@@ -107,10 +107,10 @@ pub fn foreign_wasm(name: &str) -> PathBuf {
         .map(|d| workspace.join(d).join(name))
         .find(|d| d.join("build.sh").is_file())
         .unwrap_or_else(|| panic!("no plugin `{name}` with a build.sh"));
-    let sdk = workspace.join("sdk").join(if name.starts_with("js-") {
-        "js"
-    } else {
-        "python"
+    let sdk = workspace.join("sdk").join(match name.split('-').next() {
+        Some("js") => "js",
+        Some("c") => "c",
+        _ => "python",
     });
     let mut hasher = Sha256::new();
     for dir in [&source, &sdk, &workspace.join("wit")] {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::{Condvar, Mutex};
 use sha2::{Digest, Sha256};
 use wasmtime::component::Component;
 use wasmtime::{Config, Engine};
@@ -25,12 +26,24 @@ pub(super) fn deadline_ticks(timeout: Duration) -> u64 {
     (timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64 + 1
 }
 
+/// How many components compile at once; further compiles wait for a slot.
+/// wasmtime already spreads one compile over every core, so more at once
+/// would not finish sooner, while each holds hundreds of megabytes until it
+/// is done (a Python component: about 250 MiB): a start with many new
+/// plugins would only peak higher. Two rather than one, so that a small
+/// plugin is not stuck behind a big one for the whole of its compile.
+/// Loads from the artifact cache take no slot.
+pub const PARALLEL_COMPILES: usize = 2;
+
 /// The engine plus where compiled artifacts are kept.
 pub struct PluginEngine {
     engine: Engine,
     cache_dir: Option<PathBuf>,
     /// Identifies artifacts this engine can load: wasmtime version, target and settings.
     compatibility: String,
+    /// Compiles running now, at most [`PARALLEL_COMPILES`].
+    compiling: Mutex<usize>,
+    compile_done: Condvar,
 }
 
 /// A compiled component and how it was obtained.
@@ -86,6 +99,8 @@ impl PluginEngine {
             engine,
             cache_dir,
             compatibility,
+            compiling: Mutex::new(0),
+            compile_done: Condvar::new(),
         }))
     }
 
@@ -124,8 +139,11 @@ impl PluginEngine {
                 }
             }
         }
-        let component = Component::new(&self.engine, wasm)
-            .map_err(|e| PluginError::Invalid(PluginError::source_of(e)))?;
+        let component = {
+            let _slot = self.compile_slot();
+            Component::new(&self.engine, wasm)
+                .map_err(|e| PluginError::Invalid(PluginError::source_of(e)))?
+        };
         if let Some(path) = &cached
             && let Err(e) = store_artifact(path, &component)
         {
@@ -136,6 +154,28 @@ impl PluginEngine {
             hash,
             from_cache: false,
         })
+    }
+}
+
+impl PluginEngine {
+    /// Waits for one of the [`PARALLEL_COMPILES`] slots; it is given back
+    /// when the guard drops.
+    fn compile_slot(&self) -> CompileSlot<'_> {
+        let mut compiling = self.compiling.lock();
+        while *compiling >= PARALLEL_COMPILES {
+            self.compile_done.wait(&mut compiling);
+        }
+        *compiling += 1;
+        CompileSlot(self)
+    }
+}
+
+struct CompileSlot<'a>(&'a PluginEngine);
+
+impl Drop for CompileSlot<'_> {
+    fn drop(&mut self) {
+        *self.0.compiling.lock() -= 1;
+        self.0.compile_done.notify_one();
     }
 }
 
@@ -182,4 +222,34 @@ fn store_artifact(path: &Path, component: &Component) -> std::io::Result<()> {
     file.write_all(&bytes)?;
     file.sync_all()?;
     std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::*;
+
+    #[test]
+    fn compiles_beyond_the_slots_wait_for_one_to_free() {
+        let engine = PluginEngine::new(None).unwrap();
+        let held: Vec<_> = (0..PARALLEL_COMPILES)
+            .map(|_| engine.compile_slot())
+            .collect();
+        let got_one = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let _slot = engine.compile_slot();
+                got_one.store(true, Ordering::SeqCst);
+            });
+            std::thread::sleep(Duration::from_millis(200));
+            assert!(
+                !got_one.load(Ordering::SeqCst),
+                "a compile started while {PARALLEL_COMPILES} held every slot"
+            );
+            drop(held);
+        });
+        assert!(got_one.load(Ordering::SeqCst));
+        assert_eq!(*engine.compiling.lock(), 0, "every slot is given back");
+    }
 }

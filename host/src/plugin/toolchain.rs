@@ -57,7 +57,7 @@ impl Toolchain {
                 capitalized(interface)
             ),
             Toolchain::C => format!(
-                "generate the bindings with `wit-bindgen c --world {world} wit` and implement the exported `{interface}` functions"
+                "build with GRW's sdk/c/build-component.sh {world} NAME DIR OUT (or generate the bindings with `grw-c bindings wit {world} DIR`) and implement the exported `{interface}` functions"
             ),
         }
     }
@@ -73,7 +73,7 @@ impl Toolchain {
                 "run componentize-js again against this GRW's wit/plugin.wit (`grw plugin new` writes a copy)"
             }
             Toolchain::C => {
-                "regenerate the bindings with wit-bindgen c against this GRW's wit/plugin.wit"
+                "regenerate the bindings against this GRW's wit/plugin.wit (sdk/c/build-component.sh does, with grw-c)"
             }
         }
     }

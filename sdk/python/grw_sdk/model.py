@@ -92,7 +92,7 @@ class FieldPath:
     A malformed path raises :class:`ValueError` with a message naming it.
     """
 
-    __slots__ = ("text", "segments")
+    __slots__ = ("_text", "segments", "_wire")
 
     def __init__(self, text: str):
         if not text:
@@ -111,22 +111,45 @@ class FieldPath:
                     f"field path `{text}` has an empty segment; "
                     "write `a.b.c`, or a JSON pointer like `/a/b`"
                 )
-        self.text = text
-        self.segments = segments
+        self._text: str | None = text
+        self.segments: tuple[str, ...] = segments
+        self._wire = list(segments)  # as the host's `get` takes it
 
     @classmethod
     def of(cls, path: str | Sequence[str | int] | FieldPath) -> FieldPath:
         """A path from its text, or from its segments as they are (keys, and
-        array indexes as numbers or decimal strings)."""
+        array indexes as numbers or decimal strings).
+
+        Paths given as text or as a tuple are remembered (up to
+        :data:`_REMEMBERED` of them), so a plugin that writes
+        ``event.field("status.phase")`` in ``decide`` parses it once, not
+        once per event."""
         if isinstance(path, FieldPath):
             return path
+        try:
+            return _PATHS[path]  # type: ignore[index]
+        except (KeyError, TypeError):  # TypeError: a list, which cannot be a key
+            pass
         if isinstance(path, str):
-            return cls(path)
-        segments = tuple(str(s) for s in path)
-        self = cls.__new__(cls)
-        self.text = "".join("/" + s.replace("~", "~0").replace("/", "~1") for s in segments)
-        self.segments = segments
-        return self
+            made = cls(path)
+        else:
+            made = cls.__new__(cls)
+            made._text = None
+            made.segments = tuple(str(s) for s in path)
+            made._wire = list(made.segments)
+        remember = isinstance(path, str) or (
+            isinstance(path, tuple) and all(type(s) is str for s in path)
+        )
+        if remember and len(_PATHS) < _REMEMBERED:
+            _PATHS[path] = made
+        return made
+
+    @property
+    def text(self) -> str:
+        """The path as written, or as a JSON pointer when made from segments."""
+        if self._text is None:
+            self._text = "".join("/" + s.replace("~", "~0").replace("/", "~1") for s in self.segments)
+        return self._text
 
     def get(self, value: Any, default: Any = None) -> Any:
         """The value at this path inside ``value`` (parsed JSON), or ``default``."""
@@ -144,6 +167,11 @@ class FieldPath:
 
     def __repr__(self) -> str:
         return f"FieldPath({self.text!r})"
+
+
+#: How many paths :meth:`FieldPath.of` remembers; more are parsed each time.
+_REMEMBERED = 1024
+_PATHS: dict[Any, FieldPath] = {}
 
 
 def _unescape_pointer_token(token: str) -> str:
@@ -378,11 +406,19 @@ class ObjectView:
         A malformed path string raises :class:`ValueError`; parse paths
         that come from configuration once, with :class:`FieldPath`.
         """
-        segments = FieldPath.of(path).segments
-        if self._local:
-            found = walk(self.object, segments)
+        # FieldPath.of(path), inlined for the paths it remembers: this runs
+        # for every field of every event.
+        if path.__class__ is FieldPath:
+            parsed = path
+        else:
+            try:
+                parsed = _PATHS[path]  # type: ignore[index]
+            except (KeyError, TypeError):
+                parsed = FieldPath.of(path)
+        if self._parsed is not MISSING or self._source is None:  # self._local, inlined
+            found = walk(self.object, parsed.segments)
             return default if found is MISSING else found
-        text = self._source.get(list(segments))
+        text = self._source.get(parsed._wire)
         return default if text is None else json.loads(text)
 
     def __repr__(self) -> str:
@@ -414,6 +450,15 @@ class Event:
         self.origin = Origin(origin)
         self.view = view
         self.old_view = old_view
+
+    @classmethod
+    def _of(
+        cls, type: EventType, view: ObjectView, old_view: ObjectView | None, origin: Origin
+    ) -> Event:
+        """An event from parts already checked (GRW's, for each call)."""
+        event = cls.__new__(cls)
+        event.type, event.view, event.old_view, event.origin = type, view, old_view, origin
+        return event
 
     @property
     def name(self) -> str:

@@ -75,7 +75,7 @@ def export_filter(plugin: Any, *, interest: Interest | None = None) -> type:
             return state.init(config)
 
         def decide(self, event: Any, object: Any, old_object: Any) -> bool:
-            call = state.call()
+            call = state.instance_call or state.call()
             if call is None:
                 return False
             try:
@@ -225,12 +225,28 @@ def _crash(function: str) -> None:
     os.abort()
 
 
+#: The WIT enums' cases (by the identity of their generated objects, which
+#: is cheaper than their hash) as the SDK's enums, filled as they are first
+#: seen.
+_EVENT_TYPES: dict[int, EventType] = {}
+_ORIGINS: dict[int, Origin] = {}
+
+
 def _event(event: Any, object: Any, old_object: Any) -> Event:
-    return Event(
-        EventType[event.event_type.name],
+    """The SDK's event for one call: the cheapest way there, as it is made
+    for every event."""
+    wit_type, wit_origin = event.event_type, event.origin
+    type = _EVENT_TYPES.get(id(wit_type))
+    if type is None:
+        type = _EVENT_TYPES[id(wit_type)] = EventType[wit_type.name]
+    origin = _ORIGINS.get(id(wit_origin))
+    if origin is None:
+        origin = _ORIGINS[id(wit_origin)] = Origin[wit_origin.name]
+    return Event._of(
+        type,
         ObjectView(object),
         None if old_object is None else ObjectView(old_object),
-        Origin[event.origin.name],
+        origin,
     )
 
 

@@ -17,6 +17,7 @@ from grw_sdk import (
     Origin,
     testing,
 )
+from grw_sdk import model
 
 
 def pod():
@@ -86,6 +87,23 @@ def test_paths_from_segments():
     assert path == FieldPath("spec.containers.0.image")
     assert str(FieldPath.of(["metadata", "labels", "a/b"])) == "/metadata/labels/a~1b"
     assert FieldPath.of(path) is path
+
+
+def test_paths_written_in_decide_are_parsed_once():
+    assert FieldPath.of("status.phase") is FieldPath.of("status.phase")
+    assert FieldPath.of(("status", "phase")) is FieldPath.of(("status", "phase"))
+    # Lists cannot be remembered (they may change); they still work.
+    assert FieldPath.of(["status", "phase"]) == FieldPath("status.phase")
+    # A malformed path is refused every time, never remembered.
+    for _ in range(2):
+        with pytest.raises(ValueError, match="empty segment"):
+            FieldPath.of("status..phase")
+
+
+def test_remembered_paths_are_bounded():
+    for i in range(model._REMEMBERED + 10):
+        assert FieldPath.of(f"data.key{i}").segments == ("data", f"key{i}")
+    assert len(model._PATHS) <= model._REMEMBERED
 
 
 # Views: what is fetched.
