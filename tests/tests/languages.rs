@@ -1,9 +1,10 @@
-//! Plugins in Python and JavaScript, end to end: the shipped examples built
-//! from source with the pinned toolchains (`tests/setup.sh`), their native
-//! unit tests, and the real daemon running them beside their Rust
+//! Plugins in Python, JavaScript and C, end to end: the shipped examples
+//! built from source with the pinned toolchains (`tests/setup.sh`), their
+//! native unit tests, and the real daemon running them beside their Rust
 //! equivalents: the same decisions on the bundled recording, the same
 //! notifications to a loopback receiver, hot reload without holding
-//! anything up, and the same limits.
+//! anything up, and the same limits; and `grw plugin check` on components
+//! those toolchains built wrong.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -699,4 +700,136 @@ async fn the_python_analyzer_finds_the_rust_one_s_edges() {
     assert_eq!(edges_of(&grw, "py").await, rust);
     let py = status(&grw, "py").await;
     assert_eq!(py["analysis"]["failures"], 0, "{py}");
+}
+
+/// `grw plugin check`'s verdict on a component: its report and its error.
+fn check(wasm: &Path) -> String {
+    let out = Command::new(grw_e2e::daemon::grw_binary())
+        .args(["plugin", "check"])
+        .arg(wasm)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{} loads", wasm.display());
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Runs componentize-py on the module `app` in `dir` (the SDK beside it),
+/// from `dir`: no `wit` directory there for it to find by itself.
+fn componentize_py(dir: &Path, args: &[&str], out: &Path) {
+    run_in(
+        dir,
+        Command::new(toolchains().join("python/bin/componentize-py"))
+            .args(args)
+            .args(["componentize", "app", "-p", ".", "-o"])
+            .arg(out),
+    );
+}
+
+#[test]
+fn plugin_check_explains_what_each_toolchain_got_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = workspace();
+    let app = dir.path().join("app");
+    std::fs::create_dir_all(app.join("grw_sdk")).unwrap();
+    std::fs::copy(
+        root.join("plugins/py-restart-filter/app.py"),
+        app.join("app.py"),
+    )
+    .unwrap();
+    for entry in std::fs::read_dir(root.join("sdk/python/grw_sdk")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "py") {
+            std::fs::copy(&path, app.join("grw_sdk").join(path.file_name().unwrap())).unwrap();
+        }
+    }
+
+    // Python, against a contract version this GRW does not speak: a copy
+    // of plugin.wit from some future GRW.
+    let future = dir.path().join("wit-9");
+    std::fs::create_dir(&future).unwrap();
+    let wit = std::fs::read_to_string(root.join("wit/plugin.wit")).unwrap();
+    std::fs::write(
+        future.join("plugin.wit"),
+        wit.replace("grw:plugin@0.2.0", "grw:plugin@9.0.0"),
+    )
+    .unwrap();
+    let wasm = dir.path().join("future.wasm");
+    componentize_py(
+        &app,
+        &["-d", future.to_str().unwrap(), "-w", "filter-plugin"],
+        &wasm,
+    );
+    let said = check(&wasm);
+    assert!(said.contains("language:  Python"), "{said}");
+    assert!(
+        said.contains("built against grw:plugin@9.0.0, which this GRW cannot load")
+            && said
+                .contains("regenerate it with componentize-py against this GRW's wit/plugin.wit"),
+        "{said}"
+    );
+
+    // Python, for a world that is not GRW's.
+    let other = dir.path().join("wit-other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(
+        other.join("greeter.wit"),
+        "package acme:greeter;\n\nworld greeter {\n    export greet: func(name: string) -> string;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        app.join("app.py"),
+        "class WitWorld:\n    def greet(self, name: str) -> str:\n        return 'hello ' + name\n",
+    )
+    .unwrap();
+    let wasm = dir.path().join("greeter.wasm");
+    componentize_py(&app, &["-d", other.to_str().unwrap()], &wasm);
+    let said = check(&wasm);
+    assert!(
+        said.contains("exports no GRW plugin interface (it exports: ")
+            && said.contains("greet)")
+            && said.contains("built with Python's toolchain")
+            && said.contains("componentize-py -d wit -w filter-plugin componentize app"),
+        "{said}"
+    );
+
+    // JavaScript, built without leaving out wasi:http, as componentize-js
+    // does unless told.
+    let js =
+        toolchains().join("js/node_modules/@bytecodealliance/componentize-js/src/componentize.js");
+    let wasm = dir.path().join("with-http.wasm");
+    let script = format!(
+        r#"import {{ componentize }} from {js:?};
+import {{ writeFile }} from "node:fs/promises";
+const {{ component }} = await componentize({{
+  sourcePath: {source:?}, witPath: {wit:?}, worldName: "filter-plugin",
+}});
+await writeFile({out:?}, component);"#,
+        js = js.to_str().unwrap(),
+        source = dir.path().join("plugin.js").to_str().unwrap(),
+        wit = root.join("wit").to_str().unwrap(),
+        out = wasm.to_str().unwrap(),
+    );
+    std::fs::write(
+        dir.path().join("plugin.js"),
+        "export const filter = {\n  init(config) { return { kinds: [], eventTypes: [] }; },\n  decide(event, object, oldObject) { return true; },\n};\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("build.mjs"), script).unwrap();
+    run(
+        Path::new("node"),
+        &[dir.path().join("build.mjs").to_str().unwrap()],
+    );
+    let said = check(&wasm);
+    assert!(said.contains("language:  JavaScript"), "{said}");
+    assert!(
+        said.contains("which GRW does not grant")
+            && said.contains("wasi:http/")
+            && said
+                .contains(r#"pass `disableFeatures: ["http", "fetch-event"]` to componentize()"#),
+        "{said}"
+    );
 }
