@@ -138,11 +138,10 @@ async fn load_plugins(config: &Config, metrics: &Arc<Metrics>) -> anyhow::Result
     if !dir.is_dir() {
         anyhow::bail!("pluginDir {} is not a directory", dir.display());
     }
-    let cache_dir = config.plugin_cache_dir.clone().unwrap_or_else(|| {
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let uid = unsafe { libc::geteuid() };
-        std::env::temp_dir().join(format!("grw-plugin-cache-{uid}"))
-    });
+    let cache_dir = config
+        .plugin_cache_dir
+        .clone()
+        .unwrap_or_else(crate::plugin::default_cache_dir);
     let plugins = Plugins::new(
         dir,
         Some(cache_dir),

@@ -19,7 +19,7 @@ use crate::gvk::Gvk;
 use crate::metrics::Metrics;
 use crate::plugin::{
     DeliveryError, Limits, Manifest, Plugin, PluginEngine, PluginError, PluginKind, Toolchain,
-    exported_world,
+    default_cache_dir, exported_world,
 };
 use crate::store::{Change, ChangeType, ObjectKey, Origin, StoredObject};
 use crate::watch::Recording;
@@ -58,9 +58,14 @@ fn manifest(args: &PluginArgs) -> Result<Manifest, PluginError> {
     Ok(manifest)
 }
 
-fn load(args: &PluginArgs) -> Result<(Plugin, usize), PluginError> {
+/// The engine of `grw plugin`: with the daemon's default artifact cache,
+/// so that checking, testing and then serving a component compiles it once.
+fn engine() -> Result<Arc<PluginEngine>, PluginError> {
+    PluginEngine::new(Some(default_cache_dir()))
+}
+
+fn load(args: &PluginArgs, engine: &PluginEngine) -> Result<(Plugin, usize), PluginError> {
     let wasm = read(&args.file)?;
-    let engine = PluginEngine::new(None)?;
     let name = args
         .file
         .file_stem()
@@ -71,7 +76,7 @@ fn load(args: &PluginArgs) -> Result<(Plugin, usize), PluginError> {
     // `init` may send requests, which must not wait inside the caller's runtime.
     let plugin = off_runtime(|| {
         Plugin::load(
-            &engine,
+            engine,
             name,
             &wasm,
             manifest,
@@ -104,7 +109,7 @@ fn read(file: &Path) -> Result<Vec<u8>, PluginError> {
 /// not grant.
 pub fn check(args: &PluginArgs, out: &mut dyn Write) -> Result<(), ToolError> {
     let wasm = read(&args.file)?;
-    let engine = PluginEngine::new(None)?;
+    let engine = engine()?;
     let compiled = engine.compile(&wasm)?;
     writeln!(
         out,
@@ -148,7 +153,7 @@ pub fn check(args: &PluginArgs, out: &mut dyn Write) -> Result<(), ToolError> {
             " (an earlier contract, still loaded: rebuild against the current wit/plugin.wit for lazy object access)"
         }
     )?;
-    let (plugin, _) = load(args)?;
+    let (plugin, _) = load(args, &engine)?;
     let interest = &plugin.interest;
     let kinds: Vec<String> = interest
         .kinds
@@ -231,7 +236,7 @@ pub fn test(
     out: &mut dyn Write,
 ) -> Result<TestSummary, ToolError> {
     let recording = Recording::read(events)?;
-    let (plugin, _) = load(args)?;
+    let (plugin, _) = load(args, &*engine()?)?;
     let mut last: HashMap<(Gvk, ObjectKey), Arc<StoredObject>> = HashMap::new();
     let mut summary = TestSummary::default();
     for (gvk, kind, value) in recording.events {

@@ -35,6 +35,15 @@ pub(super) fn deadline_ticks(timeout: Duration) -> u64 {
 /// Loads from the artifact cache take no slot.
 pub const PARALLEL_COMPILES: usize = 2;
 
+/// Where compiled artifacts are kept unless `pluginCacheDir` says
+/// otherwise: `$TMPDIR/grw-plugin-cache-<uid>`. The daemon and `grw plugin
+/// check`/`test` share it, so a component checked once loads from it.
+pub fn default_cache_dir() -> PathBuf {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    std::env::temp_dir().join(format!("grw-plugin-cache-{uid}"))
+}
+
 /// The engine plus where compiled artifacts are kept.
 pub struct PluginEngine {
     engine: Engine,

@@ -40,7 +40,7 @@ pub use allowed_hosts::AllowedHosts;
 pub use analysis::{CacheReader, Found, Relationship};
 pub use contract::{Contract, ExportedWorld, LOADABLE, WIT_VERSION, exported_world};
 pub use directory::{PluginState, PluginStatus, Plugins};
-pub use engine::{Compiled, PluginEngine};
+pub use engine::{Compiled, PARALLEL_COMPILES, PluginEngine, default_cache_dir};
 pub use guest::MemoryLimitExceeded;
 pub use interest::Interest;
 pub use loaded::{DeliveryError, Plugin};
