@@ -23,6 +23,11 @@ bool exports_grw_plugin_filter_init(filter_plugin_string_t *config,
     }
     /* Pods only; every event type. GRW frees what is returned. */
     grw_plugin_types_kind_pattern_t *pod = calloc(1, sizeof *pod);
+    if (!pod) {
+        /* In linear memory a null pointer is writable: never write through it. */
+        filter_plugin_string_dup(err, "out of memory");
+        return false;
+    }
     pod->kind.is_some = true;
     filter_plugin_string_dup(&pod->kind.val, "Pod");
     ret->kinds = (grw_plugin_types_list_kind_pattern_t){pod, 1};
