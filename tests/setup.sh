@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# What the test suite needs besides Cargo: the WebAssembly target (plugins
-# are built as components), a NATS server with JetStream (the broker tests
-# start their own on loopback), clang and wasi-libc for C plugins, and the
-# Python and JavaScript plugin toolchains at pinned versions, in
-# target/toolchains (or $GRW_TOOLCHAINS).
+# What the test suite needs besides Cargo: cargo-nextest, the WebAssembly
+# target (plugins are built as components), a NATS server with JetStream
+# (the broker tests start their own on loopback), clang and wasi-libc for C
+# plugins, and the Python and JavaScript plugin toolchains at pinned
+# versions, in target/toolchains (or $GRW_TOOLCHAINS).
 # Safe to run again: what is there at the right version is kept.
 set -euo pipefail
 
@@ -15,6 +15,11 @@ componentize_js=0.23.0
 rolldown=1.3.2
 
 rustup target add wasm32-wasip2
+
+# The test runner: one process per test, the test binaries side by side.
+if ! cargo nextest --version >/dev/null 2>&1; then
+    cargo install --locked cargo-nextest
+fi
 
 if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then
     sudo=""

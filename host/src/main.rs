@@ -21,6 +21,27 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    match &flags.command {
+        Some(Command::Rbac(args)) => {
+            for warning in &loaded.warnings {
+                eprintln!("grw: warning: {warning}");
+            }
+            return rbac(&loaded.config, args);
+        }
+        Some(Command::Probe(args)) => {
+            return match grw::cli::probe::probe(&loaded.config, args).await {
+                Ok(answer) => {
+                    println!("{}", answer.trim());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("grw: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        _ => {}
+    }
     init_logging(&loaded.config);
     match &loaded.source {
         Some(path) => tracing::info!(file = %path.display(), "configuration read"),
@@ -92,6 +113,20 @@ fn plugin_tool(command: &PluginCommand) -> ExitCode {
         Err(e) => {
             eprintln!("grw: {}", grw::plugin::error_chain(&e));
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// `grw rbac`: the RBAC objects on stdout, or why not on stderr.
+fn rbac(config: &Config, args: &grw::cli::rbac::RbacArgs) -> ExitCode {
+    match grw::cli::rbac::grants(config) {
+        Ok(grants) => {
+            print!("{}", grw::cli::rbac::render(config, &grants, args));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("grw: {e}");
+            ExitCode::from(2)
         }
     }
 }

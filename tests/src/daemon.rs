@@ -25,8 +25,13 @@ pub fn grw_binary() -> PathBuf {
             .parent()
             .expect("workspace root");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "--quiet", "-p", "grw", "--bin", "grw"])
+        // Selected like the test run itself (`cargo test --workspace` or
+        // `cargo nextest run --workspace`), so that Cargo unifies the
+        // dependencies' features alike and links the binary from the
+        // libraries that build already made: `-p grw` alone resolves other
+        // features and would compile wasmtime, kube and axum a second time.
+        let status = as_from_a_shell(&mut Command::new(cargo))
+            .args(["build", "--quiet", "--workspace", "--tests", "--bins"])
             .current_dir(workspace)
             .status()
             .expect("cargo runs");
@@ -36,6 +41,35 @@ pub fn grw_binary() -> PathBuf {
         target.join("debug").join("grw")
     })
     .clone()
+}
+
+/// Takes out of `command`'s environment what Cargo sets for the test
+/// process (`CARGO_MANIFEST_DIR`, `CARGO_PKG_NAME`...), so that a build it
+/// runs sees what a build from a shell sees. Build scripts that track such
+/// a variable (ring's tracks `CARGO_MANIFEST_DIR`) would otherwise run again
+/// and rebuild everything above them, and once more in the next build
+/// outside the tests.
+pub fn as_from_a_shell(command: &mut Command) -> &mut Command {
+    const SET_FOR_TESTS: [&str; 8] = [
+        "CARGO_MANIFEST_DIR",
+        "CARGO_MANIFEST_PATH",
+        "CARGO_CRATE_NAME",
+        "CARGO_BIN_NAME",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_TARGET_TMPDIR",
+        "CARGO_RUSTC_CURRENT_DIR",
+        "CARGO_MANIFEST_LINKS",
+    ];
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        if SET_FOR_TESTS.contains(&name)
+            || name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_BIN_EXE_")
+        {
+            command.env_remove(name);
+        }
+    }
+    command
 }
 
 /// The state the bundled recording ends in: `{"<resource>": <kubectl get

@@ -50,6 +50,7 @@ pub fn plugin_wasm(package: &str) -> PathBuf {
             .expect("workspace root");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut command = Command::new(cargo);
+        crate::daemon::as_from_a_shell(&mut command);
         command
             .args(["build", "--quiet", "--target", "wasm32-wasip2"])
             .current_dir(workspace);
@@ -126,15 +127,25 @@ pub fn foreign_wasm(name: &str) -> PathBuf {
         .join("foreign-plugins")
         .join(format!("{name}-{hash}"));
     let wasm = out.join(format!("{name}.wasm"));
+    // Test processes run in parallel (nextest runs one per test): the first
+    // to take the lock builds, the others wait for it and reuse its build.
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let lock = std::fs::File::create(out.with_extension("lock")).unwrap();
+    lock.lock().unwrap();
     if !wasm.is_file() {
         let partial = out.with_extension("partial");
         let _ = std::fs::remove_dir_all(&partial);
         std::fs::create_dir_all(&partial).unwrap();
-        let status = Command::new("bash")
-            .arg(source.join("build.sh"))
-            .arg(&partial)
-            .status()
-            .expect("bash runs");
+        let mut build = Command::new("bash");
+        crate::daemon::as_from_a_shell(&mut build);
+        build.arg(source.join("build.sh")).arg(&partial);
+        if name.starts_with("c-") {
+            // grw-c as the test run built it (see `grw_binary`), rather
+            // than build-component.sh's own `cargo build -p grw-c`.
+            let grw = crate::daemon::grw_binary();
+            build.env("GRW_C", grw.with_file_name("grw-c"));
+        }
+        let status = build.status().expect("bash runs");
         assert!(
             status.success(),
             "building {name} failed (are the toolchains installed? run tests/setup.sh)"
@@ -142,6 +153,7 @@ pub fn foreign_wasm(name: &str) -> PathBuf {
         let _ = std::fs::remove_dir_all(&out);
         std::fs::rename(&partial, &out).unwrap();
     }
+    drop(lock);
     built.lock().unwrap().insert(name.to_string(), wasm.clone());
     wasm
 }

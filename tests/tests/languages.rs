@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use grw_e2e::daemon::{Grw, bundled_recording};
+use grw_e2e::daemon::{Grw, as_from_a_shell, bundled_recording};
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
 use grw_e2e::plugins::{foreign_wasm, install, install_foreign, write_atomically};
 use grw_e2e::receiver::Receiver;
@@ -524,7 +524,7 @@ async fn chat_notifiers_say_the_same_in_every_language() {
 
 /// Runs `command` in `dir`; panics with its output unless it succeeds.
 fn run_in(dir: &Path, command: &mut Command) -> String {
-    let output = command
+    let output = as_from_a_shell(command)
         .current_dir(dir)
         .output()
         .unwrap_or_else(|e| panic!("{command:?} does not run: {e}"));

@@ -21,7 +21,7 @@ use crate::gvk::Gvk;
 )]
 pub struct Flags {
     /// Config file to read (default ./config.json; if that is absent, all defaults apply)
-    #[arg(long, value_name = "FILE", env = "CONFIG_FILE_PATH")]
+    #[arg(long, value_name = "FILE", env = "CONFIG_FILE_PATH", global = true)]
     pub config: Option<PathBuf>,
 
     /// Address the HTTP API binds; overrides `listenAddress`
@@ -92,6 +92,10 @@ pub enum Command {
     /// Check and try out plugin components
     #[command(subcommand)]
     Plugin(PluginCommand),
+    /// Print the least-privilege RBAC (ClusterRole, Roles and bindings) for the configuration
+    Rbac(crate::cli::rbac::RbacArgs),
+    /// Ask the configured daemon whether it is alive (or ready); exit 0 if it is
+    Probe(crate::cli::probe::ProbeArgs),
 }
 
 /// `grw plugin ...`
