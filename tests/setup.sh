@@ -16,6 +16,12 @@ rolldown=1.3.2
 
 rustup target add wasm32-wasip2
 
+# kubectl renders manifests/ with its built-in kustomize (no cluster needed).
+if ! command -v kubectl >/dev/null 2>&1; then
+    echo "error: kubectl is needed (tests render manifests/ with kubectl kustomize): https://kubernetes.io/docs/tasks/tools/" >&2
+    exit 1
+fi
+
 # The test runner: one process per test, the test binaries side by side.
 if ! cargo nextest --version >/dev/null 2>&1; then
     cargo install --locked cargo-nextest

@@ -12,7 +12,7 @@ use tokio::sync::broadcast::{self, error::RecvError};
 use crate::api::{self, ApiToken, AppState};
 use crate::config::{Config, WatchOptions};
 use crate::gvk::{Gvk, KindRef, ResourceInfo};
-use crate::kube::{Catalog, Discovery, KubeClient};
+use crate::kube::{Catalog, CrdFollowing, Discovery, KubeClient};
 use crate::metrics::Metrics;
 use crate::notify::Notifications;
 use crate::plugin::{Limits, Plugins};
@@ -213,7 +213,10 @@ async fn keep_discovery(
             "CustomResourceDefinition",
         ))
         .cloned();
-    let mut crd_changes = crds.map(|crds| crd_watch(&watches, &crds));
+    let mut crd_changes = match crds {
+        Some(crds) => follow_crds(&discovery, &watches, &crds, &config).await,
+        None => None,
+    };
     let period = config.api_groups_sync_interval;
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     loop {
@@ -239,6 +242,48 @@ async fn keep_discovery(
             Err(e) => {
                 tracing::warn!(error = %crate::error::Report(&e), "discovery refresh failed; keeping the previous one")
             }
+        }
+    }
+}
+
+/// Watches CRDs if GRW may list them; otherwise (a sidecar with a
+/// namespaced Role) says once, in the log and in `/api/v1/kinds`, that new
+/// CRDs are noticed by the periodic discovery refresh only. The watch is
+/// not started to be refused: it would keep readiness waiting for ever.
+async fn follow_crds(
+    discovery: &Discovery,
+    watches: &Watches,
+    crds: &ResourceInfo,
+    config: &Config,
+) -> Option<broadcast::Receiver<Arc<Change>>> {
+    let refresh_seconds = config
+        .sync_api_groups
+        .then_some(config.api_groups_sync_interval.as_secs());
+    match watches.may_list(crds, &WatchOptions::default()).await {
+        Ok(()) => {
+            discovery.set_crd_following(CrdFollowing {
+                watched: true,
+                refresh_seconds,
+                warning: None,
+            });
+            Some(crd_watch(watches, crds))
+        }
+        Err(denied) => {
+            let then = match refresh_seconds {
+                Some(s) => format!("CRDs installed or removed are noticed by reading discovery every {s} s (apiGroupsSyncIntervalSecond), and when a query names a kind discovery does not know"),
+                None => "with enableSyncApiGroups off, CRDs installed or removed are noticed only when a query names a kind discovery does not know".to_string(),
+            };
+            let warning = format!(
+                "GRW may not list CustomResourceDefinitions ({}): {then}; grant `list` and `watch` on customresourcedefinitions.apiextensions.k8s.io cluster-wide to notice them at once",
+                denied.message
+            );
+            tracing::warn!("{warning}");
+            discovery.set_crd_following(CrdFollowing {
+                watched: false,
+                refresh_seconds,
+                warning: Some(warning),
+            });
+            None
         }
     }
 }

@@ -10,9 +10,19 @@ use tracing_subscriber::EnvFilter;
 #[tokio::main]
 async fn main() -> ExitCode {
     ignore_file_size_signal();
-    let flags = Flags::parse();
+    let mut flags = Flags::parse();
     if let Some(Command::Plugin(command)) = &flags.command {
         return plugin_tool(command);
+    }
+    // `grw rbac --config F` and `grw probe --config F` read F as the daemon would.
+    if let Some(Command::Rbac(grw::cli::rbac::RbacArgs {
+        config: Some(file), ..
+    }))
+    | Some(Command::Probe(grw::cli::probe::ProbeArgs {
+        config: Some(file), ..
+    })) = &flags.command
+    {
+        flags.config = Some(file.clone());
     }
     let loaded = match config::load(&flags, &|name| std::env::var(name).ok()) {
         Ok(loaded) => loaded,

@@ -15,6 +15,13 @@ struct KindLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WatchLabels {
+    gvk: String,
+    /// The watched namespace; empty for the whole cluster.
+    namespace: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct EventLabels {
     gvk: String,
     #[prometheus(flatten)]
@@ -71,6 +78,7 @@ pub struct Metrics {
     events: Family<EventLabels, Counter>,
     relists: Family<KindLabels, Counter>,
     watch_restarts: Family<KindLabels, Counter>,
+    watch_ready: Family<WatchLabels, Gauge>,
     request_seconds: Family<RequestLabels, Histogram>,
     plugin_calls: Family<PluginResultLabels, Counter>,
     plugin_call_seconds: Family<PluginLabels, Histogram>,
@@ -123,6 +131,7 @@ impl Metrics {
         let events = Family::<EventLabels, Counter>::default();
         let relists = Family::<KindLabels, Counter>::default();
         let watch_restarts = Family::<KindLabels, Counter>::default();
+        let watch_ready = Family::<WatchLabels, Gauge>::default();
         let request_seconds = Family::<RequestLabels, Histogram>::new_with_constructor(|| {
             // 0.1 ms to ~3 s: cache answers are sub-millisecond, waits for a sync are seconds.
             Histogram::new([0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 3.0])
@@ -146,6 +155,11 @@ impl Metrics {
             "watch_restarts",
             "Watch requests re-opened, per kind",
             watch_restarts.clone(),
+        );
+        registry.register(
+            "watch_ready",
+            "1 while a watch is synced and watching, 0 while it syncs, reconnects or is refused; per kind and namespace (empty: the whole cluster)",
+            watch_ready.clone(),
         );
         let plugin_calls = Family::<PluginResultLabels, Counter>::default();
         let plugin_loads = Family::<PluginResultLabels, Counter>::default();
@@ -250,6 +264,7 @@ impl Metrics {
             events,
             relists,
             watch_restarts,
+            watch_ready,
             request_seconds,
             plugin_calls,
             plugin_call_seconds,
@@ -374,6 +389,16 @@ impl Metrics {
             result: if ok { "ok" } else { "error" }.to_string(),
         };
         self.plugin_loads.get_or_create(&labels).inc();
+    }
+
+    /// Sets whether a watch is synced and watching (read at scrape time).
+    pub fn watch_ready(&self, gvk: &str, namespace: Option<&str>, ready: bool) {
+        self.watch_ready
+            .get_or_create(&WatchLabels {
+                gvk: gvk.to_string(),
+                namespace: namespace.unwrap_or_default().to_string(),
+            })
+            .set(i64::from(ready));
     }
 
     /// Sets the object count of a kind.

@@ -584,3 +584,139 @@ async fn a_query_for_a_kind_installed_since_the_last_discovery_finds_it() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["metadata"]["name"], "edge");
 }
+
+/// A sidecar whose credentials may only read its own namespace (a Role in
+/// `shop`): it becomes ready on its configured watch, follows CRDs by
+/// periodic discovery instead of a watch it may not have (saying so once),
+/// answers a query that would need the whole cluster 403 at once naming
+/// the permission, and answers a query of its namespace from a watch of
+/// that namespace, started on demand and shared by later queries.
+#[tokio::test]
+async fn a_namespaced_role_is_enough_to_run_and_refusals_are_explained_at_once() {
+    const USER: &str = "system:serviceaccount:shop:shop";
+    let fake = cluster(true, false).await;
+    fake.grant_only_namespace(Some(("shop", USER)));
+    let pods_in_shop = json!([{"group": "core", "version": "v1", "kind": "Pod",
+        "watchOptions": {"namespace": "shop"}}]);
+    let grw = grw(
+        &fake,
+        pods_in_shop,
+        json!({"apiGroupsSyncIntervalSecond": 2}),
+    )
+    .await;
+    grw.wait_ready(READY).await;
+
+    let (_, kinds) = grw.get("/api/v1/kinds").await;
+    let crds = &kinds["discovery"]["crds"];
+    assert_eq!(crds["watched"], false, "{kinds}");
+    assert_eq!(crds["refreshSeconds"], 2, "{kinds}");
+    let warning = format!(
+        "GRW may not list CustomResourceDefinitions (customresourcedefinitions.apiextensions.k8s.io is forbidden: User \"{USER}\" cannot list resource \"customresourcedefinitions\" in API group \"apiextensions.k8s.io\" at the cluster scope): CRDs installed or removed are noticed by reading discovery every 2 s (apiGroupsSyncIntervalSecond), and when a query names a kind discovery does not know; grant `list` and `watch` on customresourcedefinitions.apiextensions.k8s.io cluster-wide to notice them at once"
+    );
+    assert_eq!(crds["warning"], warning);
+    assert_eq!(grw.log_events(&warning).len(), 1, "{}", grw.logs());
+    assert_eq!(
+        fake.watch_requests("/apis/apiextensions.k8s.io/v1/customresourcedefinitions"),
+        0
+    );
+
+    let (status, pods) = grw.get("/api/v1/namespaces/shop/objects/pods").await;
+    assert_eq!(status, 200, "{pods}");
+    assert_eq!(
+        pods["items"].as_array().unwrap().len(),
+        fake.objects("v1", "Pod")
+            .iter()
+            .filter(|p| p["metadata"]["namespace"] == "shop")
+            .count()
+    );
+
+    // All namespaces: refused at once, naming what to grant.
+    let asked = std::time::Instant::now();
+    let (status, body) = grw.get("/api/v1/objects/pods").await;
+    assert_eq!(status, 403, "{body}");
+    assert!(asked.elapsed() < Duration::from_secs(5));
+    assert_eq!(
+        body["message"],
+        format!(
+            "GRW may not list `pods` (group core) in the whole cluster, which this query needs: grant `list` and `watch` on pods cluster-wide (a ClusterRole and ClusterRoleBinding) to GRW's service account, or ask one namespace it may list (/api/v1/namespaces/NAMESPACE/objects/pods); the API server said: pods is forbidden: User \"{USER}\" cannot list resource \"pods\" in API group \"\" at the cluster scope"
+        )
+    );
+    // Asked again soon, GRW remembers instead of asking the server.
+    let lists = fake.list_requests("/api/v1/pods");
+    assert_eq!(grw.get("/api/v1/objects/pods").await.0, 403);
+    assert_eq!(fake.list_requests("/api/v1/pods"), lists);
+
+    // A kind nobody configured, in the namespace it may read: a watch of
+    // that namespace, started on demand and shared.
+    let (status, maps) = grw.get("/api/v1/namespaces/shop/objects/configmaps").await;
+    assert_eq!(status, 200, "{maps}");
+    let (status, _) = grw
+        .get("/api/v1/namespaces/shop/objects/configmaps?labelSelector=team")
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(fake.watch_requests("/api/v1/namespaces/shop/configmaps"), 1);
+    let watch = kind_status(&grw, "v1/ConfigMap").await;
+    assert_eq!(watch["namespace"], "shop", "{watch}");
+    assert_eq!(watch["onDemand"], true, "{watch}");
+
+    // Another namespace: refused, naming it.
+    let (status, body) = grw
+        .get("/api/v1/namespaces/payments/objects/configmaps")
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().starts_with(
+            "GRW may not list `configmaps` (group core) in namespace `payments`, which this query needs: grant `list` and `watch` on configmaps in namespace `payments` (a Role and RoleBinding there)"
+        ),
+        "{body}"
+    );
+
+    // A dedicated cache for one query's namespace and selector: the API
+    // server filters, identical queries share it.
+    let dedicated =
+        "/api/v1/namespaces/shop/objects/pods?labelSelector=tier%3Dbackend&dedicated=true";
+    let (status, backend) = grw.get(dedicated).await;
+    assert_eq!(status, 200, "{backend}");
+    let (_, expected) = grw
+        .get("/api/v1/namespaces/shop/objects/pods?labelSelector=tier%3Dbackend")
+        .await;
+    assert!(!expected["items"].as_array().unwrap().is_empty());
+    assert_eq!(
+        identities(backend["items"].as_array().unwrap()),
+        identities(expected["items"].as_array().unwrap())
+    );
+    assert_eq!(grw.get(dedicated).await.0, 200);
+    let selected_watches = fake
+        .requests()
+        .iter()
+        .filter(|r| {
+            r.watch
+                && r.path == "/api/v1/namespaces/shop/pods"
+                && r.query.contains("labelSelector=tier%3Dbackend")
+        })
+        .count();
+    assert_eq!(selected_watches, 1);
+    let (_, kinds) = grw.get("/api/v1/kinds").await;
+    let scoped: Vec<&Value> = kinds["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["gvk"] == "v1/Pod" && k["labelSelector"] == "tier=backend")
+        .collect();
+    assert_eq!(scoped.len(), 1, "{kinds}");
+    assert_eq!(scoped[0]["namespace"], "shop");
+    assert_eq!(scoped[0]["onDemand"], true);
+    // ... but not beyond what the Role allows.
+    let (status, body) = grw
+        .get("/api/v1/objects/pods?labelSelector=tier%3Dbackend&dedicated=true")
+        .await;
+    assert_eq!(status, 403, "{body}");
+
+    // Readiness never waited for what the Role does not allow.
+    assert_eq!(grw.get_raw("/readyz").await.status(), 200);
+    let metrics = grw.get_raw("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains("grw_watch_ready{gvk=\"v1/Pod\",namespace=\"shop\"} 1"),
+        "{metrics}"
+    );
+}

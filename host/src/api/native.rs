@@ -24,10 +24,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Value, json};
 
-use super::kinds::{resolve, synced_watch};
+use super::kinds::{dedicated_watch, resolve, synced_watch};
 use super::stream::{self, StreamOptions};
 use super::{AppState, Params, Problem};
-use crate::config::PluginName;
+use crate::config::{Parsed, PluginName, WatchOptions};
 use crate::gvk::{KindRef, ResourceInfo};
 use crate::plugin::Plugin;
 use crate::query::{ContinueToken, FieldSelector, LabelSelector, PageRequest, Query};
@@ -37,8 +37,9 @@ use crate::watch::Watch;
 /// Largest page a client may ask for.
 const MAX_LIMIT: u64 = 100_000;
 
-const LIST_PARAMS: [&str; 9] = [
+const LIST_PARAMS: [&str; 10] = [
     "filter",
+    "dedicated",
     "labelSelector",
     "fieldSelector",
     "limit",
@@ -161,7 +162,7 @@ async fn list(
                 .map(Duration::from_secs),
             filters: filter_plugins(state, &params)?,
         };
-        let watch = synced_watch(state, &resource, namespace.as_deref()).await?;
+        let watch = list_watch(state, &resource, namespace.as_deref(), &params).await?;
         return stream::respond(watch, query, options);
     }
     for p in ["resourceVersion", "allowWatchBookmarks", "timeoutSeconds"] {
@@ -182,7 +183,7 @@ async fn list(
             .map(|t| t.key().clone()),
     };
     let filters = filter_plugins(state, &params)?;
-    let watch = synced_watch(state, &resource, namespace.as_deref()).await?;
+    let watch = list_watch(state, &resource, namespace.as_deref(), &params).await?;
     if filters.is_empty() {
         let view = watch.cache.read();
         let result = query.run(&view, &page);
@@ -234,6 +235,43 @@ async fn list(
         .filter(|_| more)
         .map(|o| ContinueToken::after(o.key()));
     Ok(json_bytes(list_body(&resource, &items, next, &rv), &rv))
+}
+
+/// The watch a list or event stream reads: with `dedicated=true`, one
+/// scoped to exactly the query's namespace and selectors (the API server
+/// filters; a namespaced Role allows it), created by the first such query
+/// and shared by identical later ones; otherwise the one holding every
+/// object the namespace may ask for.
+async fn list_watch(
+    state: &AppState,
+    resource: &ResourceInfo,
+    namespace: Option<&str>,
+    params: &Params,
+) -> Result<Arc<Watch>, Problem> {
+    if !params.flag("dedicated")? {
+        return Ok(synced_watch(state, resource, namespace).await?);
+    }
+    let options = WatchOptions {
+        namespace: namespace.map(str::to_string),
+        label_selector: parsed_selector::<LabelSelector>(params, "labelSelector")?,
+        field_selector: parsed_selector::<FieldSelector>(params, "fieldSelector")?,
+        ..WatchOptions::default()
+    };
+    Ok(dedicated_watch(state, resource, options).await?)
+}
+
+fn parsed_selector<T>(params: &Params, name: &str) -> Result<Option<Parsed<T>>, Problem>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    params
+        .non_empty(name)
+        .map(|text| {
+            text.parse::<Parsed<T>>()
+                .map_err(|e| Problem::bad_request("InvalidSelector", e.to_string()))
+        })
+        .transpose()
 }
 
 /// `{"apiVersion", "kind": "<Kind>List", "metadata", "items"}` around the stored bytes.
@@ -361,7 +399,11 @@ async fn kinds(
         .into_iter()
         .map(|(kind, reason)| json!({"kind": kind, "reason": reason}))
         .collect();
-    Ok(Json(json!({"items": items, "pending": pending})))
+    Ok(Json(json!({
+        "items": items,
+        "pending": pending,
+        "discovery": {"crds": state.discovery.crd_following()},
+    })))
 }
 
 fn kind_status(watch: &Watch) -> Value {

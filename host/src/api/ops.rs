@@ -56,6 +56,14 @@ async fn readyz(State(state): State<Arc<AppState>>) -> Response {
 
 async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     state.notifications.update_metrics();
+    for watch in state.watches.all() {
+        let ready = watch.status().phase == crate::watch::Phase::Ready;
+        state.metrics.watch_ready(
+            &watch.key.gvk.to_string(),
+            watch.key.options.namespace.as_deref(),
+            ready,
+        );
+    }
     let mut response = state.metrics.encode().into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -13,6 +13,9 @@ use crate::config::Config;
 /// What `grw probe` asks.
 #[derive(clap::Args, Debug, Clone, PartialEq)]
 pub struct ProbeArgs {
+    /// The daemon's config file, for its address (default: as the daemon finds it)
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
     /// Ask `/readyz` (watches synced, plugins loaded) instead of `/healthz`
     #[arg(long)]
     pub ready: bool,

@@ -38,6 +38,9 @@ use crate::gvk::KindRef;
 /// Who the objects bind and what they are called.
 #[derive(clap::Args, Debug, Clone, PartialEq)]
 pub struct RbacArgs {
+    /// The config file to write RBAC for (default: as the daemon finds it)
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
     /// The ServiceAccount GRW runs as
     #[arg(long, value_name = "NAME", default_value = "grw")]
     pub service_account: String,
@@ -455,6 +458,7 @@ mod tests {
 
     fn args() -> RbacArgs {
         RbacArgs {
+            config: None,
             service_account: "grw".into(),
             namespace: "grw".into(),
             name: "grw".into(),

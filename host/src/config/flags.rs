@@ -21,7 +21,7 @@ use crate::gvk::Gvk;
 )]
 pub struct Flags {
     /// Config file to read (default ./config.json; if that is absent, all defaults apply)
-    #[arg(long, value_name = "FILE", env = "CONFIG_FILE_PATH", global = true)]
+    #[arg(long, value_name = "FILE", env = "CONFIG_FILE_PATH")]
     pub config: Option<PathBuf>,
 
     /// Address the HTTP API binds; overrides `listenAddress`
@@ -259,6 +259,33 @@ mod tests {
     #[test]
     fn command_is_well_formed() {
         Flags::command().debug_assert();
+    }
+
+    #[test]
+    fn each_tool_has_its_own_config_flag() {
+        // `--config` means a file to the daemon, `grw rbac` and `grw probe`,
+        // and a plugin's JSON to `grw plugin check` and `test`.
+        let plugin = flags(&["plugin", "check", "x.wasm", "--config", "{}"]);
+        assert!(matches!(
+            plugin.command,
+            Some(Command::Plugin(PluginCommand::Check(PluginArgs { config: Some(ref c), .. }))) if c == "{}"
+        ));
+        let rbac = flags(&["rbac", "--config", "c.json", "--namespace", "shop"]);
+        assert!(matches!(
+            rbac.command,
+            Some(Command::Rbac(crate::cli::rbac::RbacArgs { config: Some(ref c), ref namespace, .. }))
+                if c == &PathBuf::from("c.json") && namespace == "shop"
+        ));
+        let probe = flags(&["--config", "d.json", "probe", "--ready"]);
+        assert_eq!(probe.config, Some(PathBuf::from("d.json")));
+        assert!(matches!(
+            probe.command,
+            Some(Command::Probe(crate::cli::probe::ProbeArgs {
+                config: None,
+                ready: true,
+                ..
+            }))
+        ));
     }
 
     #[test]

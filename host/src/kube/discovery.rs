@@ -215,6 +215,21 @@ impl Catalog {
     }
 }
 
+/// How GRW learns that CustomResourceDefinitions came or went, for the
+/// status API.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CrdFollowing {
+    /// A watch of CustomResourceDefinitions makes discovery be read again
+    /// as soon as one changes.
+    pub watched: bool,
+    /// Discovery is also read again this often (`apiGroupsSyncIntervalSecond`);
+    /// `None` when periodic refreshes are off.
+    pub refresh_seconds: Option<u64>,
+    /// Why CRDs are not watched, and what follows.
+    pub warning: Option<String>,
+}
+
 /// The current catalog plus how to refresh it.
 pub struct Discovery {
     client: Option<KubeClient>,
@@ -222,6 +237,7 @@ pub struct Discovery {
     generation: watch::Sender<u64>,
     /// When the last refresh started.
     refreshed: parking_lot::Mutex<Option<std::time::Instant>>,
+    crds: parking_lot::Mutex<Option<CrdFollowing>>,
 }
 
 impl Discovery {
@@ -235,6 +251,7 @@ impl Discovery {
             catalog: RwLock::new(Arc::new(first)),
             generation: watch::channel(0).0,
             refreshed: parking_lot::Mutex::new(None),
+            crds: parking_lot::Mutex::new(None),
         }
     }
 
@@ -245,7 +262,19 @@ impl Discovery {
             catalog: RwLock::new(Arc::new(catalog)),
             generation: watch::channel(1).0,
             refreshed: parking_lot::Mutex::new(None),
+            crds: parking_lot::Mutex::new(None),
         }
+    }
+
+    /// How CRD changes are followed; `None` before the first discovery
+    /// and for a replay.
+    pub fn crd_following(&self) -> Option<CrdFollowing> {
+        self.crds.lock().clone()
+    }
+
+    /// Records how CRD changes are followed.
+    pub fn set_crd_following(&self, following: CrdFollowing) {
+        *self.crds.lock() = Some(following);
     }
 
     /// The current catalog.

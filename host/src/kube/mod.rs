@@ -8,4 +8,6 @@ mod discovery;
 
 pub use client::{ApiError, KubeClient, ListPage, WatchLine};
 pub use connect::ConnectError;
-pub use discovery::{Catalog, Discovery, DiscoveryError, ResolveError, ResourceEntry};
+pub use discovery::{
+    Catalog, CrdFollowing, Discovery, DiscoveryError, ResolveError, ResourceEntry,
+};

@@ -6,7 +6,7 @@ mod run;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use parking_lot::Mutex;
 use serde::Serialize;
@@ -15,7 +15,7 @@ pub use replay::{Recording, ReplayError};
 
 use crate::config::WatchOptions;
 use crate::gvk::{Gvk, KindRef, ResourceInfo};
-use crate::kube::KubeClient;
+use crate::kube::{ApiError, KubeClient};
 use crate::metrics::Metrics;
 use crate::store::Cache;
 
@@ -123,6 +123,19 @@ impl Default for WatchSettings {
     }
 }
 
+/// The API server refused to let GRW list a kind (403).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denied {
+    /// What the server said, e.g. `pods is forbidden: User "..." cannot
+    /// list resource "pods" in API group "" at the cluster scope`.
+    pub message: String,
+}
+
+/// How long a refusal is remembered before the API server is asked again:
+/// a client that keeps asking for a kind GRW may not list costs the server
+/// one request per this period, not one per query.
+const DENIAL_MEMORY: Duration = Duration::from_secs(30);
+
 /// Called for every new watch before its loop starts.
 pub type OnNewWatch = Arc<dyn Fn(&Arc<Watch>) + Send + Sync>;
 
@@ -134,6 +147,7 @@ pub struct Watches {
     metrics: Arc<Metrics>,
     entries: Mutex<HashMap<WatchKey, Arc<Watch>>>,
     pending: Mutex<Vec<Pending>>,
+    denials: Mutex<HashMap<WatchKey, (Instant, Denied)>>,
 }
 
 /// A configured kind the server does not serve yet (its CRD is not installed).
@@ -157,6 +171,7 @@ impl Watches {
             metrics,
             entries: Mutex::new(HashMap::new()),
             pending: Mutex::new(Vec::new()),
+            denials: Mutex::new(HashMap::new()),
         }
     }
 
@@ -241,6 +256,45 @@ impl Watches {
         watch
     }
 
+    /// Whether GRW's credentials may list `resource` with `options`, asked
+    /// with a LIST of one object before a watch is started for a query or
+    /// a helper that could do without it. Only a 403 counts as a refusal
+    /// (remembered for [`DENIAL_MEMORY`]); other errors are left to the
+    /// watch, which retries them. A replay may list everything.
+    pub async fn may_list(
+        &self,
+        resource: &ResourceInfo,
+        options: &WatchOptions,
+    ) -> Result<(), Denied> {
+        let Some(client) = &self.client else {
+            return Ok(());
+        };
+        let key = WatchKey {
+            gvk: resource.gvk.clone(),
+            options: options.clone(),
+        };
+        if let Some((at, denied)) = self.denials.lock().get(&key)
+            && at.elapsed() < DENIAL_MEMORY
+        {
+            return Err(denied.clone());
+        }
+        match client.list_page(resource, options, 1, None).await {
+            Err(ApiError::Status {
+                code: 403, message, ..
+            }) => {
+                let denied = Denied { message };
+                self.denials
+                    .lock()
+                    .insert(key, (Instant::now(), denied.clone()));
+                Err(denied)
+            }
+            _ => {
+                self.denials.lock().remove(&key);
+                Ok(())
+            }
+        }
+    }
+
     /// The watch that holds every object of `gvk` a query for `namespace`
     /// may ask for: an unfiltered watch of the whole cluster, or of that namespace.
     pub fn serving(&self, gvk: &Gvk, namespace: Option<&str>) -> Option<Arc<Watch>> {
@@ -262,6 +316,17 @@ impl Watches {
                             namespace: Some(ns.to_string()),
                             ..Default::default()
                         }
+            })
+            .cloned()
+    }
+
+    /// The watch of `gvk` with exactly `options`, if there is one.
+    pub fn exact(&self, gvk: &Gvk, options: &WatchOptions) -> Option<Arc<Watch>> {
+        self.entries
+            .lock()
+            .get(&WatchKey {
+                gvk: gvk.clone(),
+                options: options.clone(),
             })
             .cloned()
     }

@@ -19,6 +19,46 @@ pub(crate) struct Faults {
     rules: Vec<FailureRule>,
     /// Sleep before answering each list request.
     pub list_delay: Duration,
+    /// Authorization as a namespaced Role grants it, if set.
+    pub namespace_only: Option<NamespaceOnly>,
+}
+
+/// A user whose only grant is a Role in one namespace: every resource
+/// there, nothing at the cluster scope or in another namespace. Discovery
+/// stays open, as `system:discovery` keeps it for every user.
+#[derive(Debug, Clone)]
+pub(crate) struct NamespaceOnly {
+    pub namespace: String,
+    pub user: String,
+}
+
+impl NamespaceOnly {
+    /// The API server's message refusing `verb` on `plural` of `group` in
+    /// `namespace` (`None`: the cluster scope), or `None` if allowed.
+    pub(crate) fn refusal(
+        &self,
+        verb: &str,
+        group: &str,
+        plural: &str,
+        namespace: Option<&str>,
+    ) -> Option<String> {
+        if namespace == Some(self.namespace.as_str()) {
+            return None;
+        }
+        let resource = if group.is_empty() {
+            plural.to_string()
+        } else {
+            format!("{plural}.{group}")
+        };
+        let place = match namespace {
+            None => "at the cluster scope".to_string(),
+            Some(ns) => format!("in the namespace \"{ns}\""),
+        };
+        Some(format!(
+            "{resource} is forbidden: User \"{}\" cannot {verb} resource \"{plural}\" in API group \"{group}\" {place}",
+            self.user
+        ))
+    }
 }
 
 impl Faults {

@@ -122,6 +122,24 @@ async fn resource(
     if namespace.is_some() && !namespaced {
         return not_found();
     }
+    let verb = if name.is_some() {
+        "get"
+    } else if is_watch(query) {
+        "watch"
+    } else {
+        "list"
+    };
+    let refusal = shared
+        .faults
+        .lock()
+        .namespace_only
+        .as_ref()
+        .and_then(|only| only.refusal(verb, &key.0, &key.1, namespace));
+    if let Some(message) = refusal {
+        let mut status = status_body(403, "Forbidden", &message);
+        status["details"] = json!({"group": key.0, "kind": key.1});
+        return value_response(403, &status);
+    }
     if !listable {
         return error_response(
             405,

@@ -326,6 +326,19 @@ impl FakeApiServer {
         self.shared.faults.lock().token = token;
     }
 
+    /// Authorizes requests as if the client's only grant were a Role in
+    /// `namespace` for `user` (e.g. `system:serviceaccount:shop:shop`):
+    /// resources there are served, any at the cluster scope or in another
+    /// namespace answer 403 with the API server's message. Discovery stays
+    /// open. `None` allows everything again.
+    pub fn grant_only_namespace(&self, grant: Option<(&str, &str)>) {
+        self.shared.faults.lock().namespace_only =
+            grant.map(|(namespace, user)| faults::NamespaceOnly {
+                namespace: namespace.to_string(),
+                user: user.to_string(),
+            });
+    }
+
     /// Makes every list request wait this long before it is answered.
     pub fn set_list_page_delay(&self, delay: Duration) {
         self.shared.faults.lock().list_delay = delay;
