@@ -565,10 +565,7 @@ async fn a_query_for_a_kind_installed_since_the_last_discovery_finds_it() {
     let grw = grw(&fake, json!([]), json!({})).await;
     assert!(
         eventually(READY, || async {
-            kind_status(&grw, "apiextensions.k8s.io/v1/CustomResourceDefinition").await["status"]
-                ["lastError"]
-                .as_str()
-                .is_some_and(|e| e.contains("403"))
+            grw.get("/api/v1/kinds").await.1["discovery"]["crds"]["watched"] == false
         })
         .await
     );
@@ -641,7 +638,7 @@ async fn a_namespaced_role_is_enough_to_run_and_refusals_are_explained_at_once()
             "GRW may not list `pods` (group core) in the whole cluster, which this query needs: grant `list` and `watch` on pods cluster-wide (a ClusterRole and ClusterRoleBinding) to GRW's service account, or ask one namespace it may list (/api/v1/namespaces/NAMESPACE/objects/pods); the API server said: pods is forbidden: User \"{USER}\" cannot list resource \"pods\" in API group \"\" at the cluster scope"
         )
     );
-    // Asked again soon, GRW remembers instead of asking the server.
+    // Asked again, GRW answers from the refused watch instead of asking the server.
     let lists = fake.list_requests("/api/v1/pods");
     assert_eq!(grw.get("/api/v1/objects/pods").await.0, 403);
     assert_eq!(fake.list_requests("/api/v1/pods"), lists);
@@ -655,9 +652,30 @@ async fn a_namespaced_role_is_enough_to_run_and_refusals_are_explained_at_once()
         .await;
     assert_eq!(status, 200);
     assert_eq!(fake.watch_requests("/api/v1/namespaces/shop/configmaps"), 1);
-    let watch = kind_status(&grw, "v1/ConfigMap").await;
-    assert_eq!(watch["namespace"], "shop", "{watch}");
-    assert_eq!(watch["onDemand"], true, "{watch}");
+    let (_, kinds) = grw.get("/api/v1/kinds").await;
+    let maps: Vec<&Value> = kinds["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["gvk"] == "v1/ConfigMap")
+        .collect();
+    // The cluster-wide one it tried, refused and retrying slowly (a grant
+    // made later is noticed), and the one of the namespace that serves.
+    assert_eq!(maps.len(), 2, "{kinds}");
+    assert_eq!(
+        maps.iter()
+            .filter(|k| k["namespace"] == "shop" && k["synced"] == true && k["onDemand"] == true)
+            .count(),
+        1,
+        "{kinds}"
+    );
+    assert_eq!(
+        maps.iter()
+            .filter(|k| k["namespace"].is_null() && k["status"]["phase"] == "failed")
+            .count(),
+        1,
+        "{kinds}"
+    );
 
     // Another namespace: refused, naming it.
     let (status, body) = grw

@@ -117,20 +117,74 @@ pub(super) async fn resolve(state: &AppState, kind: &KindRef) -> Result<Resource
 }
 
 /// The synced watch holding `resource` objects for a query in `namespace`
-/// (`None` = all namespaces). Starts an on-demand watch if allowed.
+/// (`None` = all namespaces): one of the whole cluster, or of that
+/// namespace. Without one, starts one on demand if allowed: of the whole
+/// cluster, or, if the API server refuses that (a namespaced Role), of the
+/// query's namespace, which later queries of the namespace share. A
+/// refusal is answered at once (403 naming the permission), not after the
+/// sync timeout; the refused watch stays, retrying slowly, so a permission
+/// granted later is noticed.
 pub(super) async fn synced_watch(
     state: &AppState,
     resource: &ResourceInfo,
     namespace: Option<&str>,
 ) -> Result<Arc<Watch>, KindError> {
-    let watch = match state.watches.serving(&resource.gvk, namespace) {
+    let cluster = WatchOptions::default();
+    let scoped = namespace
+        .filter(|_| resource.namespaced)
+        .map(|ns| WatchOptions {
+            namespace: Some(ns.to_string()),
+            ..WatchOptions::default()
+        });
+    let refused = |w: &Watch| !w.cache.is_synced() && w.denied().is_some();
+    let existing = state.watches.exact(&resource.gvk, &cluster);
+    if let Some(watch) = existing.as_ref().filter(|w| !refused(w)) {
+        return wait_synced(state, resource, watch.clone(), None).await;
+    }
+    if let Some(watch) = scoped
+        .as_ref()
+        .and_then(|options| state.watches.exact(&resource.gvk, options))
+    {
+        return wait_synced(state, resource, watch, namespace).await;
+    }
+    // The cluster-wide watch was refused (configured or started before).
+    let refusal = existing.and_then(|w| w.denied());
+    let forbidden = |denied| KindError::Forbidden(Box::new((resource.clone(), None, denied)));
+    if let (None, Some(denied)) = (&scoped, &refusal) {
+        return Err(forbidden(denied.clone()));
+    }
+    refuse_unless_on_demand(state, resource)?;
+    if refusal.is_none() {
+        let watch = state.watches.ensure(resource, cluster, true);
+        match wait_synced(state, resource, watch, None).await {
+            Err(KindError::Forbidden(refused)) if scoped.is_some() => drop(refused),
+            answer => return answer,
+        }
+    }
+    let Some(options) = scoped else {
+        unreachable!("a cluster-wide query returned above");
+    };
+    let watch = state.watches.ensure(resource, options, true);
+    wait_synced(state, resource, watch, namespace).await
+}
+
+/// The watch scoped to exactly `options` (a query's namespace and
+/// selectors, `dedicated=true`), started on demand if there is none, and
+/// synced.
+pub(super) async fn dedicated_watch(
+    state: &AppState,
+    resource: &ResourceInfo,
+    options: WatchOptions,
+) -> Result<Arc<Watch>, KindError> {
+    let namespace = options.namespace.clone();
+    let watch = match state.watches.exact(&resource.gvk, &options) {
         Some(watch) => watch,
         None => {
             refuse_unless_on_demand(state, resource)?;
-            on_demand(state, resource, namespace).await?
+            state.watches.ensure(resource, options, true)
         }
     };
-    wait_synced(state, resource, watch).await
+    wait_synced(state, resource, watch, namespace.as_deref()).await
 }
 
 /// Whether a query may start a watch of `resource`.
@@ -147,79 +201,24 @@ fn refuse_unless_on_demand(state: &AppState, resource: &ResourceInfo) -> Result<
     Ok(())
 }
 
+/// Waits for `watch` (of `namespace`, `None`: the whole cluster) to sync,
+/// or to be refused.
 async fn wait_synced(
     state: &AppState,
     resource: &ResourceInfo,
     watch: Arc<Watch>,
-) -> Result<Arc<Watch>, KindError> {
-    if watch.cache.wait_synced(state.config.sync_timeout).await {
-        Ok(watch)
-    } else {
-        Err(KindError::SyncTimeout(
-            resource.clone(),
-            state.config.sync_timeout.as_secs(),
-        ))
-    }
-}
-
-/// Starts the on-demand watch a query needs, once the API server is known
-/// to allow it, so that a refusal is answered at once rather than after
-/// the sync timeout: one of the whole cluster if GRW may list the kind
-/// there, else, for a query of one namespace, one of that namespace (a
-/// sidecar with a namespaced Role), which later queries of the namespace
-/// share.
-async fn on_demand(
-    state: &AppState,
-    resource: &ResourceInfo,
     namespace: Option<&str>,
 ) -> Result<Arc<Watch>, KindError> {
-    let cluster = WatchOptions::default();
-    let denied = match state.watches.may_list(resource, &cluster).await {
-        Ok(()) => return Ok(state.watches.ensure(resource, cluster, true)),
-        Err(denied) => denied,
-    };
-    let Some(namespace) = namespace.filter(|_| resource.namespaced) else {
-        return Err(KindError::Forbidden(Box::new((
+    match watch.synced_or_denied(state.config.sync_timeout).await {
+        Ok(true) => Ok(watch),
+        Ok(false) => Err(KindError::SyncTimeout(
             resource.clone(),
-            None,
-            denied,
-        ))));
-    };
-    let scoped = WatchOptions {
-        namespace: Some(namespace.to_string()),
-        ..WatchOptions::default()
-    };
-    match state.watches.may_list(resource, &scoped).await {
-        Ok(()) => Ok(state.watches.ensure(resource, scoped, true)),
+            state.config.sync_timeout.as_secs(),
+        )),
         Err(denied) => Err(KindError::Forbidden(Box::new((
             resource.clone(),
-            Some(namespace.to_string()),
+            namespace.map(str::to_string),
             denied,
         )))),
     }
-}
-
-/// The watch scoped to exactly `options` (a query's namespace and
-/// selectors, `dedicated=true`), started on demand after the API server is
-/// known to allow it, and synced.
-pub(super) async fn dedicated_watch(
-    state: &AppState,
-    resource: &ResourceInfo,
-    options: WatchOptions,
-) -> Result<Arc<Watch>, KindError> {
-    let watch = match state.watches.exact(&resource.gvk, &options) {
-        Some(watch) => watch,
-        None => {
-            refuse_unless_on_demand(state, resource)?;
-            if let Err(denied) = state.watches.may_list(resource, &options).await {
-                return Err(KindError::Forbidden(Box::new((
-                    resource.clone(),
-                    options.namespace.clone(),
-                    denied,
-                ))));
-            }
-            state.watches.ensure(resource, options, true)
-        }
-    };
-    wait_synced(state, resource, watch).await
 }

@@ -6,7 +6,7 @@ mod run;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use parking_lot::Mutex;
 use serde::Serialize;
@@ -79,6 +79,10 @@ pub struct Watch {
     /// Started by a query rather than by configuration.
     pub on_demand: bool,
     status: Mutex<WatchStatus>,
+    /// The server's last refusal (403), until a list succeeds.
+    denied: Mutex<Option<Denied>>,
+    /// Woken on every status change.
+    changed: tokio::sync::Notify,
 }
 
 impl Watch {
@@ -89,6 +93,46 @@ impl Watch {
 
     pub(crate) fn update_status(&self, f: impl FnOnce(&mut WatchStatus)) {
         f(&mut self.status.lock());
+        self.changed.notify_waiters();
+    }
+
+    /// Why the API server refuses this watch (403), if it does now.
+    pub fn denied(&self) -> Option<Denied> {
+        self.denied.lock().clone()
+    }
+
+    /// Records a refusal, or that the server lists again (`None`); the
+    /// status update that follows wakes those waiting.
+    pub(crate) fn set_denied(&self, denied: Option<Denied>) {
+        *self.denied.lock() = denied;
+    }
+
+    /// Waits until the cache has synced (`Ok(true)`), `timeout` passed
+    /// (`Ok(false)`), or the server refused a watch that never synced
+    /// (`Err`), whichever comes first: a refusal is answered at once, not
+    /// after the timeout. A cache that synced before serves its last state
+    /// whatever the server says now.
+    pub async fn synced_or_denied(&self, timeout: Duration) -> Result<bool, Denied> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if self.cache.is_synced() {
+                return Ok(true);
+            }
+            if let Some(denied) = self.denied() {
+                return Err(denied);
+            }
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                return Ok(false);
+            }
+            tokio::select! {
+                _ = changed => {}
+                synced = self.cache.wait_synced(left) => return Ok(synced || self.cache.is_synced()),
+            }
+        }
     }
 }
 
@@ -131,11 +175,6 @@ pub struct Denied {
     pub message: String,
 }
 
-/// How long a refusal is remembered before the API server is asked again:
-/// a client that keeps asking for a kind GRW may not list costs the server
-/// one request per this period, not one per query.
-const DENIAL_MEMORY: Duration = Duration::from_secs(30);
-
 /// Called for every new watch before its loop starts.
 pub type OnNewWatch = Arc<dyn Fn(&Arc<Watch>) + Send + Sync>;
 
@@ -147,7 +186,6 @@ pub struct Watches {
     metrics: Arc<Metrics>,
     entries: Mutex<HashMap<WatchKey, Arc<Watch>>>,
     pending: Mutex<Vec<Pending>>,
-    denials: Mutex<HashMap<WatchKey, (Instant, Denied)>>,
 }
 
 /// A configured kind the server does not serve yet (its CRD is not installed).
@@ -171,7 +209,6 @@ impl Watches {
             metrics,
             entries: Mutex::new(HashMap::new()),
             pending: Mutex::new(Vec::new()),
-            denials: Mutex::new(HashMap::new()),
         }
     }
 
@@ -231,6 +268,8 @@ impl Watches {
                 relists: 0,
                 watch_restarts: 0,
             }),
+            denied: Mutex::new(None),
+            changed: tokio::sync::Notify::new(),
         });
         entries.insert(key, watch.clone());
         drop(entries);
@@ -257,10 +296,10 @@ impl Watches {
     }
 
     /// Whether GRW's credentials may list `resource` with `options`, asked
-    /// with a LIST of one object before a watch is started for a query or
-    /// a helper that could do without it. Only a 403 counts as a refusal
-    /// (remembered for [`DENIAL_MEMORY`]); other errors are left to the
-    /// watch, which retries them. A replay may list everything.
+    /// with a LIST of one object, for a helper watch GRW can do without
+    /// (rather than start it to be refused, and have it retry for ever).
+    /// Only a 403 counts as a refusal; other errors are left to the watch.
+    /// A replay may list everything.
     pub async fn may_list(
         &self,
         resource: &ResourceInfo,
@@ -269,29 +308,11 @@ impl Watches {
         let Some(client) = &self.client else {
             return Ok(());
         };
-        let key = WatchKey {
-            gvk: resource.gvk.clone(),
-            options: options.clone(),
-        };
-        if let Some((at, denied)) = self.denials.lock().get(&key)
-            && at.elapsed() < DENIAL_MEMORY
-        {
-            return Err(denied.clone());
-        }
         match client.list_page(resource, options, 1, None).await {
             Err(ApiError::Status {
                 code: 403, message, ..
-            }) => {
-                let denied = Denied { message };
-                self.denials
-                    .lock()
-                    .insert(key, (Instant::now(), denied.clone()));
-                Err(denied)
-            }
-            _ => {
-                self.denials.lock().remove(&key);
-                Ok(())
-            }
+            }) => Err(Denied { message }),
+            _ => Ok(()),
         }
     }
 

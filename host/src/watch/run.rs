@@ -42,6 +42,7 @@ pub(super) async fn run(
             Some(rv) => rv,
             None => match list(&watch, &client, &settings).await {
                 Ok(rv) => {
+                    watch.set_denied(None);
                     retry.reset();
                     metrics.objects(&gvk, watch.cache.read().len());
                     rv
@@ -236,6 +237,14 @@ impl Retry {
         };
         let error = Report(e).to_string();
         tracing::warn!(gvk = %watch.key.gvk, error, retry_in_ms = delay.as_millis() as u64, "watch failed");
+        if let ApiError::Status {
+            code: 403, message, ..
+        } = e
+        {
+            watch.set_denied(Some(super::Denied {
+                message: message.clone(),
+            }));
+        }
         watch.update_status(|s| {
             s.phase = if denied {
                 Phase::Failed
