@@ -13,6 +13,7 @@ use crate::api::{self, ApiToken, AppState};
 use crate::config::{Config, WatchOptions};
 use crate::gvk::{Gvk, KindRef, ResourceInfo};
 use crate::kube::{Catalog, CrdFollowing, Discovery, KubeClient};
+use crate::leader::{Candidate, Elector};
 use crate::metrics::Metrics;
 use crate::notify::Notifications;
 use crate::plugin::{Limits, Plugins};
@@ -22,6 +23,9 @@ use crate::watch::{Pending, Recording, WatchSettings, Watches};
 
 /// After a stop signal, open event streams get this long before the process exits.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// At a stop, how long the API server gets to take the leader's Lease back.
+const RELEASE_WAIT: Duration = Duration::from_secs(3);
 
 /// Changes to CRDs often come in bursts (an operator installing twenty);
 /// one discovery refresh after the burst settles is enough.
@@ -86,6 +90,25 @@ pub async fn run(
     )?;
     notifications.start();
     let relations = Relations::start(watches.clone(), discovery.clone(), plugins.clone());
+    let elector = match (&config.leader_election, &client) {
+        (Some(election), Some(client)) => {
+            let candidate = Candidate::new(election, &|name| std::env::var(name).ok());
+            let elector = Elector::new(
+                client.clone(),
+                election.clone(),
+                candidate,
+                notifications.clone(),
+            );
+            Some(elector)
+        }
+        _ => None,
+    };
+    let elector = elector.map(|elector| {
+        let elector = Arc::new(tokio::sync::Mutex::new(elector));
+        let running = elector.clone();
+        tokio::spawn(Elector::run(running));
+        elector
+    });
     if client.is_some() {
         tokio::spawn(keep_discovery(
             discovery.clone(),
@@ -117,6 +140,12 @@ pub async fn run(
     let server = tokio::spawn(async move { server.await });
     shutdown.await;
     tracing::info!("stopping");
+    if let Some(elector) = elector {
+        let release = async { elector.lock().await.release().await };
+        if tokio::time::timeout(RELEASE_WAIT, release).await.is_err() {
+            tracing::warn!("the API server did not answer in time; the lease is left to expire");
+        }
+    }
     let _ = stop_tx.send(());
     match tokio::time::timeout(SHUTDOWN_GRACE, server).await {
         Ok(result) => result??,

@@ -4,7 +4,8 @@
 //! loops, relist diff, replay) → [`store`] (objects, indexes, change history)
 //! → [`query`] (selectors, planning, paging) → [`api`] (HTTP). Beside
 //! them, [`notify`] delivers changes, [`plugin`] runs WebAssembly plugins,
-//! and [`relations`] keeps the relationship index analyzer plugins find.
+//! and [`relations`] keeps the relationship index analyzer plugins find;
+//! with several replicas, [`leader`] picks the one that delivers.
 //! [`app`] wires them together.
 #![warn(missing_docs)]
 
@@ -16,6 +17,7 @@ pub mod config;
 pub mod error;
 pub mod gvk;
 pub mod kube;
+pub mod leader;
 pub mod metrics;
 pub mod notify;
 pub mod plugin;

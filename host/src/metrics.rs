@@ -93,6 +93,7 @@ pub struct Metrics {
     subscription_filtered: Family<SubscriptionLabels, Counter>,
     feed_buffered_bytes: Family<KindLabels, Gauge>,
     feed_overflows: Family<KindLabels, Counter>,
+    leader: Gauge,
 }
 
 /// Gauges of one subscription's queue, read at scrape time.
@@ -132,6 +133,12 @@ impl Metrics {
         let relists = Family::<KindLabels, Counter>::default();
         let watch_restarts = Family::<KindLabels, Counter>::default();
         let watch_ready = Family::<WatchLabels, Gauge>::default();
+        let leader = Gauge::default();
+        registry.register(
+            "leader",
+            "1 while this replica delivers notifications: always without leaderElection, else while it holds the Lease",
+            leader.clone(),
+        );
         let request_seconds = Family::<RequestLabels, Histogram>::new_with_constructor(|| {
             // 0.1 ms to ~3 s: cache answers are sub-millisecond, waits for a sync are seconds.
             Histogram::new([0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 3.0])
@@ -269,7 +276,13 @@ impl Metrics {
             plugin_calls,
             plugin_call_seconds,
             plugin_loads,
+            leader,
         }
+    }
+
+    /// Sets whether this replica delivers notifications.
+    pub fn leader(&self, leading: bool) {
+        self.leader.set(i64::from(leading));
     }
 
     /// Records one delivery attempt of a subscription.

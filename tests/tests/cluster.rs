@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use grw_e2e::daemon::{Grw, bundled_recording, eventually, grw_binary};
 use grw_e2e::plugins::plugin_wasm;
-use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::{
-    ConfigMap, Container, Namespace, PersistentVolumeClaim, Secret, Service, ServiceAccount,
+    ConfigMap, Container, Namespace, PersistentVolumeClaim, PodTemplateSpec, Secret, Service,
+    ServiceAccount,
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
@@ -50,12 +51,23 @@ fn render(overlay: &str) -> Vec<Value> {
 fn typed<K: DeserializeOwned + Serialize>(object: &Value) -> K {
     let typed: K = serde_json::from_value(object.clone())
         .unwrap_or_else(|e| panic!("{} {}: {e}", object["kind"], object["metadata"]["name"]));
+    // k8s-openapi writes `apiVersion` and `kind` into the claims a
+    // StatefulSet embeds (volumeClaimTemplates), where nobody has to.
+    let mut written = serde_json::to_value(&typed).unwrap();
+    for claim in written
+        .pointer_mut("/spec/volumeClaimTemplates")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        let claim = claim.as_object_mut().unwrap();
+        assert_eq!(claim.remove("kind"), Some(json!("PersistentVolumeClaim")));
+        claim.remove("apiVersion");
+    }
     assert_eq!(
-        &serde_json::to_value(&typed).unwrap(),
-        object,
+        &written, object,
         "{} {} has fields its type does not know",
-        object["kind"],
-        object["metadata"]["name"]
+        object["kind"], object["metadata"]["name"]
     );
     typed
 }
@@ -78,6 +90,7 @@ fn check_types(objects: &[Value]) -> Vec<String> {
                 "Service" => drop(typed::<Service>(o)),
                 "PersistentVolumeClaim" => drop(typed::<PersistentVolumeClaim>(o)),
                 "Deployment" => drop(typed::<Deployment>(o)),
+                "StatefulSet" => drop(typed::<StatefulSet>(o)),
                 "PodDisruptionBudget" => drop(typed::<PodDisruptionBudget>(o)),
                 other => panic!("the manifests hold a {other} this test does not check"),
             }
@@ -103,10 +116,8 @@ fn grw_config(objects: &[Value]) -> grw::config::Config {
     config
 }
 
-fn container<'a>(deployment: &'a Deployment, name: &str) -> &'a Container {
-    deployment
-        .spec
-        .template
+fn container<'a>(template: &'a PodTemplateSpec, name: &str) -> &'a Container {
+    template
         .spec
         .as_ref()
         .unwrap()
@@ -128,12 +139,12 @@ fn mounted(container: &Container, path: &Path) -> bool {
 /// What every GRW container must be: non-root, read-only, unprivileged,
 /// bounded, with its config, dataDir and plugin directory mounted and a
 /// writable /tmp for the compiled-plugin cache.
-fn check_grw_container(deployment: &Deployment, config: &grw::config::Config) {
-    let pod = deployment.spec.template.spec.as_ref().unwrap();
+fn check_grw_container(template: &PodTemplateSpec, config: &grw::config::Config) {
+    let pod = template.spec.as_ref().unwrap();
     let pod_security = pod.security_context.as_ref().unwrap();
     assert_eq!(pod_security.run_as_non_root, Some(true));
     assert!(pod_security.run_as_user.unwrap() > 0);
-    let grw = container(deployment, "grw");
+    let grw = container(template, "grw");
     assert_eq!(grw.image.as_deref(), Some("grw:0.1.0"));
     let security = grw.security_context.as_ref().unwrap();
     assert_eq!(security.allow_privilege_escalation, Some(false));
@@ -197,19 +208,21 @@ fn standalone_renders_into_valid_objects_that_grant_exactly_what_it_watches() {
             "ClusterRole",
             "ClusterRoleBinding",
             "ConfigMap",
-            "Deployment",
             "Namespace",
-            "PersistentVolumeClaim",
             "PodDisruptionBudget",
+            "Role",
+            "RoleBinding",
             "Secret",
             "Service",
-            "ServiceAccount"
+            "ServiceAccount",
+            "StatefulSet"
         ]
     );
     let config = grw_config(&objects);
-    let deployment: Deployment = typed(one(&objects, "Deployment"));
-    check_grw_container(&deployment, &config);
-    let grw = container(&deployment, "grw");
+    let set: StatefulSet = typed(one(&objects, "StatefulSet"));
+    let template = &set.spec.template;
+    check_grw_container(template, &config);
+    let grw = container(template, "grw");
     let probe = |probe: &Option<k8s_openapi::api::core::v1::Probe>| {
         probe
             .as_ref()
@@ -230,9 +243,51 @@ fn standalone_renders_into_valid_objects_that_grant_exactly_what_it_watches() {
         i32::from(config.listen_port)
     );
 
-    // Exactly what the configuration watches, cluster-wide, and discovery.
+    // Several replicas, one delivering: each its own outbox volume, and
+    // its Pod's name as its identity in the Lease.
+    assert!(set.spec.replicas.unwrap() >= 2);
+    let election = config.leader_election.as_ref().unwrap();
+    let claims = set.spec.volume_claim_templates.as_ref().unwrap();
+    let claim = claims[0].metadata.name.as_deref().unwrap();
+    let data_mount = grw.volume_mounts.iter().flatten().find(|m| m.name == claim);
+    assert_eq!(
+        data_mount.map(|m| Path::new(&m.mount_path)),
+        config.data_dir.as_deref()
+    );
+    let env: Vec<(String, String)> = grw
+        .env
+        .iter()
+        .flatten()
+        .map(|e| {
+            let field = e.value_from.as_ref().unwrap().field_ref.as_ref().unwrap();
+            (e.name.clone(), field.field_path.clone())
+        })
+        .collect();
+    assert_eq!(
+        env,
+        [
+            ("POD_NAME".to_string(), "metadata.name".to_string()),
+            (
+                "POD_NAMESPACE".to_string(),
+                "metadata.namespace".to_string()
+            )
+        ]
+    );
+    assert!(election.identity.is_none() && election.lease_namespace.is_none());
+
+    // Exactly what the configuration watches, cluster-wide, and discovery;
+    // in its own namespace, its Lease.
     assert_eq!(granted(&objects, "ClusterRole"), watched(&config));
     assert!(granted(&objects, "Role").is_empty());
+    let role = one(&objects, "Role");
+    assert_eq!(role["metadata"]["namespace"], "grw");
+    assert_eq!(
+        role["rules"],
+        json!([
+            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": [election.lease_name], "verbs": ["get", "update"]}
+        ])
+    );
     let cluster_role = one(&objects, "ClusterRole");
     assert_eq!(
         cluster_role["rules"].as_array().unwrap().last().unwrap(),
@@ -244,10 +299,9 @@ fn standalone_renders_into_valid_objects_that_grant_exactly_what_it_watches() {
         json!([{"kind": "ServiceAccount", "name": "grw", "namespace": "grw"}])
     );
     assert_eq!(
-        deployment
+        template
             .spec
-            .template
-            .spec
+            .as_ref()
             .unwrap()
             .service_account_name
             .as_deref(),
@@ -275,9 +329,10 @@ fn sidecars_render_with_only_their_namespace_s_permissions() {
         let config = grw_config(&objects);
         assert!(config.listen_address.is_loopback(), "{overlay}");
         let deployment: Deployment = typed(one(&objects, "Deployment"));
-        check_grw_container(&deployment, &config);
+        let template = &deployment.spec.template;
+        check_grw_container(template, &config);
         // Probes run `grw probe` in the container: the kubelet cannot reach loopback.
-        let grw = container(&deployment, "grw");
+        let grw = container(template, "grw");
         let exec = |probe: &Option<k8s_openapi::api::core::v1::Probe>| {
             probe
                 .as_ref()

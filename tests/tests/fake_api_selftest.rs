@@ -1074,3 +1074,63 @@ async fn shutdown_stops_serving() {
     ));
     assert!(reqwest::get(format!("{url}/api")).await.is_err());
 }
+
+/// A POST or PUT of a JSON body.
+async fn write(server: &FakeApiServer, put: bool, path: &str, body: &Value) -> (u16, Value) {
+    let url = format!("{}{path}", server.url());
+    let client = reqwest::Client::new();
+    let request = if put {
+        client.put(url)
+    } else {
+        client.post(url)
+    };
+    let response = request.json(body).send().await.expect("sending request");
+    let status = response.status().as_u16();
+    (status, response.json().await.expect("a JSON answer"))
+}
+
+#[tokio::test]
+async fn leases_are_created_and_replaced_with_optimistic_concurrency() {
+    let server = start().await;
+    let collection = "/apis/coordination.k8s.io/v1/namespaces/grw/leases";
+    let lease = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "grw"}, "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15}});
+    let (status, created) = write(&server, false, collection, &lease).await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["metadata"]["namespace"], "grw");
+    assert_eq!(created["spec"]["holderIdentity"], "a");
+    let (status, again) = write(&server, false, collection, &lease).await;
+    assert_eq!(status, 409);
+    assert_status(&again, 409, "AlreadyExists");
+    assert_eq!(
+        again["message"],
+        "leases.coordination.k8s.io \"grw\" already exists"
+    );
+
+    let path = format!("{collection}/grw");
+    let mut taken = created.clone();
+    taken["spec"]["holderIdentity"] = json!("b");
+    let (status, replaced) = write(&server, true, &path, &taken).await;
+    assert_eq!(status, 200, "{replaced}");
+    assert_ne!(
+        replaced["metadata"]["resourceVersion"],
+        created["metadata"]["resourceVersion"]
+    );
+    // A replace based on the old read loses.
+    let (status, stale) = write(&server, true, &path, &created).await;
+    assert_eq!(status, 409);
+    assert_status(&stale, 409, "Conflict");
+    assert_eq!(
+        stale["message"],
+        "Operation cannot be fulfilled on leases.coordination.k8s.io \"grw\": the object has been modified; please apply your changes to the latest version and try again"
+    );
+    assert_eq!(get_ok(&server, &path).await["spec"]["holderIdentity"], "b");
+
+    let (status, missing) = write(&server, true, &format!("{collection}/other"), &lease).await;
+    assert_eq!(status, 400, "{missing}");
+    let (status, wrong) = write(&server, false, collection, &json!({"kind": "Pod"})).await;
+    assert_eq!(status, 400);
+    assert_status(&wrong, 400, "BadRequest");
+    let (status, _) = write(&server, true, "/api/v1/namespaces/grw/configmaps", &lease).await;
+    assert_eq!(status, 405);
+}

@@ -49,6 +49,9 @@ impl From<SubscriptionError> for Problem {
             SubscriptionError::FromConfig(_) => {
                 Problem::new(StatusCode::CONFLICT, "DefinedInConfig", message)
             }
+            SubscriptionError::Replicated => {
+                Problem::new(StatusCode::CONFLICT, "Replicated", message)
+            }
             SubscriptionError::Store(_) => Problem::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "OutboxUnavailable",

@@ -1,8 +1,9 @@
 //! `grw rbac`: the least-privilege RBAC objects for a configuration, so that
 //! nobody writes them by hand.
 //!
-//! GRW only ever lists and watches, so a configuration asks for exactly
-//! `list` and `watch` on each kind it names:
+//! GRW only ever lists and watches the cluster, so a configuration asks for
+//! exactly `list` and `watch` on each kind it names (and, with
+//! `leaderElection`, its one Lease):
 //! - `initialWatchingResources` and `subscriptions` watching the whole
 //!   cluster go into one ClusterRole (bound by a ClusterRoleBinding);
 //! - those watching one namespace go into a Role in that namespace (bound
@@ -274,6 +275,13 @@ fn plural_of(name: &str) -> String {
 /// comments saying where each rule comes from and what the configuration
 /// cannot tell.
 pub fn render(config: &Config, grants: &[Grant], args: &RbacArgs) -> String {
+    let lease = config.leader_election.as_ref().map(|election| {
+        let namespace = election
+            .lease_namespace
+            .clone()
+            .unwrap_or_else(|| args.namespace.clone());
+        (namespace, election.lease_name.clone())
+    });
     let cluster: BTreeSet<(&str, &str)> = grants
         .iter()
         .filter(|g| g.namespace.is_none())
@@ -291,11 +299,20 @@ pub fn render(config: &Config, grants: &[Grant], args: &RbacArgs) -> String {
         }
     }
 
+    if let Some((namespace, _)) = &lease {
+        by_namespace.entry(namespace).or_default();
+    }
     let mut out = String::from(
         "# The RBAC GRW needs for its configuration: `list` and `watch` on each kind\n\
          # it watches, nothing else. Written by `grw rbac`; write it again when the\n\
          # configuration changes.\n#\n",
     );
+    if let Some((namespace, name)) = &lease {
+        let _ = writeln!(
+            out,
+            "# leaderElection: create, and get and update of the Lease {name}, in namespace {namespace}"
+        );
+    }
     for grant in grants {
         let place = grant.namespace.as_deref().map_or_else(
             || "the whole cluster".to_string(),
@@ -369,11 +386,17 @@ pub fn render(config: &Config, grants: &[Grant], args: &RbacArgs) -> String {
         );
     }
     for (namespace, resources) in &by_namespace {
+        let mut rules = rules(resources);
+        if let Some((lease_namespace, name)) = &lease
+            && lease_namespace == namespace
+        {
+            rules.extend(lease_rules(name));
+        }
         document(
             &mut out,
             &Role {
                 metadata: meta(&args.name, Some(namespace)),
-                rules: Some(rules(resources)),
+                rules: Some(rules),
             },
         );
         document(
@@ -407,6 +430,22 @@ fn rule<'a>(group: &str, resources: impl Iterator<Item = &'a str>) -> PolicyRule
         verbs: VERBS.iter().map(|v| v.to_string()).collect(),
         ..PolicyRule::default()
     }
+}
+
+/// Leader election creates its Lease once (RBAC cannot limit `create` to a
+/// name), then reads and renews that one Lease.
+fn lease_rules(name: &str) -> [PolicyRule; 2] {
+    let lease = |verbs: &[&str], names: Option<Vec<String>>| PolicyRule {
+        api_groups: Some(vec!["coordination.k8s.io".into()]),
+        resources: Some(vec!["leases".into()]),
+        resource_names: names,
+        verbs: verbs.iter().map(|v| v.to_string()).collect(),
+        ..PolicyRule::default()
+    };
+    [
+        lease(&["create"], None),
+        lease(&["get", "update"], Some(vec![name.to_string()])),
+    ]
 }
 
 fn meta(name: &str, namespace: Option<&str>) -> ObjectMeta {
@@ -592,5 +631,33 @@ mod tests {
         assert!(!yaml.contains("ClusterRole"), "{yaml}");
         assert!(!yaml.contains("onDemandWatch"), "{yaml}");
         assert_eq!(yaml.matches("---\n").count(), 2, "{yaml}");
+    }
+
+    #[test]
+    fn leader_election_may_create_its_lease_and_renew_only_that_one() {
+        let config = config(serde_json::json!({
+            "onDemandWatch": false,
+            "initialWatchingResources": [{"version": "v1", "kind": "Pod", "watchOptions": {"namespace": "shop"}}],
+            "leaderElection": {"leaseName": "grw-shop"}
+        }));
+        let yaml = render(&config, &grants(&config).unwrap(), &args());
+        let documents: Vec<serde_json::Value> = yaml
+            .split("---\n")
+            .skip(1)
+            .map(|d| serde_saphyr::from_str(d).unwrap())
+            .collect();
+        // The Lease lives in GRW's own namespace (`--namespace`).
+        let roles: Vec<_> = documents.iter().filter(|d| d["kind"] == "Role").collect();
+        assert_eq!(roles.len(), 2, "{yaml}");
+        assert_eq!(roles[0]["metadata"]["namespace"], "grw");
+        assert_eq!(
+            roles[0]["rules"],
+            serde_json::json!([
+                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["grw-shop"], "verbs": ["get", "update"]}
+            ])
+        );
+        assert_eq!(roles[1]["metadata"]["namespace"], "shop");
+        assert!(yaml.contains("# leaderElection: create, and get and update of the Lease grw-shop, in namespace grw\n"), "{yaml}");
     }
 }

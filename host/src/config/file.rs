@@ -34,8 +34,8 @@ use super::values::{
     namespace, optional_url, pem_base64, query_params,
 };
 use super::{
-    AuthType, ClientConfig, Config, ConfigError, LogLevel, LogType, NotifierConfig, NotifierFilter,
-    SubscriptionConfig, WatchOptions, WatchedResource,
+    AuthType, ClientConfig, Config, ConfigError, LeaderElection, LogLevel, LogType, NotifierConfig,
+    NotifierFilter, SubscriptionConfig, WatchOptions, WatchedResource,
 };
 use crate::gvk::Gvk;
 use crate::plugin::AllowedHosts;
@@ -96,6 +96,7 @@ impl Default for Config {
             event_history_size: 10_000,
             max_request_body_bytes: 1024 * 1024,
             notification_buffer_bytes: 64 << 20,
+            leader_election: None,
         }
     }
 }
@@ -136,6 +137,45 @@ fn syntax_error(e: &serde_json::Error) -> ConfigError {
         column: e.column(),
         message,
     }
+}
+
+/// `leaderElection`, with client-go's defaults, the periods checked against
+/// each other.
+fn leader_election(file: LeaderElectionFile) -> Result<LeaderElection, ConfigError> {
+    let defaults = LeaderElection::default();
+    let election = LeaderElection {
+        lease_name: file.lease_name.map_or(defaults.lease_name, |n| n.0),
+        lease_namespace: file.lease_namespace.map(|n| n.0),
+        identity: file.identity.map(|n| n.0),
+        lease_duration: file
+            .lease_duration_seconds
+            .map_or(defaults.lease_duration, |s| s.0),
+        renew_deadline: file
+            .renew_deadline_seconds
+            .map_or(defaults.renew_deadline, |s| s.0),
+        retry_period: file
+            .retry_period_seconds
+            .map_or(defaults.retry_period, |s| s.0),
+    };
+    if election.renew_deadline >= election.lease_duration {
+        return Err(invalid(
+            "leaderElection.renewDeadlineSeconds",
+            format!(
+                "must be shorter than leaseDurationSeconds ({}), so that a leader that cannot renew stops delivering before another may take over",
+                election.lease_duration.as_secs_f64()
+            ),
+        ));
+    }
+    if election.retry_period >= election.renew_deadline {
+        return Err(invalid(
+            "leaderElection.retryPeriodSeconds",
+            format!(
+                "must be shorter than renewDeadlineSeconds ({}), so that the leader tries to renew more than once",
+                election.renew_deadline.as_secs_f64()
+            ),
+        ));
+    }
+    Ok(election)
 }
 
 fn invalid(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
@@ -183,6 +223,18 @@ struct File {
     event_history_size: Option<Count<0>>,
     max_request_body_bytes: Option<Count<1>>,
     notification_buffer_bytes: Option<Count<1>>,
+    leader_election: Option<LeaderElectionFile>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct LeaderElectionFile {
+    lease_name: Option<Name>,
+    lease_namespace: Option<Name>,
+    identity: Option<Name>,
+    lease_duration_seconds: Option<Seconds>,
+    renew_deadline_seconds: Option<Seconds>,
+    retry_period_seconds: Option<Seconds>,
 }
 
 #[derive(Deserialize)]
@@ -401,6 +453,13 @@ impl Resolver<'_> {
         }
 
         let client = self.client(file.k8s_client_config)?;
+        let leader_election = file.leader_election.map(leader_election).transpose()?;
+        if leader_election.is_some() && file.replay_file.is_some() {
+            return Err(invalid(
+                "leaderElection",
+                "a replayed recording has no API server to hold a Lease on; remove `leaderElection` or `replayFile`",
+            ));
+        }
         Ok(Config {
             log_level: file.min_log_level.unwrap_or(defaults.log_level),
             log_type: file.log_type.unwrap_or(defaults.log_type),
@@ -441,6 +500,7 @@ impl Resolver<'_> {
             notification_buffer_bytes: file
                 .notification_buffer_bytes
                 .map_or(defaults.notification_buffer_bytes, |c| c.0),
+            leader_election,
         })
     }
 

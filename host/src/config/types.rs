@@ -73,6 +73,44 @@ pub struct Config {
     /// feed (`notificationBufferBytes`, default 64 MiB); past it the feed
     /// catches up from the cache's state once it can write again.
     pub notification_buffer_bytes: usize,
+    /// Several replicas, one of which delivers notifications
+    /// (`leaderElection`); none = this process delivers.
+    pub leader_election: Option<LeaderElection>,
+}
+
+/// `leaderElection`: which replica delivers notifications, chosen by a
+/// `coordination.k8s.io/v1` Lease. The periods work as in client-go.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeaderElection {
+    /// `leaseName`, default `grw`.
+    pub lease_name: String,
+    /// `leaseNamespace`; default the `POD_NAMESPACE` environment variable,
+    /// else the service account's namespace, else `default`.
+    pub lease_namespace: Option<String>,
+    /// `identity` of this replica; default `POD_NAME`, else the host name,
+    /// with the process id.
+    pub identity: Option<String>,
+    /// `leaseDurationSeconds` (15): how long others wait after the last
+    /// renewal they saw before taking over.
+    pub lease_duration: Duration,
+    /// `renewDeadlineSeconds` (10): a leader that could not renew for this
+    /// long stops delivering.
+    pub renew_deadline: Duration,
+    /// `retryPeriodSeconds` (2): how often the Lease is read or renewed.
+    pub retry_period: Duration,
+}
+
+impl Default for LeaderElection {
+    fn default() -> Self {
+        LeaderElection {
+            lease_name: "grw".into(),
+            lease_namespace: None,
+            identity: None,
+            lease_duration: Duration::from_secs(15),
+            renew_deadline: Duration::from_secs(10),
+            retry_period: Duration::from_secs(2),
+        }
+    }
 }
 
 /// Log threshold; `silly` is an alias of `trace`, `fatal` of `error`.

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
+use k8s_openapi::api::coordination::v1::Lease;
 use parking_lot::RwLock;
 use serde::Deserialize;
 use serde_json::Value;
@@ -126,6 +127,36 @@ impl KubeClient {
         let fresh = build(&self.config).await?;
         *self.client.write() = fresh;
         Ok(())
+    }
+
+    /// The Lease `name` in `namespace`, if there is one.
+    pub async fn get_lease(&self, namespace: &str, name: &str) -> Result<Option<Lease>, ApiError> {
+        self.leases(namespace)
+            .get_opt(name)
+            .await
+            .map_err(ApiError::from_kube)
+    }
+
+    /// Creates a Lease; 409 when another replica created it first.
+    pub async fn create_lease(&self, namespace: &str, lease: &Lease) -> Result<Lease, ApiError> {
+        self.leases(namespace)
+            .create(&kube::api::PostParams::default(), lease)
+            .await
+            .map_err(ApiError::from_kube)
+    }
+
+    /// Replaces a Lease read before; 409 when it changed since (its
+    /// `metadata.resourceVersion` is sent along).
+    pub async fn replace_lease(&self, namespace: &str, lease: &Lease) -> Result<Lease, ApiError> {
+        let name = lease.metadata.name.clone().unwrap_or_default();
+        self.leases(namespace)
+            .replace(&name, &kube::api::PostParams::default(), lease)
+            .await
+            .map_err(ApiError::from_kube)
+    }
+
+    fn leases(&self, namespace: &str) -> kube::Api<Lease> {
+        kube::Api::namespaced(self.get(), namespace)
     }
 
     fn get(&self) -> kube::Client {

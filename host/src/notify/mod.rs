@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use parking_lot::{Mutex, RwLock};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use outbox::{Announcement, DeadLetter, Outbox, Queued, StoreError};
@@ -71,6 +71,24 @@ pub enum SubscriptionError {
     /// The outbox failed.
     #[error("the notification outbox failed")]
     Store(#[from] StoreError),
+    /// Replicas elect a leader: each keeps its own subscriptions, so one
+    /// made through the API would live on one replica only.
+    #[error(
+        "with leaderElection, subscriptions are declared in the config file that every replica reads; one made through the API would live on this replica only"
+    )]
+    Replicated,
+}
+
+/// The last delivery a subscription settled (delivered, filtered out or
+/// dead-lettered): what the leader publishes in its Lease and followers trim
+/// their queues by. Its id is the delivery id every replica derives alike.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Delivered {
+    /// The delivery id, `uid/resourceVersion/TYPE`.
+    pub id: String,
+    /// The object's resourceVersion in it.
+    pub resource_version: String,
 }
 
 /// One subscription at work.
@@ -103,6 +121,8 @@ struct ActiveState {
     filtered: u64,
     last_error: Option<String>,
     last_delivery: Option<SystemTime>,
+    /// The last delivery settled, by this replica or (followed) the leader.
+    delivered: Option<Delivered>,
 }
 
 impl Active {
@@ -157,6 +177,11 @@ pub struct Notifications {
     feeds: Mutex<HashMap<WatchKey, Arc<feed::FeedHandle>>>,
     feed_context: feed::FeedContext,
     decisions: Arc<decide::Decisions>,
+    /// Whether this replica delivers: always without leader election.
+    leading: tokio::sync::watch::Sender<bool>,
+    /// Told each time a worker settled deliveries.
+    settled: Arc<tokio::sync::Notify>,
+    replicated: bool,
 }
 
 impl Notifications {
@@ -197,7 +222,11 @@ impl Notifications {
             subs: Arc::new(RwLock::new(BTreeMap::new())),
             feeds: Mutex::new(HashMap::new()),
             decisions: Arc::default(),
+            leading: tokio::sync::watch::Sender::new(config.leader_election.is_none()),
+            settled: Arc::default(),
+            replicated: config.leader_election.is_some(),
         });
+        engine.metrics.leader(config.leader_election.is_none());
         let mut stored: BTreeMap<String, Value> = BTreeMap::new();
         for (name, bytes) in engine.outbox.subscriptions()? {
             stored.insert(name, serde_json::from_slice(&bytes).unwrap_or(Value::Null));
@@ -283,6 +312,9 @@ impl Notifications {
         &self,
         definition: &SubscriptionConfig,
     ) -> Result<SubscriptionStatus, SubscriptionError> {
+        if self.replicated {
+            return Err(SubscriptionError::Replicated);
+        }
         let sub = Subscription::new(definition, Source::Api);
         self.check_plugins(&sub)
             .map_err(SubscriptionError::Invalid)?;
@@ -308,6 +340,9 @@ impl Notifications {
         let active = self.get(name)?;
         if active.sub.source == Source::Config {
             return Err(SubscriptionError::FromConfig(name.to_string()));
+        }
+        if self.replicated {
+            return Err(SubscriptionError::Replicated);
         }
         active.stopped.store(true, Ordering::SeqCst);
         active.wake.notify_one();
@@ -385,6 +420,62 @@ impl Notifications {
         self.decisions.forget(&released);
         active.dead.fetch_sub(count, Ordering::Relaxed);
         Ok(count)
+    }
+
+    /// Starts or stops delivering (leader election). A replica that does not
+    /// deliver still queues every change, so that it can take over.
+    pub fn set_leading(&self, leading: bool) {
+        self.leading.send_replace(leading);
+        self.metrics.leader(leading);
+        if leading {
+            for active in self.subs.read().values() {
+                active.wake.notify_one();
+            }
+        }
+    }
+
+    /// Told each time a worker settled deliveries.
+    pub fn settled(&self) -> Arc<tokio::sync::Notify> {
+        self.settled.clone()
+    }
+
+    /// The last delivery each subscription settled.
+    pub fn delivered(&self) -> BTreeMap<String, Delivered> {
+        self.subs
+            .read()
+            .iter()
+            .filter_map(|(name, a)| Some((name.clone(), a.state.lock().delivered.clone()?)))
+            .collect()
+    }
+
+    /// A replica that does not deliver drops from its queues what the
+    /// leader settled: each queue up to and including the leader's last
+    /// delivery. Replicas see a kind's watch events in the same order, so
+    /// the id is normally found; a queue that does not hold it (a replica
+    /// that relisted, or started later) is trimmed while its entries'
+    /// resourceVersions are not above the leader's.
+    pub async fn follow(&self, leader: &BTreeMap<String, Delivered>) {
+        for (name, delivered) in leader {
+            let Some(active) = self.subs.read().get(name).cloned() else {
+                continue;
+            };
+            if active.state.lock().delivered.as_ref() == Some(delivered) {
+                continue;
+            }
+            let outbox = self.outbox.clone();
+            let (queue, target) = (name.clone(), delivered.clone());
+            let trimmed = until_stored(&format!("following the leader for {name}"), move || {
+                let queued = outbox.pending(&queue, FOLLOW_SCAN)?;
+                let done = settled_by_leader(&queued, &target);
+                let released = outbox.settle(&queue, &done, &[])?;
+                Ok((done.len() as u64, released))
+            })
+            .await;
+            let (count, released) = trimmed;
+            self.decisions.forget(&released);
+            active.pending.fetch_sub(count, Ordering::Relaxed);
+            active.state.lock().delivered = Some(delivered.clone());
+        }
     }
 
     /// Whether pending deliveries survive a restart.
@@ -479,6 +570,8 @@ impl Notifications {
             metrics: self.metrics.clone(),
             plugins: self.plugins.clone(),
             decisions: self.decisions.clone(),
+            leading: self.leading.subscribe(),
+            settled: self.settled.clone(),
         };
         tokio::spawn(worker.run());
         Ok(active)
@@ -569,6 +662,25 @@ impl Notifications {
                 .collect()
         })
     }
+}
+
+/// Queue entries a follower looks through for the leader's last delivery.
+const FOLLOW_SCAN: usize = 100_000;
+
+/// The entries of a follower's queue that the leader has settled.
+fn settled_by_leader(queued: &[Queued], leader: &Delivered) -> Vec<u64> {
+    if let Some(at) = queued.iter().position(|q| q.announcement.id() == leader.id) {
+        return queued[..=at].iter().map(|q| q.seq).collect();
+    }
+    let number = |rv: &str| rv.parse::<u64>().ok();
+    let Some(limit) = number(&leader.resource_version) else {
+        return Vec::new();
+    };
+    queued
+        .iter()
+        .take_while(|q| number(&q.announcement.resource_version).is_some_and(|rv| rv <= limit))
+        .map(|q| q.seq)
+        .collect()
 }
 
 /// What the outbox keeps of a subscription: enough to restore API ones and

@@ -22,7 +22,7 @@ use super::payload::{self, Event};
 use super::sink::{Delivery, SendError};
 use super::subscription::{SinkSpec, Subscription};
 use super::webhook::Webhook;
-use super::{Active, IDLE_RECHECK, until_stored};
+use super::{Active, Delivered, IDLE_RECHECK, until_stored};
 use crate::backoff::Backoff;
 use crate::metrics::{Attempt, Metrics};
 use crate::plugin::{DeliveryError, Plugins};
@@ -194,6 +194,11 @@ pub(super) struct Worker {
     pub(super) metrics: Arc<Metrics>,
     pub(super) plugins: Arc<Plugins>,
     pub(super) decisions: Arc<Decisions>,
+    /// Whether this replica delivers (leader election); a follower's worker
+    /// holds its queue.
+    pub(super) leading: tokio::sync::watch::Receiver<bool>,
+    /// Told after each settlement, for the leader's Lease.
+    pub(super) settled: Arc<tokio::sync::Notify>,
 }
 
 impl Worker {
@@ -204,9 +209,18 @@ impl Worker {
         let (initial, max) = active.sub.retry;
         let mut backoff = Backoff::new(initial, max);
         let mut settled = Settled::default();
+        let mut leading = self.leading.clone();
         loop {
             if active.stopped.load(Ordering::SeqCst) {
                 return;
+            }
+            if !*leading.borrow_and_update() {
+                tokio::select! {
+                    _ = leading.changed() => {}
+                    () = active.wake.notified() => {}
+                    () = tokio::time::sleep(IDLE_RECHECK) => {}
+                }
+                continue;
             }
             let reader = self.outbox.clone();
             let queue_name = name.clone();
@@ -221,18 +235,22 @@ impl Worker {
                 }
                 continue;
             }
-            for queued in batch {
+            'batch: for queued in batch {
                 let mut item = Item::new(queued, &active.sub);
                 if !self.passes_filters(&mut item).await {
                     self.metrics.subscription_filtered(&name);
                     active.state.lock().filtered += 1;
-                    settled.done.push(item.queued.seq);
+                    settled.done(&item.queued);
                     continue;
                 }
                 let mut attempts = 0;
                 loop {
                     if active.stopped.load(Ordering::SeqCst) {
                         return;
+                    }
+                    if !*leading.borrow() {
+                        // Another replica delivers now; this one keeps the rest.
+                        break 'batch;
                     }
                     attempts += 1;
                     match self.sink.send(&mut item, &self.plugins).await {
@@ -242,7 +260,7 @@ impl Worker {
                             state.deliveries += 1;
                             state.last_delivery = Some(std::time::SystemTime::now());
                             drop(state);
-                            settled.done.push(item.queued.seq);
+                            settled.done(&item.queued);
                             backoff.reset();
                             break;
                         }
@@ -250,6 +268,7 @@ impl Worker {
                             self.metrics.delivery_attempt(&name, Attempt::DeadLettered);
                             tracing::warn!(subscription = %name, delivery = %item.delivery.id, reason = %reason, "delivery refused; kept as a dead letter");
                             active.state.lock().last_error = Some(reason.clone());
+                            settled.last = Some(delivered(&item.queued));
                             settled.refused.push(DeadLetter {
                                 queued: item.queued.clone(),
                                 reason,
@@ -314,9 +333,23 @@ struct Settled {
     /// Delivered or filtered out: they leave the queue.
     done: Vec<u64>,
     refused: Vec<DeadLetter>,
+    /// The last of them, in queue order.
+    last: Option<Delivered>,
+}
+
+fn delivered(queued: &Queued) -> Delivered {
+    Delivered {
+        id: queued.announcement.id(),
+        resource_version: queued.announcement.resource_version.clone(),
+    }
 }
 
 impl Settled {
+    fn done(&mut self, queued: &Queued) {
+        self.done.push(queued.seq);
+        self.last = Some(delivered(queued));
+    }
+
     /// Writes the outcomes, trying again until the outbox takes them.
     async fn flush(&mut self, worker: &Worker) {
         if self.done.is_empty() && self.refused.is_empty() {
@@ -324,6 +357,7 @@ impl Settled {
         }
         let done = std::mem::take(&mut self.done);
         let refused = std::mem::take(&mut self.refused);
+        let last = self.last.take();
         let (left, dead) = (done.len() as u64, refused.len() as u64);
         let name = worker.active.sub.name.clone();
         let writer = worker.outbox.clone();
@@ -337,5 +371,9 @@ impl Settled {
             .pending
             .fetch_sub(left + dead, Ordering::Relaxed);
         worker.active.dead.fetch_add(dead, Ordering::Relaxed);
+        if let Some(last) = last {
+            worker.active.state.lock().delivered = Some(last);
+            worker.settled.notify_one();
+        }
     }
 }

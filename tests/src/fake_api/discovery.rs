@@ -290,6 +290,16 @@ pub(crate) fn builtin_resources() -> Vec<ResourceDef> {
             &["status"],
         ),
         b(
+            "coordination.k8s.io",
+            "v1",
+            "Lease",
+            "leases",
+            true,
+            &[],
+            &[],
+            &[],
+        ),
+        b(
             "discovery.k8s.io",
             "v1",
             "EndpointSlice",

@@ -11,6 +11,7 @@ use super::discovery;
 use super::faults::failure_message;
 use super::params::{Params, is_watch};
 use super::status::{error_response, json_response, not_found, status_body, value_response};
+use super::write::{Target, write};
 use super::{RecordedRequest, Shared};
 
 /// Handles every request.
@@ -18,6 +19,11 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
     let method = request.method().clone();
     let path = request.uri().path().to_string();
     let query = request.uri().query().unwrap_or_default().to_string();
+    let authorization = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     shared.requests.lock().push(RecordedRequest {
         method: method.to_string(),
         path: path.clone(),
@@ -25,13 +31,9 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
         watch: is_watch(&query),
     });
 
-    let authorization = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok());
     let injected = {
         let mut faults = shared.faults.lock();
-        if !faults.authorized(authorization) {
+        if !faults.authorized(authorization.as_deref()) {
             return error_response(401, "Unauthorized");
         }
         let target = if query.is_empty() {
@@ -44,16 +46,50 @@ pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) 
     if let Some(code) = injected {
         return error_response(code, &failure_message(code, method.as_str(), &path));
     }
-    if method != Method::GET {
+    if ![Method::GET, Method::POST, Method::PUT].contains(&method) {
         let message =
             format!("the server does not allow this method on the requested resource: {method}");
         return error_response(405, &message);
     }
-    route(shared, &path, &query).await
+    let body = match axum::body::to_bytes(request.into_body(), MAX_BODY).await {
+        Ok(body) => body,
+        Err(e) => return error_response(400, &format!("cannot read the request body: {e}")),
+    };
+    let request = ApiRequest {
+        method,
+        query,
+        body,
+    };
+    route(shared, &path, &request).await
 }
 
-async fn route(shared: Arc<Shared>, path: &str, query: &str) -> Response {
+/// Largest body a write may have (a real API server takes 3 MiB).
+const MAX_BODY: usize = 3 << 20;
+
+/// What a handler needs of a request besides its path.
+struct ApiRequest {
+    method: Method,
+    query: String,
+    body: bytes::Bytes,
+}
+
+async fn route(shared: Arc<Shared>, path: &str, request: &ApiRequest) -> Response {
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    if request.method != Method::GET {
+        // Only objects and collections take writes.
+        return match segments.as_slice() {
+            ["api", version, rest @ ..] if !rest.is_empty() => {
+                resource(shared, "", version, rest, request).await
+            }
+            ["apis", group, version, rest @ ..] if !rest.is_empty() => {
+                resource(shared, group, version, rest, request).await
+            }
+            _ => error_response(
+                405,
+                "the server does not allow this method on the requested resource",
+            ),
+        };
+    }
     let addr = shared.addr.to_string();
     match segments.as_slice() {
         ["version"] => value_response(200, &discovery::version_info()),
@@ -79,8 +115,10 @@ async fn route(shared: Arc<Shared>, path: &str, query: &str) -> Response {
         }
         ["api", version] => resource_list(&shared, "", version),
         ["apis", group, version] => resource_list(&shared, group, version),
-        ["api", version, rest @ ..] => resource(shared, "", version, rest, query).await,
-        ["apis", group, version, rest @ ..] => resource(shared, group, version, rest, query).await,
+        ["api", version, rest @ ..] => resource(shared, "", version, rest, request).await,
+        ["apis", group, version, rest @ ..] => {
+            resource(shared, group, version, rest, request).await
+        }
         _ => not_found(),
     }
 }
@@ -99,8 +137,9 @@ async fn resource(
     group: &str,
     version: &str,
     rest: &[&str],
-    query: &str,
+    request: &ApiRequest,
 ) -> Response {
+    let query = request.query.as_str();
     let (namespace, plural, name) = match rest {
         [plural] => (None, *plural, None),
         ["namespaces", ns, plural] => (Some(*ns), *plural, None),
@@ -122,7 +161,12 @@ async fn resource(
     if namespace.is_some() && !namespaced {
         return not_found();
     }
-    let verb = if name.is_some() {
+    let writes = request.method != Method::GET;
+    let verb = if request.method == Method::POST {
+        "create"
+    } else if request.method == Method::PUT {
+        "update"
+    } else if name.is_some() {
         "get"
     } else if is_watch(query) {
         "watch"
@@ -145,6 +189,21 @@ async fn resource(
             405,
             "the server does not allow this method on the requested resource",
         );
+    }
+    if writes {
+        if (request.method == Method::POST) == name.is_some() || namespaced != namespace.is_some() {
+            return error_response(
+                405,
+                "the server does not allow this method on the requested resource",
+            );
+        }
+        let target = Target {
+            key: &key,
+            version,
+            namespace,
+            name,
+        };
+        return write(&shared, &request.method, &target, &request.body);
     }
     if let Some(name) = name {
         if namespaced && namespace.is_none() {

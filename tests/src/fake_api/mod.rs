@@ -31,6 +31,7 @@ mod state;
 mod status;
 mod util;
 mod watch;
+mod write;
 
 use std::net::SocketAddr;
 use std::path::Path;

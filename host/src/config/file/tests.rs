@@ -178,6 +178,7 @@ fn full_config_sets_every_key() {
         event_history_size: 0,
         max_request_body_bytes: 4096,
         notification_buffer_bytes: 1_000_000,
+        leader_election: None,
     };
     assert_eq!(config, want);
     assert_eq!(config.initial_resources[0].gvk.group_or_core(), "core");
@@ -971,4 +972,43 @@ fn checked_values_keep_what_was_written() {
     assert_eq!(fields.as_str(), "status.phase=Running");
     assert_eq!(fields.value().requirements().len(), 1);
     assert!(config.plugin_allowed_hosts.allows("hooks.slack.com", 443));
+}
+
+#[test]
+fn leader_election_takes_client_go_defaults_and_checks_its_periods() {
+    let (config, _) = parse(r#"{"leaderElection": {}}"#, &no_env).unwrap();
+    assert_eq!(config.leader_election, Some(LeaderElection::default()));
+    let (config, _) = parse(
+        r#"{"leaderElection": {"leaseName": "shop-grw", "leaseNamespace": "ops", "identity": "grw-0",
+            "leaseDurationSeconds": 4, "renewDeadlineSeconds": 3, "retryPeriodSeconds": 0.5}}"#,
+        &no_env,
+    )
+    .unwrap();
+    let election = config.leader_election.unwrap();
+    assert_eq!(
+        (
+            election.lease_name.as_str(),
+            election.lease_namespace.as_deref(),
+            election.identity.as_deref()
+        ),
+        ("shop-grw", Some("ops"), Some("grw-0"))
+    );
+    assert_eq!(election.retry_period, Duration::from_millis(500));
+
+    assert_eq!(
+        parse_err(r#"{"leaderElection": {"leaseDurationSeconds": 10}}"#),
+        "config key `leaderElection.renewDeadlineSeconds`: must be shorter than leaseDurationSeconds (10), so that a leader that cannot renew stops delivering before another may take over"
+    );
+    assert_eq!(
+        parse_err(r#"{"leaderElection": {"renewDeadlineSeconds": 2}}"#),
+        "config key `leaderElection.retryPeriodSeconds`: must be shorter than renewDeadlineSeconds (2), so that the leader tries to renew more than once"
+    );
+    assert_eq!(
+        parse_err(r#"{"leaderElection": {}, "replayFile": "r.jsonl"}"#),
+        "config key `leaderElection`: a replayed recording has no API server to hold a Lease on; remove `leaderElection` or `replayFile`"
+    );
+    assert!(
+        parse_err(r#"{"leaderElection": {"leaseName": "a b"}}"#)
+            .starts_with("config key `leaderElection.leaseName`:")
+    );
 }
