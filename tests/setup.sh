@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What the test suite needs besides Cargo: cargo-nextest, the WebAssembly
-# target (plugins are built as components), a NATS server with JetStream
+# target (plugins are built as components), the musl target and musl-gcc
+# (the image's static binary), a NATS server with JetStream
 # (the broker tests start their own on loopback), clang and wasi-libc for C
 # plugins, and the Python and JavaScript plugin toolchains at pinned
 # versions, in target/toolchains (or $GRW_TOOLCHAINS).
@@ -15,6 +16,15 @@ componentize_js=0.23.0
 rolldown=1.3.2
 
 rustup target add wasm32-wasip2
+# The image's static binary (tests/tests/image.rs builds it): Rust's musl
+# target, and musl-gcc for the C code of ring.
+rustup target add x86_64-unknown-linux-musl
+if ! command -v musl-gcc >/dev/null 2>&1; then
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends musl-tools >/dev/null
+fi
 
 # kubectl renders manifests/ with its built-in kustomize (no cluster needed).
 if ! command -v kubectl >/dev/null 2>&1; then
