@@ -296,8 +296,9 @@ impl Elector {
     fn hold(&self, lease: &mut Lease, now: MicroTime) {
         let spec = lease.spec.get_or_insert_with(LeaseSpec::default);
         spec.holder_identity = Some(self.candidate.identity.clone());
-        spec.lease_duration_seconds =
-            Some(i32::try_from(self.config.lease_duration.as_secs().max(1)).unwrap_or(i32::MAX));
+        // Whole seconds, rounded up: others never wait less than configured.
+        let seconds = self.config.lease_duration.as_secs_f64().ceil().max(1.0);
+        spec.lease_duration_seconds = Some(seconds.min(f64::from(i32::MAX)) as i32);
         spec.renew_time = Some(now);
         self.write_progress(lease);
     }
