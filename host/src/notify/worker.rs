@@ -9,7 +9,9 @@
 //! backoff with jitter, at least the receiver's `Retry-After`); a refusal
 //! moves the delivery to the dead letters and the queue goes on. Deliveries
 //! are removed from the outbox only after the sink took them: a crash in
-//! between sends them again, with the same id.
+//! between sends them again, with the same id. With leader election, a
+//! replica that does not hold the Lease keeps its queue unsent (see
+//! [`crate::leader`]).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
