@@ -84,8 +84,9 @@ pub struct Elector {
     config: LeaderElection,
     candidate: Candidate,
     notifications: Arc<Notifications>,
-    /// The other holder's record as last seen, and when it was first seen so.
-    observed: Option<(String, Instant)>,
+    /// The other holder's Lease as last seen (its resourceVersion), and
+    /// when it was first seen so.
+    observed: Option<(Option<String>, Instant)>,
     leading: bool,
     /// When the leader last renewed.
     renewed: Option<Instant>,
@@ -243,13 +244,10 @@ impl Elector {
                 }),
             };
             self.hold(&mut lease, now);
-            return self
-                .outcome(
-                    self.client
-                        .create_lease(&self.candidate.namespace, &lease)
-                        .await,
-                )
-                .await;
+            return won(self
+                .client
+                .create_lease(&self.candidate.namespace, &lease)
+                .await);
         };
         if !self.leading {
             self.notifications.follow(&progress(&lease)).await;
@@ -257,13 +255,10 @@ impl Elector {
         let spec = lease.spec.clone().unwrap_or_default();
         let holder = spec.holder_identity.clone().filter(|h| !h.is_empty());
         if holder.as_deref() != Some(&self.candidate.identity) {
-            let record = format!(
-                "{holder:?} {:?} {:?}",
-                spec.renew_time.as_ref().map(|t| t.0),
-                lease.metadata.resource_version
-            );
-            if self.observed.as_ref().is_none_or(|(r, _)| *r != record) {
-                self.observed = Some((record, Instant::now()));
+            // Every write of the Lease gives it a new resourceVersion.
+            let version = lease.metadata.resource_version.clone();
+            if self.observed.as_ref().is_none_or(|(v, _)| *v != version) {
+                self.observed = Some((version, Instant::now()));
             }
             let duration = Duration::from_secs(
                 u64::try_from(spec.lease_duration_seconds.unwrap_or(0)).unwrap_or(0),
@@ -284,12 +279,10 @@ impl Elector {
             spec.lease_transitions = Some(spec.lease_transitions.unwrap_or(0) + 1);
         }
         self.hold(&mut lease, now);
-        self.outcome(
-            self.client
-                .replace_lease(&self.candidate.namespace, &lease)
-                .await,
-        )
-        .await
+        won(self
+            .client
+            .replace_lease(&self.candidate.namespace, &lease)
+            .await)
     }
 
     /// Makes the Lease this replica's, renewed now, with its progress.
@@ -314,14 +307,14 @@ impl Elector {
             .get_or_insert_with(BTreeMap::new)
             .insert(PROGRESS_ANNOTATION.into(), text);
     }
+}
 
-    /// A create or replace that another replica beat (409) is a lost round.
-    async fn outcome(&mut self, result: Result<Lease, ApiError>) -> Result<bool, ApiError> {
-        match result {
-            Ok(_) => Ok(true),
-            Err(e) if e.code() == Some(409) => Ok(false),
-            Err(e) => Err(e),
-        }
+/// A create or replace that another replica beat (409) is a lost round.
+fn won(result: Result<Lease, ApiError>) -> Result<bool, ApiError> {
+    match result {
+        Ok(_) => Ok(true),
+        Err(e) if e.code() == Some(409) => Ok(false),
+        Err(e) => Err(e),
     }
 }
 
