@@ -525,6 +525,32 @@ fn check(package: &str, manifest: Option<Value>) -> (Option<i32>, String) {
 }
 
 #[test]
+fn init_gets_two_seconds_whatever_the_call_timeout() {
+    // An init that takes 400 ms, four times a call's limit: it loads (a
+    // busy machine stretches a big component's init like this).
+    let manifest = |init_millis: u64| {
+        json!({"kind": "filter", "config": {"initMillis": init_millis, "millis": 0},
+               "limits": {"timeoutMs": 100}})
+    };
+    let (code, out) = check("grw-test-plugin-slow", Some(manifest(400)));
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("config:    accepted"), "{out}");
+    // An init that would take a minute is stopped after about two seconds.
+    let started = std::time::Instant::now();
+    let (code, out) = check("grw-test-plugin-slow", Some(manifest(60_000)));
+    let took = started.elapsed();
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("did not answer before its deadline (limits.timeoutMs)"),
+        "{out}"
+    );
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(30),
+        "stopped after {took:?}"
+    );
+}
+
+#[test]
 fn plugin_check_explains_what_keeps_a_component_from_loading() {
     let (code, out) = check("grw-test-plugin-incompatible", None);
     assert_eq!(code, Some(1), "{out}");

@@ -27,6 +27,13 @@ use super::{CallError, Contract, Interest, PluginError, PluginKind, v0_1, v0_2};
 use crate::gvk::Gvk;
 use crate::store::{Change, StoredObject};
 
+/// The least time instantiating an instance and its `init` get, whatever
+/// `limits.timeoutMs` says: they run once per instance, a Python or
+/// JavaScript component's take over ten milliseconds, and a busy machine or a
+/// CPU-throttled container can stretch that past a filter's 100 ms without
+/// anything being wrong with the plugin.
+pub const INIT_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Guest time after a notifier's budget: enough to build a result from the
 /// host's answer (microseconds of work), with room for a 10 ms epoch tick.
 pub const AFTER_BUDGET: Duration = Duration::from_millis(250);
@@ -157,7 +164,7 @@ impl Linked {
         } else {
             deadline_ticks(limits.timeout)
         };
-        store.set_epoch_deadline(ticks);
+        store.set_epoch_deadline(ticks.max(deadline_ticks(INIT_TIMEOUT)));
         let failed = |e| PluginError::Instantiate(CallError::new(e));
         let exports = match &self.pre {
             Pre::Filter(p) => Exports::Filter(p.instantiate(&mut store).map_err(failed)?),
@@ -194,9 +201,11 @@ impl Instance {
         }
     }
 
-    /// Calls `init` with the configuration.
+    /// Calls `init` with the configuration, within at least [`INIT_TIMEOUT`].
     pub(super) fn init(&mut self, config: &str) -> Result<Interest, PluginError> {
         self.start_call();
+        self.store
+            .set_epoch_deadline(self.ticks.max(deadline_ticks(INIT_TIMEOUT)));
         let store = &mut self.store;
         let answer = match &self.exports {
             Exports::Filter(e) => e
