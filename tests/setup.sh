@@ -6,13 +6,30 @@
 # plugins, and the Python and JavaScript plugin toolchains at pinned
 # versions, in target/toolchains (or $GRW_TOOLCHAINS).
 # Safe to run again: what is there at the right version is kept.
+#
+# `tests/setup.sh --aot` also installs weval, for JavaScript plugins compiled
+# ahead of time (`sdk/js/build.mjs --aot`, and the benchmark's rows for it).
+# It is built from crates.io, about 8 minutes on two cores, so CI (whose
+# plugins are built without it) does not install it.
 set -euo pipefail
+
+aot=false
+for arg in "$@"; do
+    case "$arg" in
+        --aot) aot=true ;;
+        *)
+            echo "usage: $0 [--aot]" >&2
+            exit 2
+            ;;
+    esac
+done
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 toolchains="${GRW_TOOLCHAINS:-$root/target/toolchains}"
 componentize_py=0.25.1
 pytest=9.2.0
 componentize_js=0.23.0
+weval=0.5.1
 rolldown=1.3.2
 
 rustup target add wasm32-wasip2
@@ -80,3 +97,11 @@ if [ "$(version @bytecodealliance/componentize-js)" != "$componentize_js" ] ||
         "@bytecodealliance/componentize-js@$componentize_js" "rolldown@$rolldown"
 fi
 echo "componentize-js $componentize_js (node $(node --version))"
+
+# weval, for componentize-js's ahead-of-time mode (--aot only).
+if $aot; then
+    if [ "$("$toolchains/weval/bin/weval" --version 2>/dev/null)" != "weval $weval" ]; then
+        cargo install --locked --quiet --root "$toolchains/weval" weval --version "$weval"
+    fi
+    "$toolchains/weval/bin/weval" --version
+fi

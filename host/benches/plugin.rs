@@ -81,8 +81,24 @@ fn languages(wasm: &dyn Fn(&str) -> Vec<u8>, quick: bool) {
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out).unwrap();
     let out_arg = out.to_str().unwrap();
+    let js_bare = |out: &str, aot: bool| {
+        let mut command = vec![
+            "node".into(),
+            format!("{}/sdk/js/build.mjs", root.display()),
+            "--world".into(),
+            "filter-plugin".into(),
+            "--source".into(),
+            bare.join("bare.js").display().to_string(),
+            "--out".into(),
+            format!("{out_arg}/{out}"),
+        ];
+        if aot {
+            command.push("--aot".into());
+        }
+        command
+    };
     // (row, the build's command line, the .wasm it writes, config)
-    let sources: [(&str, Vec<String>, &str, &str); 7] = [
+    let sources: [(&str, Vec<String>, &str, &str); 10] = [
         (
             "Python",
             vec![
@@ -101,6 +117,17 @@ fn languages(wasm: &dyn Fn(&str) -> Vec<u8>, quick: bool) {
                 out_arg.into(),
             ],
             "js-restart-filter.wasm",
+            CONFIG,
+        ),
+        (
+            "JavaScript, ahead of time",
+            vec![
+                "bash".into(),
+                format!("{}/plugins/js-restart-filter/build.sh", root.display()),
+                format!("{out_arg}/aot"),
+                "--aot".into(),
+            ],
+            "aot/js-restart-filter.wasm",
             CONFIG,
         ),
         (
@@ -134,16 +161,7 @@ fn languages(wasm: &dyn Fn(&str) -> Vec<u8>, quick: bool) {
         ),
         (
             "JavaScript, bare bindings, reading",
-            vec![
-                "node".into(),
-                format!("{}/sdk/js/build.mjs", root.display()),
-                "--world".into(),
-                "filter-plugin".into(),
-                "--source".into(),
-                bare.join("bare.js").display().to_string(),
-                "--out".into(),
-                format!("{out_arg}/js-bare.wasm"),
-            ],
+            js_bare("js-bare.wasm", false),
             "js-bare.wasm",
             r#"{"read": true}"#,
         ),
@@ -151,6 +169,18 @@ fn languages(wasm: &dyn Fn(&str) -> Vec<u8>, quick: bool) {
             "JavaScript, bare bindings, no-op",
             vec![],
             "js-bare.wasm",
+            r#"{"read": false}"#,
+        ),
+        (
+            "JavaScript, bare bindings, reading, ahead of time",
+            js_bare("js-bare-aot.wasm", true),
+            "js-bare-aot.wasm",
+            r#"{"read": true}"#,
+        ),
+        (
+            "JavaScript, bare bindings, no-op, ahead of time",
+            vec![],
+            "js-bare-aot.wasm",
             r#"{"read": false}"#,
         ),
     ];
@@ -164,7 +194,7 @@ fn languages(wasm: &dyn Fn(&str) -> Vec<u8>, quick: bool) {
             let status = Command::new(&command[0]).args(&command[1..]).status();
             if !status.is_ok_and(|s| s.success()) {
                 println!(
-                    "\n{row}: `{}` fails (run tests/setup.sh for the toolchains); skipped",
+                    "\n{row}: `{}` fails (run tests/setup.sh for the toolchains, with --aot for the ahead-of-time rows); skipped",
                     command.join(" ")
                 );
                 continue;

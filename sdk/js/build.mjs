@@ -10,8 +10,15 @@
 // in `$GRW_TOOLCHAINS/js/node_modules`, else in the nearest node_modules
 // above the plugin (a plugin project's `npm install`), else in the
 // repository's `target/toolchains`, where `tests/setup.sh` installs it.
+//
+// `--aot` compiles the plugin's JavaScript ahead of time with weval (see
+// sdk/js/README.md, "Ahead-of-time compilation"): a cheaper call, a few
+// megabytes more component. It needs the weval binary: `$GRW_WEVAL`, else
+// `weval/bin/weval` in `$GRW_TOOLCHAINS` or the repository's
+// target/toolchains (where `tests/setup.sh --aot` installs it from
+// crates.io), else `weval` on the PATH.
 
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { access, constants, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -31,7 +38,9 @@ const WIT_VERSION = "0.2.0";
 /** A component (not a core module): `\0asm`, version 0x0d, layer 1. */
 const COMPONENT_HEADER = Buffer.from([0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00]);
 
-const USAGE = `usage: node build.mjs --world <filter-plugin|notifier-plugin|analyzer-plugin> --source <plugin.js> --out <plugin.wasm> [--wit <dir or file>]`;
+const USAGE = `usage: node build.mjs --world <filter-plugin|notifier-plugin|analyzer-plugin> --source <plugin.js> --out <plugin.wasm> [--wit <dir or file>] [--aot]`;
+/** The weval release componentize-js's ahead-of-time mode is made for. */
+const WEVAL_VERSION = "0.5.1";
 
 class BuildError extends Error {}
 
@@ -44,6 +53,7 @@ function options() {
         source: { type: "string" },
         out: { type: "string" },
         wit: { type: "string" },
+        aot: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -66,6 +76,7 @@ function options() {
     source: resolve(values.source),
     out: resolve(values.out),
     wit: resolve(values.wit ?? join(repoRoot, "wit")),
+    aot: values.aot === true,
   };
 }
 
@@ -82,6 +93,20 @@ async function toolchainModules(source) {
     if (dirname(dir) === dir) break;
   }
   return join(repoRoot, "target", "toolchains", "js", "node_modules");
+}
+
+/** The weval binary for `--aot`: `$GRW_WEVAL`, the toolchains directory's, or the PATH's. */
+async function wevalBinary() {
+  const toolchains = process.env.GRW_TOOLCHAINS ? resolve(process.env.GRW_TOOLCHAINS) : join(repoRoot, "target", "toolchains");
+  const candidates = process.env.GRW_WEVAL
+    ? [resolve(process.env.GRW_WEVAL)]
+    : [join(toolchains, "weval", "bin", "weval"), ...(process.env.PATH ?? "").split(":").filter(Boolean).map((dir) => join(dir, "weval"))];
+  for (const candidate of candidates) {
+    if (await access(candidate, constants.X_OK).then(() => true, () => false)) return candidate;
+  }
+  throw new BuildError(
+    `--aot needs weval ${WEVAL_VERSION}, which is not in ${candidates[0]}${process.env.GRW_WEVAL ? "" : " or on the PATH"}; install it with \`tests/setup.sh --aot\` (or \`cargo install weval --version ${WEVAL_VERSION} --locked\`), or point GRW_WEVAL at it`,
+  );
 }
 
 /** Imports an ES module package from the toolchain's node_modules, by its package.json. */
@@ -153,6 +178,7 @@ async function main() {
   const nodeModules = await toolchainModules(opts.source);
   const { componentize } = await importPackage(nodeModules, "@bytecodealliance/componentize-js");
   const rolldown = await importPackage(nodeModules, "rolldown");
+  const wevalBin = opts.aot ? await wevalBinary() : undefined;
 
   const started = Date.now();
   const work = await mkdtemp(join(tmpdir(), "grw-js-build-"));
@@ -171,6 +197,7 @@ async function main() {
         worldName: opts.world,
         // GRW grants no wasi:http; the fetch features would import it.
         disableFeatures: ["http", "fetch-event"],
+        ...(opts.aot ? { enableAot: true, wevalBin } : {}),
       }));
     } catch (e) {
       throw new BuildError(`componentize-js failed: ${e.message}`);
@@ -184,7 +211,8 @@ async function main() {
     }
     await writeFile(opts.out, bytes);
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    console.error(`built ${opts.out} (${opts.world}, ${bytes.length} bytes) in ${seconds} s`);
+    const mode = opts.aot ? ", compiled ahead of time" : "";
+    console.error(`built ${opts.out} (${opts.world}${mode}, ${bytes.length} bytes) in ${seconds} s`);
   } finally {
     await rm(work, { recursive: true, force: true });
   }

@@ -129,6 +129,7 @@ const EVENT_TYPES = ["ADDED", "MODIFIED", "DELETED"];
 const ORIGINS = ["initial", "watch", "relist"];
 
 function eventTypeOf(value) {
+  if (value === "ADDED" || value === "MODIFIED" || value === "DELETED") return value;
   const type = typeof value === "string" ? value.toUpperCase() : value;
   if (!EVENT_TYPES.includes(type)) {
     throw new TypeError(`unknown event type ${describe(value)}; use one of ${EVENT_TYPES.join(", ")}`);
@@ -137,6 +138,7 @@ function eventTypeOf(value) {
 }
 
 function originOf(value) {
+  if (value === "watch" || value === "initial" || value === "relist") return value;
   const origin = typeof value === "string" ? value.toLowerCase() : value;
   if (!ORIGINS.includes(origin)) {
     throw new TypeError(`unknown origin ${describe(value)}; use one of ${ORIGINS.join(", ")}`);
@@ -306,6 +308,10 @@ function valueAt(value, segments) {
   return current;
 }
 
+/** Paths parsed from text, by text; at most PARSED_PATHS_KEPT of them. */
+const PARSED_PATHS = new Map();
+const PARSED_PATHS_KEPT = 1024;
+
 /**
  * A checked path to a field of an object, written dotted
  * (`spec.containers.0.image`; a number indexes an array) or as a JSON
@@ -335,8 +341,20 @@ export class FieldPath {
     return new FieldPath(text, segments);
   }
 
-  /** A path from its text, from segments (`["status", "phase"]`, taken as they are), or a path. */
+  /**
+   * A path from its text, from segments (`["status", "phase"]`, taken as
+   * they are), or a path. Texts are parsed once and remembered: a plugin
+   * names the same few paths on every event.
+   */
   static from(path) {
+    if (typeof path === "string") {
+      let parsed = PARSED_PATHS.get(path);
+      if (parsed === undefined) {
+        parsed = FieldPath.parse(path);
+        if (PARSED_PATHS.size < PARSED_PATHS_KEPT) PARSED_PATHS.set(path, parsed);
+      }
+      return parsed;
+    }
     if (path instanceof FieldPath) return path;
     if (Array.isArray(path)) {
       const segments = path.map(String);
@@ -448,7 +466,7 @@ export class ObjectView {
   #source;
   #json;
   #parsed; // {value} or {error}
-  #meta = new Map();
+  #meta; // a Map, made on first use
 
   constructor(source) {
     if (typeof source?.json !== "function" || typeof source?.get !== "function") {
@@ -470,6 +488,7 @@ export class ObjectView {
   }
 
   #cached(key, read) {
+    this.#meta ??= new Map();
     if (!this.#meta.has(key)) this.#meta.set(key, read());
     return this.#meta.get(key);
   }
@@ -555,7 +574,7 @@ export class ObjectView {
 
   /** One label's value, or `undefined`. Asks for that label alone unless all were fetched. */
   label(key) {
-    if (this.#meta.has("labels") || this.#parsedValue() !== undefined || typeof this.#source.label !== "function") {
+    if (this.#meta?.has("labels") || this.#parsedValue() !== undefined || typeof this.#source.label !== "function") {
       return lookup(this.#pairs("labels").pairs, key);
     }
     return this.#source.label(key) ?? undefined;
@@ -568,7 +587,7 @@ export class ObjectView {
 
   /** One annotation's value (string annotations only), or `undefined`. */
   annotation(key) {
-    if (this.#meta.has("annotations") || this.#parsedValue() !== undefined || typeof this.#source.annotation !== "function") {
+    if (this.#meta?.has("annotations") || this.#parsedValue() !== undefined || typeof this.#source.annotation !== "function") {
       return lookup(this.#pairs("annotations").pairs, key);
     }
     return this.#source.annotation(key) ?? undefined;
@@ -588,7 +607,7 @@ export class ObjectView {
     const { segments } = FieldPath.from(path);
     const value = this.#parsedValue();
     if (value !== undefined) return valueAt(value, segments);
-    const text = this.#source.get([...segments]);
+    const text = this.#source.get(segments);
     if (text === undefined || text === null) return undefined;
     return JSON.parse(text);
   }

@@ -198,6 +198,61 @@ fn the_restart_filter_decides_alike_in_rust_python_javascript_and_c() {
     }
 }
 
+/// `build.mjs --aot`: without weval, an error that says where it looked
+/// and how to install it; with weval (`tests/setup.sh --aot`, which CI does
+/// not run: weval builds from source for minutes), a component that decides
+/// as the Rust filter does.
+#[test]
+fn the_javascript_filter_compiled_ahead_of_time_decides_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("aot.wasm");
+    let build = |weval: &Path| {
+        Command::new("node")
+            .arg(workspace().join("sdk/js/build.mjs"))
+            .args(["--world", "filter-plugin", "--source"])
+            .arg(workspace().join("plugins/js-restart-filter/plugin.js"))
+            .arg("--out")
+            .arg(&out)
+            .arg("--aot")
+            .env("GRW_WEVAL", weval)
+            .output()
+            .unwrap()
+    };
+
+    let missing = dir.path().join("no-weval-here");
+    let failed = build(&missing);
+    let said = String::from_utf8_lossy(&failed.stderr);
+    assert!(!failed.status.success(), "{said}");
+    assert!(
+        said.contains(&format!(
+            "error: --aot needs weval 0.5.1, which is not in {}; install it with `tests/setup.sh --aot`",
+            missing.display()
+        )),
+        "{said}"
+    );
+    assert!(!out.exists(), "nothing is written when the build fails");
+
+    let weval = toolchains().join("weval/bin/weval");
+    if !weval.exists() {
+        eprintln!(
+            "weval is not installed (tests/setup.sh --aot): the ahead-of-time build is not tried"
+        );
+        return;
+    }
+    let built = build(&weval);
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let config = r#"{"minRestarts": 1}"#;
+    let rust = decisions(
+        &grw_e2e::plugins::plugin_wasm("grw-plugin-restart-filter"),
+        config,
+    );
+    assert_eq!(decisions(&out, config), rust);
+}
+
 async fn status(grw: &Grw, name: &str) -> Value {
     grw.get(&format!("/api/v1/plugins/{name}")).await.1
 }

@@ -229,3 +229,32 @@ test("field paths: dotted and JSON pointers", () => {
   assert.ok(!FieldPath.parse("metadata.labels").covers(["metadata"]));
   assert.throws(() => new Event("ADDED", {}).field("a..b"), /empty segment/);
 });
+
+test("a path's text is parsed once; what the host is handed cannot change it", () => {
+  assert.equal(FieldPath.from("status.phase"), FieldPath.from("status.phase"));
+  assert.ok(Object.isFrozen(FieldPath.from("status.phase").segments));
+  // A malformed path is not kept: it throws every time.
+  assert.throws(() => FieldPath.from("a..b"), /empty segment/);
+  assert.throws(() => FieldPath.from("a..b"), /empty segment/);
+  // The host gets the kept segments; a source that tried to change them fails.
+  const asked = [];
+  const source = {
+    json: () => "{}",
+    get(path) {
+      asked.push(path);
+      assert.throws(() => path.push("x"), TypeError);
+      return '"Running"';
+    },
+  };
+  const event = new Event("MODIFIED", source);
+  assert.equal(event.field("status.phase"), "Running");
+  assert.equal(event.field("status.phase"), "Running");
+  assert.deepEqual(asked, [["status", "phase"], ["status", "phase"]]);
+});
+
+test("event types and origins are checked whatever their case", () => {
+  assert.equal(new Event("modified", {}, { origin: "RELIST" }).type, "MODIFIED");
+  assert.equal(new Event("MODIFIED", {}, { origin: "RELIST" }).origin, "relist");
+  assert.throws(() => new Event("CHANGED", {}), /unknown event type "CHANGED"; use one of ADDED, MODIFIED, DELETED/);
+  assert.throws(() => new Event("ADDED", {}, { origin: "replay" }), /unknown origin "replay"; use one of initial, watch, relist/);
+});
