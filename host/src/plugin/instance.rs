@@ -34,6 +34,12 @@ use crate::store::{Change, StoredObject};
 /// anything being wrong with the plugin.
 pub const INIT_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// The epoch deadline of making an instance and of its `init`: a call's
+/// (`ticks`), or [`INIT_TIMEOUT`]'s if that is later.
+fn init_ticks(ticks: u64) -> u64 {
+    ticks.max(deadline_ticks(INIT_TIMEOUT))
+}
+
 /// Guest time after a notifier's budget: enough to build a result from the
 /// host's answer (microseconds of work), with room for a 10 ms epoch tick.
 pub const AFTER_BUDGET: Duration = Duration::from_millis(250);
@@ -164,7 +170,7 @@ impl Linked {
         } else {
             deadline_ticks(limits.timeout)
         };
-        store.set_epoch_deadline(ticks.max(deadline_ticks(INIT_TIMEOUT)));
+        store.set_epoch_deadline(init_ticks(ticks));
         let failed = |e| PluginError::Instantiate(CallError::new(e));
         let exports = match &self.pre {
             Pre::Filter(p) => Exports::Filter(p.instantiate(&mut store).map_err(failed)?),
@@ -204,8 +210,7 @@ impl Instance {
     /// Calls `init` with the configuration, within at least [`INIT_TIMEOUT`].
     pub(super) fn init(&mut self, config: &str) -> Result<Interest, PluginError> {
         self.start_call();
-        self.store
-            .set_epoch_deadline(self.ticks.max(deadline_ticks(INIT_TIMEOUT)));
+        self.store.set_epoch_deadline(init_ticks(self.ticks));
         let store = &mut self.store;
         let answer = match &self.exports {
             Exports::Filter(e) => e
