@@ -31,6 +31,7 @@ pytest=9.2.0
 componentize_js=0.23.0
 weval=0.5.1
 rolldown=1.3.2
+typescript=7.0.2
 
 rustup target add wasm32-wasip2
 # The image's static binary (tests/tests/image.rs builds it): Rust's musl
@@ -88,15 +89,18 @@ fi
 
 # JavaScript plugins: componentize-js, driven through its API by
 # sdk/js/build.mjs, which bundles a plugin with the SDK by rolldown first;
-# Node.js's own test runner runs their native tests.
+# Node.js's own test runner runs their native tests. TypeScript checks the
+# SDK's code against its JSDoc types and generates its declarations
+# (sdk/js/test/types.test.mjs); pinned, as its output is compared.
 js="$toolchains/js"
 version() { node -p "require('$js/node_modules/$1/package.json').version" 2>/dev/null || true; }
 if [ "$(version @bytecodealliance/componentize-js)" != "$componentize_js" ] ||
-    [ "$(version rolldown)" != "$rolldown" ]; then
+    [ "$(version rolldown)" != "$rolldown" ] ||
+    [ "$(version typescript)" != "$typescript" ]; then
     npm install --silent --no-audit --no-fund --prefix "$js" \
-        "@bytecodealliance/componentize-js@$componentize_js" "rolldown@$rolldown"
+        "@bytecodealliance/componentize-js@$componentize_js" "rolldown@$rolldown" "typescript@$typescript"
 fi
-echo "componentize-js $componentize_js (node $(node --version))"
+echo "componentize-js $componentize_js, typescript $typescript (node $(node --version))"
 
 # weval, for componentize-js's ahead-of-time mode (--aot only).
 if $aot; then
