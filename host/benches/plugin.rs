@@ -272,8 +272,9 @@ fn languages(wasm: &dyn Fn(&str) -> Vec<u8>, quick: bool) {
                 });
             }
         });
-        let per_instance = (rss_bytes().saturating_sub(before)) as f64
-            / plugin.instances().saturating_sub(1).max(1) as f64;
+        let instances = plugin.instances().expect("a component has instances");
+        let per_instance =
+            (rss_bytes().saturating_sub(before)) as f64 / instances.saturating_sub(1).max(1) as f64;
         assert!(plugin.decide(&gvk, &change), "the bench Pod passes");
         rows.push((
             format!(
@@ -288,7 +289,7 @@ fn languages(wasm: &dyn Fn(&str) -> Vec<u8>, quick: bool) {
                 ms(cached),
                 ms(full),
                 per_instance / f64::from(1 << 20),
-                plugin.instances(),
+                instances,
             ),
             plugin,
             cache,

@@ -159,10 +159,13 @@ pub async fn run(
 /// a component compiled for the first time goes on in the background.
 const PLUGINS_AT_START: Duration = Duration::from_secs(2);
 
-/// Loads the plugin directory (see [`PLUGINS_AT_START`]), then follows it.
+/// Starts the built-in analyzers, loads the plugin directory (see
+/// [`PLUGINS_AT_START`]), then follows it.
 async fn load_plugins(config: &Config, metrics: &Arc<Metrics>) -> anyhow::Result<Arc<Plugins>> {
     let Some(dir) = config.plugin_dir.clone() else {
-        return Ok(Plugins::none(metrics.clone()));
+        let plugins = Plugins::none(metrics.clone());
+        plugins.start_built_in(&config.builtin_analyzers)?;
+        return Ok(plugins);
     };
     if !dir.is_dir() {
         anyhow::bail!("pluginDir {} is not a directory", dir.display());
@@ -178,6 +181,7 @@ async fn load_plugins(config: &Config, metrics: &Arc<Metrics>) -> anyhow::Result
         config.plugin_allowed_hosts.clone(),
         metrics.clone(),
     )?;
+    plugins.start_built_in(&config.builtin_analyzers)?;
     let scanning = plugins.clone();
     tokio::task::spawn_blocking(move || scanning.scan_at_start(PLUGINS_AT_START)).await?;
     plugins.watch().map_err(anyhow::Error::msg)?;

@@ -275,9 +275,14 @@ fn standalone_renders_into_valid_objects_that_grant_exactly_what_it_watches() {
     );
     assert!(election.identity.is_none() && election.lease_namespace.is_none());
 
-    // Exactly what the configuration watches, cluster-wide, and discovery;
-    // in its own namespace, its Lease.
-    assert_eq!(granted(&objects, "ClusterRole"), watched(&config));
+    // Exactly what the configuration watches, cluster-wide (with the kinds
+    // the built-in analyzers follow, Istio's custom ones among them, so
+    // CustomResourceDefinitions too), and discovery; in its own namespace,
+    // its Lease.
+    let mut expected = watched(&config);
+    assert!(expected.contains("networking.istio.io/virtualservices"));
+    expected.insert("apiextensions.k8s.io/customresourcedefinitions".into());
+    assert_eq!(granted(&objects, "ClusterRole"), expected);
     assert!(granted(&objects, "Role").is_empty());
     let role = one(&objects, "Role");
     assert_eq!(role["metadata"]["namespace"], "grw");

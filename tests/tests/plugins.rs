@@ -140,7 +140,7 @@ async fn shipped_filters_decide_on_real_events() {
     assert_eq!(status, 400);
     assert!(
         body["message"].as_str().unwrap().contains(
-            "unknown filter plugin `nope`; loaded plugins: frontend, replicas, shop-only"
+            "unknown filter plugin `nope`; loaded plugins: frontend, istio-gateways, ownership, references, replicas, services, shop-only"
         ),
         "{body}"
     );

@@ -1,7 +1,8 @@
 //! Relationship analysis end to end: the real `grw` with the shipped
-//! analyzer components, over the bundled recording and against the fake
-//! API server, with edges following changes at either end, analyzer
-//! faults, reloads and removals, and the routes that answer from the index.
+//! analyzers (built in, and as components), over the bundled recording and
+//! against the fake API server, with edges following changes at either
+//! end, analyzer faults, reloads and removals, and the routes that answer
+//! from the index.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -184,12 +185,277 @@ async fn the_daemon_finds_the_recorded_clusters_expected_edges() {
     assert_eq!(elsewhere["data"], json!([]));
 }
 
+/// The README's run command: the recording, and nothing else configured.
+#[tokio::test]
+async fn the_built_in_analyzers_find_the_same_edges_with_nothing_installed() {
+    let grw = Grw::start(
+        json!({}),
+        &["--replay", bundled_recording().to_str().unwrap()],
+    )
+    .await;
+    grw.wait_ready(Duration::from_secs(60)).await;
+    let body = settled_edges(&grw, "/api/v1/relations").await;
+    let expected: BTreeSet<String> = include_str!("../data/expected-edges.txt")
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(lines(&body), expected);
+
+    let (_, plugins) = grw.get("/api/v1/plugins").await;
+    assert_eq!(plugins["enabled"], false, "no plugin directory: {plugins}");
+    let names: Vec<&str> = plugins["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|status| {
+            assert_eq!(status["origin"], "built-in", "{status}");
+            assert_eq!(status["state"], "ready", "{status}");
+            assert_eq!(status["kind"], "analyzer", "{status}");
+            assert!(status["hash"].is_null(), "{status}");
+            assert!(
+                status["analysis"]["edges"].as_u64().unwrap() > 0,
+                "{status}"
+            );
+            status["name"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(
+        names,
+        ["istio-gateways", "ownership", "references", "services"]
+    );
+
+    // A Deployment: its ReplicaSet, and one step further its Pods.
+    let kinds_around = |around: &Value| -> BTreeSet<String> {
+        around["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                format!(
+                    "{} {}",
+                    e["relation"].as_str().unwrap(),
+                    e["to"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    let (status, around) = grw
+        .get("/api/v1/namespaces/shop/relations/deployments/frontend")
+        .await;
+    assert_eq!(status, 200, "{around}");
+    let one_step = kinds_around(&around);
+    assert!(!one_step.is_empty(), "{around}");
+    assert!(
+        one_step
+            .iter()
+            .all(|e| e.starts_with("owns apps/ReplicaSet shop/frontend-")),
+        "{around}"
+    );
+    let (_, around) = grw
+        .get("/api/v1/namespaces/shop/relations/deployments/frontend?depth=2")
+        .await;
+    let pods: Vec<&Value> = around["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["kind"] == "Pod")
+        .collect();
+    assert!(!pods.is_empty(), "{around}");
+    assert!(pods.iter().all(|p| p["exists"] == true), "{around}");
+
+    // The earlier GRW's route answers with nothing installed.
+    let (status, hosts) = grw.get("/analyze/istioGatewayHosts").await;
+    assert_eq!(status, 200, "{hosts}");
+    assert_eq!(hosts["data"][0]["gatewayName"], "shop-gateway", "{hosts}");
+}
+
+#[tokio::test]
+async fn a_plugin_file_replaces_a_built_in_analyzer_until_it_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = plugin_dir(dir.path(), &[]);
+    let grw = Grw::start(
+        json!({"pluginDir": plugins, "pluginCacheDir": plugins.join(".cache")}),
+        &["--replay", bundled_recording().to_str().unwrap()],
+    )
+    .await;
+    grw.wait_ready(Duration::from_secs(60)).await;
+    let owns = |body: &Value| {
+        body["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["relation"] == "owns")
+            .count()
+    };
+    let built_in = owns(&settled_edges(&grw, "/api/v1/relations").await);
+    assert!(built_in > 0);
+
+    // The same analyzer as a file, told to read only Pods' owners.
+    install(
+        &plugins,
+        "ownership",
+        "grw-plugin-ownership",
+        Some(json!({"kind": "analyzer", "config": {"kinds": [{"kind": "Pod"}]}})),
+    );
+    let replaced = eventually(Duration::from_secs(30), || async {
+        let (_, status) = grw.get("/api/v1/plugins/ownership").await;
+        status["origin"] == "file" && status["state"] == "ready"
+    })
+    .await;
+    assert!(replaced, "{:?}", grw.get("/api/v1/plugins/ownership").await);
+    let (_, status) = grw.get("/api/v1/plugins/ownership").await;
+    assert_eq!(status["hash"].as_str().unwrap().len(), 64, "{status}");
+    let only_pods = owns(&settled_edges(&grw, "/api/v1/relations").await);
+    assert!(
+        0 < only_pods && only_pods < built_in,
+        "{only_pods} of {built_in}"
+    );
+
+    // A file that does not load leaves the built-in one serving.
+    std::fs::write(plugins.join("services.wasm"), b"not a component").unwrap();
+    let stale = eventually(Duration::from_secs(10), || async {
+        let (_, status) = grw.get("/api/v1/plugins/services").await;
+        status["state"] == "stale"
+    })
+    .await;
+    let (_, status) = grw.get("/api/v1/plugins/services").await;
+    assert!(stale, "{status}");
+    assert_eq!(status["origin"], "built-in", "{status}");
+    assert!(
+        status["lastError"]
+            .as_str()
+            .unwrap()
+            .contains("not a valid WebAssembly component"),
+        "{status}"
+    );
+
+    // Removing the files brings the built-in analyzers back.
+    std::fs::remove_file(plugins.join("ownership.wasm")).unwrap();
+    std::fs::remove_file(plugins.join("services.wasm")).unwrap();
+    let back = eventually(Duration::from_secs(10), || async {
+        let (_, plugins) = grw.get("/api/v1/plugins").await;
+        plugins["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["origin"] == "built-in" && s["state"] == "ready")
+    })
+    .await;
+    assert!(back, "{:?}", grw.get("/api/v1/plugins").await);
+    assert_eq!(
+        owns(&settled_edges(&grw, "/api/v1/relations").await),
+        built_in
+    );
+}
+
+#[tokio::test]
+async fn built_in_analyzers_are_chosen_by_a_config_key() {
+    let recording = bundled_recording();
+    let replay = ["--replay", recording.to_str().unwrap()];
+    let grw = Grw::start(json!({"builtinAnalyzers": ["ownership"]}), &replay).await;
+    grw.wait_ready(Duration::from_secs(60)).await;
+    let body = settled_edges(&grw, "/api/v1/relations").await;
+    let analyzers: BTreeSet<&str> = body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["analyzer"].as_str().unwrap())
+        .collect();
+    assert_eq!(analyzers, BTreeSet::from(["ownership"]));
+    let (status, body) = grw.get("/analyze/istioGatewayHosts").await;
+    assert_eq!(status, 503, "{body}");
+
+    let grw = Grw::start(json!({"builtinAnalyzers": false}), &replay).await;
+    grw.wait_ready(Duration::from_secs(60)).await;
+    let (_, plugins) = grw.get("/api/v1/plugins").await;
+    assert_eq!(plugins["items"], json!([]), "{plugins}");
+    let (_, body) = settled_edges_or_none(&grw).await;
+    assert_eq!(body["items"], json!([]), "{body}");
+}
+
+/// Against an API server, with a configuration file of the earlier GRW
+/// (its keys only, no plugin directory): its Istio route answers.
+#[tokio::test]
+async fn the_earlier_grws_configuration_alone_answers_the_istio_route() {
+    let fake = FakeApiServer::start(FakeApiOptions {
+        token: Some(TOKEN.into()),
+        ..FakeApiOptions::default()
+    })
+    .await;
+    fake.load_recording(&bundled_recording(), None).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let config = json!({
+        "minLogLevel": "info",
+        "initialWatchingResources": [
+            {"group": "apps", "version": "v1", "kind": "Deployment", "watchOptions": null,
+             "notifiers": [{"webhookUrls": ["http://127.0.0.1:9/deployments"], "eventTypes": ["ADDED"]}]},
+            {"group": "core", "version": "v1", "kind": "Pod"}
+        ],
+        "globalWebhookUrls": [],
+        "enableSyncApiGroups": true,
+        "apiGroupsSyncIntervalSecond": 30,
+        "k8sClientConfig": {
+            "autoInClusterConfig": false,
+            "authType": "BearerToken",
+            "kubeConfigFilePath": "",
+            "apiServerUrl": fake.url(),
+            "tokenFilePath": token_file,
+            "autoKeepAlive": true,
+            "autoReconnect": true
+        }
+    });
+    let grw = Grw::start_in(dir, config, &[]).await;
+    grw.wait_ready(Duration::from_secs(60)).await;
+    // Asked at once: the route waits for the analyzer's first look.
+    let (status, hosts) = grw.get("/analyze/istioGatewayHosts").await;
+    assert_eq!(status, 200, "{hosts}");
+    assert_eq!(hosts["message"], "Gateway hosts fetched");
+    let data = hosts["data"].as_array().unwrap();
+    assert_eq!(data.len(), 1, "{hosts}");
+    assert_eq!(
+        (&data[0]["namespace"], &data[0]["gatewayName"]),
+        (&json!("ingress"), &json!("shop-gateway"))
+    );
+    let pairs: Vec<(&str, &str)> = data[0]["serviceHosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["serviceName"].as_str().unwrap(),
+                h["host"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("frontend", "frontend.shop.example.com"),
+            ("payments-api", "api.shop.example.com")
+        ]
+    );
+    let (_, shop) = grw.get("/analyze/istioGatewayHosts?ns=shop").await;
+    assert_eq!(shop["data"], json!([]));
+}
+
+/// The index of a daemon that has nothing to analyze.
+async fn settled_edges_or_none(grw: &Grw) -> (u16, Value) {
+    let answered = eventually(Duration::from_secs(10), || async {
+        grw.get("/api/v1/relations").await.1["pending"] == 0
+    })
+    .await;
+    assert!(answered);
+    grw.get("/api/v1/relations").await
+}
+
 #[tokio::test]
 async fn relation_queries_explain_bad_input() {
     let dir = tempfile::tempdir().unwrap();
     let plugins = plugin_dir(dir.path(), &[]);
     let grw = Grw::start(
-        json!({"pluginDir": plugins}),
+        json!({"pluginDir": plugins, "builtinAnalyzers": false}),
         &["--replay", bundled_recording().to_str().unwrap()],
     )
     .await;
@@ -232,7 +498,7 @@ async fn relation_queries_explain_bad_input() {
         body["message"]
             .as_str()
             .unwrap()
-            .contains("put plugins/istio-gateways into pluginDir"),
+            .contains("turn the built-in `istio-gateways` on (config key `builtinAnalyzers`)"),
         "{body}"
     );
     // An object nothing relates to: itself, and no edges.
@@ -256,7 +522,7 @@ async fn cluster() -> FakeApiServer {
 
 /// grw against `fake`, with `analyzers` in its plugin directory and no
 /// configured kinds: the analyzers' interests and lookups decide what is
-/// watched.
+/// watched. The built-in analyzers are off, so that only those run.
 async fn grw(fake: &FakeApiServer, analyzers: &[(&str, &str)]) -> Grw {
     let dir = tempfile::tempdir().unwrap();
     let token_file = dir.path().join("token");
@@ -268,6 +534,7 @@ async fn grw(fake: &FakeApiServer, analyzers: &[(&str, &str)]) -> Grw {
         "apiGroupsSyncIntervalSecond": 3600,
         "pluginDir": plugins,
         "pluginCacheDir": plugins.join(".cache"),
+        "builtinAnalyzers": false,
     });
     let grw = Grw::start_in(dir, config, &[]).await;
     grw.wait_ready(Duration::from_secs(60)).await;
@@ -429,6 +696,47 @@ async fn until_mentions(grw: &Grw, want: &[(&str, bool)]) {
         "mentions {:?}, expected {want:?}",
         mentions(grw).await
     );
+}
+
+#[tokio::test]
+async fn a_handle_kept_past_its_call_traps_instead_of_reading_another_object() {
+    let fake = cluster().await;
+    fake.create(config_map("a", json!({"mentions": "b"})))
+        .unwrap();
+    fake.create(config_map("b", json!({}))).unwrap();
+    let grw = grw(&fake, &[]).await;
+    let plugins = grw.dir.path().join("plugins");
+    // One instance, so the next call is made where the handle was kept.
+    install(
+        &plugins,
+        "mentions",
+        "grw-test-plugin-analyzer-fault",
+        Some(json!({"kind": "analyzer", "limits": {"instances": 1}})),
+    );
+    until_mentions(&grw, &[("a>b", false)]).await;
+
+    // `k`'s analysis keeps what its lookup of `b` answered...
+    fake.create(config_map("k", json!({"mentions": "b", "fault": "keep"})))
+        .unwrap();
+    until_mentions(&grw, &[("a>b", false), ("k>b", false)]).await;
+    // ... and the next analysis, of `a`, reads it: that call traps, so `a`
+    // keeps its last edges, marked stale, and reads nothing of `b`.
+    fake.update(config_map("a", json!({"mentions": "c"})))
+        .unwrap();
+    until_mentions(&grw, &[("a>b", true), ("k>b", false)]).await;
+    let (_, body) = grw.get("/api/v1/relations?relation=mentions").await;
+    let reason = body["items"][0]["staleReason"].as_str().unwrap();
+    assert!(
+        reason.contains("used an object handle from an earlier call"),
+        "{body}"
+    );
+    let (_, read) = grw.get("/api/v1/relations?relation=read-kept").await;
+    assert_eq!(read["items"], json!([]), "{read}");
+
+    // The instance that trapped is replaced; the next analysis is sound.
+    fake.update(config_map("a", json!({"mentions": "d"})))
+        .unwrap();
+    until_mentions(&grw, &[("a>d", false), ("k>b", false)]).await;
 }
 
 #[tokio::test]
@@ -643,4 +951,156 @@ async fn relationship_changes_go_through_the_outbox_and_are_caught_up_after_a_re
     // Nothing else arrives: no repeat of what was told before the restart.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(receiver.accepted().len(), 5);
+}
+
+/// What one burst left: the index's edges, the most changes seen waiting
+/// for the analyzer at once, and how much the process grew.
+struct Burst {
+    edges: BTreeSet<String>,
+    most_pending: usize,
+    rss_growth_kib: u64,
+}
+
+/// The process's resident memory, KiB.
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
+        .unwrap()
+}
+
+/// The relations engine in this process, fed by a cache of 1,000
+/// ConfigMaps that changes 100,000 times as fast as it can (each change
+/// relabels one, so each is analyzed again), with the `mentions` analyzer
+/// taking `delay_micros` per analysis.
+async fn burst(delay_micros: u64) -> Burst {
+    use grw::config::WatchOptions;
+    use grw::gvk::{Gvk, ResourceInfo};
+    use grw::kube::{Catalog, Discovery};
+    use grw::metrics::Metrics;
+    use grw::plugin::{AllowedHosts, Limits, Plugins};
+    use grw::relations::Relations;
+    use grw::store::{ChangeType, Origin, StoredObject};
+    use grw::watch::{WatchSettings, Watches};
+    use std::sync::Arc;
+
+    const OBJECTS: usize = 1_000;
+    const ROUNDS: usize = 100;
+    let config_maps = ResourceInfo {
+        gvk: Gvk::new("", "v1", "ConfigMap"),
+        plural: "configmaps".into(),
+        namespaced: true,
+    };
+    let settings = WatchSettings {
+        history_size: 0,
+        ..WatchSettings::default()
+    };
+    let watches = Arc::new(Watches::new(None, settings, Arc::new(Metrics::new())));
+    let watch = watches.ensure(&config_maps, WatchOptions::default(), false);
+    // 2 KB of data each, so that changes held anywhere show in memory.
+    let payload = "x".repeat(2048);
+    let mut version = 0u64;
+    let mut object = |i: usize, mentions: usize| {
+        version += 1;
+        let object = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"namespace": "shop", "name": format!("cm-{i}"), "uid": format!("u-{i}"),
+                "resourceVersion": version.to_string(),
+                "labels": {"mentions": format!("cm-{}", mentions % OBJECTS)}},
+            "data": {"payload": payload}});
+        StoredObject::from_value(object, &config_maps.gvk, false).unwrap()
+    };
+    for i in 0..OBJECTS {
+        let added = object(i, i);
+        watch.cache.apply(ChangeType::Added, added, Origin::Initial);
+    }
+    watch.cache.mark_synced();
+
+    let dir = tempfile::tempdir().unwrap();
+    install(
+        dir.path(),
+        "mentions",
+        "grw-test-plugin-analyzer-fault",
+        Some(json!({"kind": "analyzer", "config": {"delayMicros": delay_micros}})),
+    );
+    let plugins = Plugins::new(
+        dir.path().to_path_buf(),
+        Some(dir.path().join(".cache")),
+        Limits::default(),
+        AllowedHosts::none(),
+        Arc::new(Metrics::new()),
+    )
+    .unwrap();
+    plugins.scan();
+    let discovery = Arc::new(Discovery::fixed(Catalog::fixed(vec![config_maps.clone()])));
+    let relations = Relations::start(watches.clone(), discovery, plugins);
+    let settle = |relations: Arc<Relations>| async move {
+        let settled = eventually(SETTLE, || async {
+            relations.pending() == 0 && relations.graph().edges().count() == OBJECTS
+        })
+        .await;
+        assert!(settled, "{} waiting", relations.pending());
+    };
+    settle(relations.clone()).await;
+
+    let rss_before = rss_kib();
+    let mut most_pending = 0;
+    for round in 1..=ROUNDS {
+        for i in 0..OBJECTS {
+            let changed = object(i, i + round);
+            watch
+                .cache
+                .apply(ChangeType::Modified, changed, Origin::Watch);
+        }
+        most_pending = most_pending.max(relations.pending());
+        tokio::task::yield_now().await;
+    }
+    let rss_after = rss_kib();
+    settle(relations.clone()).await;
+    let edges = relations
+        .graph()
+        .edges()
+        .map(|e| format!("{}>{}", e.from.name, e.to.name))
+        .collect();
+    Burst {
+        edges,
+        most_pending,
+        rss_growth_kib: rss_after.saturating_sub(rss_before),
+    }
+}
+
+/// The engine's queue is bounded (`grw::relations::QUEUE_CAPACITY`): under
+/// an analyzer far slower than a burst of 100,000 changes, what waits
+/// stays within the queue (a feed that finds it full falls behind its
+/// cache and starts over from the cache's state), so memory does not grow
+/// with the burst, and the index ends where a fast analyzer's does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_under_a_slow_analyzer_waits_in_bounded_memory_and_ends_alike() {
+    let fast = burst(0).await;
+    let slow = burst(300).await;
+    let expected: BTreeSet<String> = (0..1_000)
+        .map(|i| format!("cm-{i}>cm-{}", (i + 100) % 1_000))
+        .collect();
+    assert_eq!(fast.edges, expected);
+    assert_eq!(slow.edges, expected);
+    // The queue, plus what each of the two feeds (ConfigMaps and nothing
+    // else) may hold while it waits for room, plus signals.
+    let bound = grw::relations::QUEUE_CAPACITY + 4;
+    assert!(
+        slow.most_pending <= bound,
+        "{} changes waited at once, more than {bound}",
+        slow.most_pending
+    );
+    // 100,000 changes of 2 KB objects: held until analyzed they would take
+    // 200 MB and more.
+    assert!(
+        slow.rss_growth_kib < 64 * 1024,
+        "the process grew by {} KiB over the burst",
+        slow.rss_growth_kib
+    );
+    eprintln!(
+        "fast: {} waiting at most, {} KiB; slow: {} waiting at most, {} KiB",
+        fast.most_pending, fast.rss_growth_kib, slow.most_pending, slow.rss_growth_kib
+    );
 }

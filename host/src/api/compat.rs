@@ -305,8 +305,9 @@ const ISTIO: &str = "networking.istio.io";
 /// Each Istio Gateway (in `ns`, when given) with the hosts of the
 /// VirtualServices bound to it that one of its servers accepts. Read from
 /// the relationship index: the `exposes` edges an analyzer of
-/// VirtualServices (the shipped `istio-gateways`) finds, so one must be
-/// loaded.
+/// VirtualServices (the built-in `istio-gateways`, or a plugin) finds, so
+/// one must run. The first answer waits for the analyzer to have seen
+/// every Gateway and VirtualService once.
 async fn istio_gateway_hosts(
     State(state): State<Arc<AppState>>,
     RawQuery(raw): RawQuery,
@@ -316,7 +317,7 @@ async fn istio_gateway_hosts(
     if !state.relations.covers(ISTIO, "VirtualService") {
         return Err(Envelope::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            "Gateway hosts come from an analyzer plugin of Istio VirtualServices, and none is loaded: put plugins/istio-gateways into pluginDir",
+            "Gateway hosts come from an analyzer of Istio VirtualServices, and none runs: turn the built-in `istio-gateways` on (config key `builtinAnalyzers`), or put such an analyzer plugin into pluginDir",
             Value::Null,
         ));
     }
@@ -344,6 +345,20 @@ async fn istio_gateway_hosts(
             .collect()
     };
     let services = state.relations.resource(ISTIO, "VirtualService");
+    if services.is_some() {
+        let kinds = [(ISTIO, "Gateway"), (ISTIO, "VirtualService")];
+        let timeout = state.config.sync_timeout;
+        if !state.relations.wait_analyzed(&kinds, timeout).await {
+            return Err(Envelope::new(
+                StatusCode::GATEWAY_TIMEOUT,
+                format!(
+                    "Istio Gateways and VirtualServices were not all analyzed within {} s (syncTimeoutSecond); see /api/v1/kinds for their watches",
+                    timeout.as_secs()
+                ),
+                Value::Null,
+            ));
+        }
+    }
     let labels_of = |namespace: &str, name: &str| -> Option<Value> {
         let watch = state
             .watches

@@ -5,7 +5,9 @@
 //! exactly `list` and `watch` on each kind it names (and, with
 //! `leaderElection`, its one Lease):
 //! - `initialWatchingResources` and `subscriptions` watching the whole
-//!   cluster go into one ClusterRole (bound by a ClusterRoleBinding);
+//!   cluster, and the kinds the built-in analyzers follow (unless
+//!   `builtinAnalyzers` turns them off), go into one ClusterRole (bound by
+//!   a ClusterRoleBinding);
 //! - those watching one namespace go into a Role in that namespace (bound
 //!   by a RoleBinding there), unless the ClusterRole covers them already;
 //! - with a ClusterRole, the discovery paths GRW reads (`/api`, `/apis` and
@@ -35,6 +37,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::gvk::KindRef;
+use crate::plugin::BUILT_IN;
 
 /// Who the objects bind and what they are called.
 #[derive(clap::Args, Debug, Clone, PartialEq)]
@@ -200,6 +203,20 @@ pub fn grants(config: &Config) -> Result<Vec<Grant>, RbacError> {
             subscription.namespace.clone(),
             source,
         )?);
+    }
+    for name in &config.builtin_analyzers {
+        let Some(analyzer) = BUILT_IN.iter().find(|b| b.name == name) else {
+            continue;
+        };
+        for (group, kind) in analyzer.follows {
+            let kind = KindRef {
+                group: Some(group.to_string()),
+                version: None,
+                name: kind.to_string(),
+            };
+            let source = format!("builtinAnalyzers `{name}` ({})", kind.name);
+            grants.push(place(&built_ins, &kind, None, source)?);
+        }
     }
     Ok(grants)
 }
@@ -573,6 +590,7 @@ mod tests {
     #[test]
     fn cluster_wide_kinds_make_a_cluster_role_and_namespaced_ones_a_role() {
         let config = config(serde_json::json!({
+            "builtinAnalyzers": false,
             "initialWatchingResources": [
                 {"group": "apps", "version": "v1", "kind": "Deployment"},
                 {"group": "core", "version": "v1", "kind": "Pod", "watchOptions": {"namespace": "shop"}},
@@ -620,9 +638,48 @@ mod tests {
     }
 
     #[test]
+    fn the_built_in_analyzers_kinds_are_granted_cluster_wide() {
+        let config = config(serde_json::json!({
+            "onDemandWatch": false,
+            "builtinAnalyzers": ["services", "istio-gateways"],
+        }));
+        let yaml = render(&config, &grants(&config).unwrap(), &args());
+        let documents: Vec<serde_json::Value> = yaml
+            .split("---\n")
+            .skip(1)
+            .map(|d| serde_saphyr::from_str(d).unwrap())
+            .collect();
+        assert_eq!(documents[0]["kind"], "ClusterRole", "{yaml}");
+        assert_eq!(
+            documents[0]["rules"],
+            serde_json::json!([
+                {"apiGroups": [""], "resources": ["pods", "services"], "verbs": ["list", "watch"]},
+                {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["list", "watch"]},
+                {"apiGroups": ["networking.istio.io"], "resources": ["gateways", "virtualservices"], "verbs": ["list", "watch"]},
+                {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["list", "watch"]},
+                {"nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*"], "verbs": ["get"]}
+            ])
+        );
+        assert!(
+            yaml.contains(
+                "# builtinAnalyzers `services` (Pod): pods in core, in the whole cluster\n"
+            ),
+            "{yaml}"
+        );
+        // Ownership follows only what is watched anyway; off, nothing.
+        let only_ownership = config_of(r#"{"builtinAnalyzers": ["ownership"]}"#);
+        assert!(grants(&only_ownership).unwrap().is_empty());
+    }
+
+    fn config_of(text: &str) -> Config {
+        crate::config::parse(text, &|_| None).unwrap().0
+    }
+
+    #[test]
     fn a_namespaced_configuration_needs_no_cluster_role() {
         let config = config(serde_json::json!({
             "onDemandWatch": false,
+            "builtinAnalyzers": false,
             "initialWatchingResources": [
                 {"group": "core", "version": "v1", "kind": "Pod", "watchOptions": {"namespace": "shop"}}
             ]
@@ -637,6 +694,7 @@ mod tests {
     fn leader_election_may_create_its_lease_and_renew_only_that_one() {
         let config = config(serde_json::json!({
             "onDemandWatch": false,
+            "builtinAnalyzers": false,
             "initialWatchingResources": [{"version": "v1", "kind": "Pod", "watchOptions": {"namespace": "shop"}}],
             "leaderElection": {"leaseName": "grw-shop"}
         }));

@@ -30,12 +30,12 @@ use serde_json::Value;
 use super::de::{self, show};
 use super::subscription::{event_types, optional_parsed};
 use super::values::{
-    ApiGroup, Count, HttpUrl, ListenAddress, Name, Port, Seconds, allowed_hosts, expand_home,
-    namespace, optional_url, pem_base64, query_params,
+    ApiGroup, Count, HttpUrl, ListenAddress, Name, Port, Seconds, allowed_hosts,
+    built_in_analyzers, expand_home, namespace, optional_url, pem_base64, query_params,
 };
 use super::{
-    AuthType, ClientConfig, Config, ConfigError, LeaderElection, LogLevel, LogType, NotifierConfig,
-    NotifierFilter, SubscriptionConfig, WatchOptions, WatchedResource,
+    AuthType, BUILT_IN_ANALYZERS, ClientConfig, Config, ConfigError, LeaderElection, LogLevel,
+    LogType, NotifierConfig, NotifierFilter, SubscriptionConfig, WatchOptions, WatchedResource,
 };
 use crate::gvk::Gvk;
 use crate::plugin::AllowedHosts;
@@ -89,6 +89,7 @@ impl Default for Config {
             api_token_file: None,
             replay_file: None,
             plugin_dir: None,
+            builtin_analyzers: BUILT_IN_ANALYZERS.map(String::from).to_vec(),
             plugin_cache_dir: None,
             plugin_allowed_hosts: AllowedHosts::none(),
             data_dir: None,
@@ -212,6 +213,8 @@ struct File {
     replay_file: Option<String>,
     #[serde(deserialize_with = "de::text")]
     plugin_dir: Option<String>,
+    #[serde(deserialize_with = "built_in_analyzers")]
+    builtin_analyzers: Option<Vec<String>>,
     #[serde(deserialize_with = "de::text")]
     plugin_cache_dir: Option<String>,
     #[serde(deserialize_with = "allowed_hosts")]
@@ -493,6 +496,7 @@ impl Resolver<'_> {
                 .max_request_body_bytes
                 .map_or(defaults.max_request_body_bytes, |c| c.0),
             plugin_dir: self.file_path("pluginDir", file.plugin_dir),
+            builtin_analyzers: file.builtin_analyzers.unwrap_or(defaults.builtin_analyzers),
             plugin_cache_dir: self.file_path("pluginCacheDir", file.plugin_cache_dir),
             plugin_allowed_hosts: file.plugin_allowed_hosts,
             data_dir: self.file_path("dataDir", file.data_dir),

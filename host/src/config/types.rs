@@ -16,6 +16,11 @@ use crate::plugin::AllowedHosts;
 use crate::query::{FieldSelector, LabelSelector, Query};
 use crate::store::ChangeType;
 
+/// The analyzers compiled into GRW (the shipped `plugins/ownership`,
+/// `references`, `services` and `istio-gateways`), which
+/// `builtinAnalyzers` may name.
+pub const BUILT_IN_ANALYZERS: [&str; 4] = ["istio-gateways", "ownership", "references", "services"];
+
 /// The daemon's whole configuration, after the file, the environment and
 /// command-line flags were merged (flags win over the file).
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +61,10 @@ pub struct Config {
     pub max_request_body_bytes: usize,
     /// Directory of plugin components (`pluginDir`); none = no plugins.
     pub plugin_dir: Option<PathBuf>,
+    /// The analyzers compiled into GRW that run (`builtinAnalyzers`:
+    /// `true`, the default, for all of [`BUILT_IN_ANALYZERS`], `false` for
+    /// none, or a list of their names).
+    pub builtin_analyzers: Vec<String>,
     /// Where compiled plugins are cached (`pluginCacheDir`, default
     /// `$TMPDIR/grw-plugin-cache-<uid>`).
     pub plugin_cache_dir: Option<PathBuf>,

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::de::{self, Refusal, show};
 use super::file::{AUTH_TYPES, LOG_LEVELS, LOG_TYPES, NAME_EXPECTED, URL_EXPECTED};
-use super::{AuthType, LogLevel, LogType, NotifierFilter};
+use super::{AuthType, BUILT_IN_ANALYZERS, LogLevel, LogType, NotifierFilter};
 use crate::plugin::AllowedHosts;
 use crate::query::{Query, add_pair_conditions};
 
@@ -480,4 +480,58 @@ pub(super) fn pem_base64<'de, D: Deserializer<'de>>(
             "expected base64-encoded PEM data, but the value is not valid base64 ({e})"
         ))
     })
+}
+
+/// `builtinAnalyzers`: `true` (all of them), `false` (none), or the names
+/// of those that run, each once.
+pub(super) fn built_in_analyzers<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Vec<String>>, D::Error> {
+    const EXPECTED: &str = "true, false, or an array of built-in analyzer names";
+    struct Analyzer(String);
+    impl<'de> Deserialize<'de> for Analyzer {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            de::string_then(deserializer, "a built-in analyzer name", |s| {
+                if BUILT_IN_ANALYZERS.contains(&s) {
+                    Ok(Analyzer(s.to_string()))
+                } else {
+                    Err(Refusal::Message(format!(
+                        "GRW has no built-in analyzer {}; it has {}",
+                        show(&Value::from(s)),
+                        BUILT_IN_ANALYZERS.join(", ")
+                    )))
+                }
+            })
+        }
+    }
+    struct Choice;
+    impl<'de> serde::de::Visitor<'de> for Choice {
+        type Value = Vec<String>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(EXPECTED)
+        }
+
+        fn visit_bool<E: serde::de::Error>(self, all: bool) -> Result<Vec<String>, E> {
+            Ok(match all {
+                true => BUILT_IN_ANALYZERS.map(String::from).to_vec(),
+                false => Vec::new(),
+            })
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Vec<String>, A::Error> {
+            let mut names = Vec::new();
+            while let Some(Analyzer(name)) = seq.next_element()? {
+                if names.contains(&name) {
+                    return Err(A::Error::custom(format!("names `{name}` twice")));
+                }
+                names.push(name);
+            }
+            Ok(names)
+        }
+    }
+    deserializer.deserialize_any(Choice).map(Some)
 }

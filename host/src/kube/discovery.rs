@@ -292,6 +292,12 @@ impl Discovery {
         self.generation.subscribe()
     }
 
+    /// How many times the catalog was replaced: what
+    /// [`Discovery::subscribe`] ticks with.
+    pub fn generation(&self) -> u64 {
+        *self.generation.borrow()
+    }
+
     /// Reads discovery again unless a refresh started less than `age` ago;
     /// the catalog either way. A request naming a kind the catalog does not
     /// know uses it: the kind may have been installed since the last refresh.

@@ -58,7 +58,10 @@ impl Decisions {
                     return false;
                 }
             };
-            let cell = self.slot(number, format!("{}@{}", plugin.name, plugin.hash).into());
+            let cell = self.slot(
+                number,
+                format!("{}@{}", plugin.name, plugin.version()).into(),
+            );
             let (gvk, change) = (gvk.clone(), change.clone());
             let pass = *cell
                 .get_or_init(|| async move {

@@ -15,6 +15,11 @@
 //! fails to load is not reported, and the next change is tried instead.
 //! Files renamed into place, and the symlink swap of a Kubernetes ConfigMap
 //! volume (`..data`), are complete when they appear.
+//!
+//! The analyzers compiled into GRW ([`super::BUILT_IN`]) are plugins of the
+//! same names with no file: a file of that name replaces one, a file that
+//! fails to load leaves it serving as a previous version would, and
+//! removing the file brings it back.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsString;
@@ -30,8 +35,8 @@ use sha2::{Digest, Sha256};
 
 use super::stats::StatsSnapshot;
 use super::{
-    AllowedHosts, FailMode, Interest, Limits, Manifest, Plugin, PluginEngine, PluginError,
-    PluginKind, error_chain,
+    AllowedHosts, BUILT_IN, FailMode, Interest, Limits, Manifest, Origin, Plugin, PluginEngine,
+    PluginError, PluginKind, error_chain,
 };
 use crate::metrics::Metrics;
 
@@ -63,6 +68,16 @@ pub enum PluginState {
     Failed,
 }
 
+/// Where the serving version's code comes from, as the status API says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CodeOrigin {
+    /// A file of the plugin directory.
+    File,
+    /// Compiled into GRW.
+    BuiltIn,
+}
+
 /// What the status API shows of one plugin.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -71,6 +86,9 @@ pub struct PluginStatus {
     pub name: String,
     /// Current state.
     pub state: PluginState,
+    /// Where the serving version comes from: its file, or GRW itself (a
+    /// built-in analyzer no file replaces).
+    pub origin: Option<CodeOrigin>,
     /// A new version is being loaded (while the previous one, if any, serves).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub loading: bool,
@@ -80,7 +98,7 @@ pub struct PluginStatus {
     pub kind: Option<PluginKind>,
     /// WIT version of the serving version.
     pub wit_version: Option<String>,
-    /// SHA-256 of the serving `.wasm`.
+    /// SHA-256 of the serving `.wasm`; none for a built-in analyzer.
     pub hash: Option<String>,
     /// Declared interest.
     pub interest: Option<Interest>,
@@ -93,11 +111,12 @@ pub struct PluginStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_hosts: Option<AllowedHosts>,
     /// Instances of the serving version that exist now (at most
-    /// `limits.instances`).
+    /// `limits.instances`); none for a built-in analyzer.
     pub instances: Option<usize>,
     /// Load time of the serving version, milliseconds.
     pub load_millis: Option<u64>,
-    /// Whether its compiled code came from the artifact cache.
+    /// Whether its compiled code came from the artifact cache; none for a
+    /// built-in analyzer.
     pub from_cache: Option<bool>,
     /// Calls, failures and latencies.
     pub stats: Option<StatsSnapshot>,
@@ -116,12 +135,41 @@ struct Entry {
     at_start: bool,
     serving: Option<Arc<Plugin>>,
     load_error: Option<String>,
+    /// The analyzer compiled into GRW under this name, serving while no
+    /// file of the name does.
+    built_in: Option<Arc<Plugin>>,
 }
 
 impl Entry {
     /// Nothing serves yet, and a version is being loaded.
     fn first_loading(&self) -> bool {
         self.serving.is_none() && self.loading.is_some()
+    }
+
+    /// A built-in analyzer, and no file of its name seen since it started
+    /// (or since the file was removed).
+    fn only_built_in(&self) -> bool {
+        self.built_in.is_some()
+            && self.fingerprint.is_empty()
+            && self.loading.is_none()
+            && self.load_error.is_none()
+    }
+
+    /// Back to the built-in analyzer, as if no file had been seen; whether
+    /// the serving version changed.
+    fn back_to_built_in(&mut self) -> bool {
+        let built_in = self.built_in.clone();
+        let changed = match (&self.serving, &built_in) {
+            (Some(serving), Some(built_in)) => !Arc::ptr_eq(serving, built_in),
+            (None, None) => false,
+            _ => true,
+        };
+        *self = Entry {
+            serving: built_in.clone(),
+            built_in,
+            ..Entry::default()
+        };
+        changed
     }
 }
 
@@ -158,7 +206,8 @@ pub struct Plugins {
 }
 
 impl Plugins {
-    /// No plugin directory: every lookup fails with a message saying so.
+    /// No plugin directory: a lookup of a filter or notifier fails with a
+    /// message saying so (the built-in analyzers may still be started).
     pub fn none(metrics: Arc<Metrics>) -> Arc<Plugins> {
         Arc::new(Plugins {
             engine: None,
@@ -173,6 +222,30 @@ impl Plugins {
             settled: tokio::sync::watch::channel(0).0,
             scanned: Default::default(),
         })
+    }
+
+    /// Starts the analyzers compiled into GRW that `names` lists (every one
+    /// of [`BUILT_IN`] is known; an unknown name is an error). Each serves
+    /// until a file of its name in the plugin directory replaces it; call
+    /// before the first [`Plugins::scan`].
+    pub fn start_built_in(&self, names: &[String]) -> Result<(), PluginError> {
+        for name in names {
+            let Some(analyzer) = BUILT_IN.iter().find(|b| b.name == name) else {
+                let known: Vec<&str> = BUILT_IN.iter().map(|b| b.name).collect();
+                return Err(PluginError::Config(format!(
+                    "`builtinAnalyzers`: GRW has no built-in analyzer `{name}`; it has {}",
+                    known.join(", ")
+                )));
+            };
+            let plugin = Arc::new(Plugin::built_in(analyzer, self.metrics.clone())?);
+            tracing::info!(plugin = %name, "built-in analyzer started");
+            let mut entries = self.entries.write();
+            let entry = entries.entry(name.clone()).or_default();
+            entry.built_in = Some(plugin);
+            entry.back_to_built_in();
+        }
+        self.changes.send_modify(|n| *n += 1);
+        Ok(())
     }
 
     /// Plugins of `dir`, compiled artifacts cached in `cache_dir`.
@@ -273,16 +346,25 @@ impl Plugins {
         }
         let mut entries = self.entries.write();
         let gone: Vec<String> = entries
-            .keys()
-            .filter(|n| !names.contains(n))
-            .cloned()
+            .iter()
+            .filter(|(n, e)| !names.contains(n) && !e.only_built_in())
+            .map(|(n, _)| n.clone())
             .collect();
         for name in gone {
-            if entries.remove(&name).is_some_and(|e| e.serving.is_some()) {
+            let changed = match entries.get_mut(&name) {
+                Some(entry) if entry.built_in.is_some() => {
+                    tracing::info!(plugin = %name, "plugin file removed: the built-in analyzer serves again");
+                    entry.back_to_built_in()
+                }
+                _ => {
+                    tracing::info!(plugin = %name, "plugin unloaded: its file was removed");
+                    entries.remove(&name).is_some_and(|e| e.serving.is_some())
+                }
+            };
+            if changed {
                 self.changes.send_modify(|n| *n += 1);
             }
             self.settled.send_modify(|n| *n += 1);
-            tracing::info!(plugin = %name, "plugin unloaded: its file was removed");
         }
         (loads, incomplete)
     }
@@ -329,10 +411,9 @@ impl Plugins {
             .map(|b| format!("{b:02x}"))
             .collect();
         let mut entries = self.entries.write();
-        let entry = entries.entry(name.to_string()).or_insert_with(|| Entry {
-            at_start,
-            ..Entry::default()
-        });
+        let entry = entries.entry(name.to_string()).or_default();
+        // A built-in analyzer's entry exists before the first scan.
+        entry.at_start |= at_start;
         if entry.fingerprint == fingerprint
             || entry.loading.as_deref() == Some(&fingerprint)
             || (incomplete && entry.held.as_deref() == Some(&fingerprint))
@@ -393,8 +474,9 @@ impl Plugins {
                     return;
                 }
                 tracing::info!(
-                    plugin = %name, kind = plugin.kind.as_str(), hash = %plugin.hash,
-                    wit_version = %plugin.wit_version, from_cache = plugin.from_cache,
+                    plugin = %name, kind = plugin.kind.as_str(), hash = %plugin.version(),
+                    wit_version = %plugin.wit_version,
+                    from_cache = matches!(plugin.origin, Origin::File { from_cache: true, .. }),
                     load_ms = plugin.load_time.as_millis() as u64, "plugin loaded"
                 );
                 self.metrics.plugin_load(&name, true);
@@ -610,6 +692,12 @@ impl Plugins {
         self.changes.subscribe()
     }
 
+    /// How many times the serving plugins changed: what
+    /// [`Plugins::subscribe`] ticks with.
+    pub fn generation(&self) -> u64 {
+        *self.changes.borrow()
+    }
+
     /// The status of every plugin, by name.
     pub fn statuses(&self) -> Vec<PluginStatus> {
         self.entries
@@ -639,9 +727,17 @@ fn status(name: &str, entry: &Entry) -> PluginStatus {
         (Some(p), None) if p.breaker_open() => PluginState::Broken,
         (Some(_), None) => PluginState::Ready,
     };
+    let file = plugin.and_then(|p| match &p.origin {
+        Origin::File { hash, from_cache } => Some((hash, *from_cache)),
+        Origin::BuiltIn => None,
+    });
     PluginStatus {
         name: name.to_string(),
         state,
+        origin: plugin.map(|p| match p.origin {
+            Origin::File { .. } => CodeOrigin::File,
+            Origin::BuiltIn => CodeOrigin::BuiltIn,
+        }),
         loading: entry.loading.is_some(),
         last_error: entry
             .load_error
@@ -649,16 +745,16 @@ fn status(name: &str, entry: &Entry) -> PluginStatus {
             .or_else(|| plugin.and_then(Plugin::last_call_error)),
         kind: plugin.map(|p| p.kind),
         wit_version: plugin.map(|p| p.wit_version.clone()),
-        hash: plugin.map(|p| p.hash.clone()),
+        hash: file.map(|(hash, _)| hash.clone()),
         interest: plugin.map(|p| p.interest.clone()),
         fail_mode: plugin.map(|p| p.manifest.fail_mode),
         limits: plugin.map(|p| p.manifest.limits),
         allowed_hosts: plugin
             .filter(|p| p.kind == PluginKind::Notifier)
             .map(|p| p.manifest.allowed_hosts.clone()),
-        instances: plugin.map(Plugin::instances),
+        instances: plugin.and_then(Plugin::instances),
         load_millis: plugin.map(|p| p.load_time.as_millis() as u64),
-        from_cache: plugin.map(|p| p.from_cache),
+        from_cache: file.map(|(_, from_cache)| from_cache),
         stats: plugin.map(|p| p.stats().snapshot()),
     }
 }

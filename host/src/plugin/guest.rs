@@ -43,6 +43,9 @@ pub(super) struct GuestState {
     /// For analyzers: what the call's cache lookups ask. `None` between
     /// calls.
     pub(super) cache: Option<Arc<dyn CacheReader>>,
+    /// The `rep` of the call's first object handle: every handle of an
+    /// earlier call is below it (see `v0_2`).
+    pub(super) base: u32,
 }
 
 impl GuestState {
@@ -63,6 +66,7 @@ impl GuestState {
             objects: [None, None],
             found: Vec::new(),
             cache: None,
+            base: 0,
             plugin,
         }
     }

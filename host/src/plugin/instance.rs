@@ -184,6 +184,7 @@ impl Linked {
             exports,
             ticks,
             budget: limits.timeout,
+            worn_out: false,
         })
     }
 }
@@ -196,9 +197,18 @@ pub(super) struct Instance {
     ticks: u64,
     /// A notifier's wall-clock budget for one call, requests included.
     budget: Duration,
+    /// It has handed out so many object handles that it is to be replaced
+    /// (see `v0_2::RETIRE_AFTER`).
+    worn_out: bool,
 }
 
 impl Instance {
+    /// Whether this instance is to be replaced by a fresh one rather than
+    /// called again.
+    pub(super) fn worn_out(&self) -> bool {
+        self.worn_out
+    }
+
     /// Starts a call: its deadline, and a notifier's HTTP budget.
     fn start_call(&mut self) {
         self.store.set_epoch_deadline(self.ticks);
@@ -253,7 +263,7 @@ impl Instance {
                 let answer = e
                     .grw_plugin_filter()
                     .call_decide(&mut *store, event, object, old);
-                store.data_mut().objects = [None, None];
+                self.worn_out |= v0_2::end_call(store.data_mut());
                 answer
             }
             Exports::Filter01(e) => {
@@ -282,7 +292,7 @@ impl Instance {
                 let answer = e
                     .grw_plugin_notifier()
                     .call_deliver(&mut *store, event, object, old);
-                store.data_mut().objects = [None, None];
+                self.worn_out |= v0_2::end_call(store.data_mut());
                 answer.map(|r| {
                     r.map_err(|e| match e {
                         v0_2::WitDeliveryError::Retry(reason) => DeliveryError::retry(reason),
@@ -324,7 +334,7 @@ impl Instance {
         let store = &mut self.store;
         let handle = v0_2::lend_for_analysis(store.data_mut(), gvk, object, reader);
         let answer = e.grw_plugin_analyzer().call_analyze(&mut *store, handle);
-        v0_2::end_analysis(store.data_mut());
+        self.worn_out |= v0_2::end_call(store.data_mut());
         Some(
             answer
                 .map(|found| found.into_iter().map(Relationship::from).collect())

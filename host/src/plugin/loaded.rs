@@ -1,6 +1,8 @@
-//! A loaded plugin: its linked code, its pool of instances, and the calls
-//! the rest of GRW makes (`decide` for filters, `deliver` for notifiers),
-//! each within its limits, counted, and behind a crash-loop breaker.
+//! A loaded plugin: its linked code and pool of instances (or, for the
+//! analyzers compiled into GRW, the analyzer itself), and the calls the
+//! rest of GRW makes (`decide` for filters, `deliver` for notifiers,
+//! `analyze` for analyzers), each within its limits, counted, and behind a
+//! crash-loop breaker.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -10,13 +12,14 @@ use parking_lot::Mutex;
 
 use super::allowed_hosts::AllowedHosts;
 use super::analysis::{CacheReader, Relationship};
+use super::builtin::{self, BuiltIn, Native};
 use super::contract::{check_imports, exported_world};
 use super::instance::{Instance, Linked};
 use super::outbound::OutboundHttp;
 use super::pool::{Pool, Taken};
 use super::{
-    CallError, Contract, FailMode, Interest, Manifest, PluginEngine, PluginError, PluginKind,
-    Stats, Toolchain,
+    CallError, Contract, FailMode, Interest, Limits, Manifest, PluginEngine, PluginError,
+    PluginKind, Stats, Toolchain,
 };
 use crate::gvk::Gvk;
 use crate::metrics::{Metrics, PluginCallMetrics};
@@ -51,11 +54,12 @@ impl DeliveryError {
     }
 }
 
-/// A loaded plugin: one version of one `.wasm` file with its manifest.
+/// A loaded plugin: one version of one `.wasm` file with its manifest, or
+/// an analyzer compiled into GRW.
 ///
-/// Calls run on a pool of up to `limits.instances` instances, so
-/// concurrent callers do not wait for each other unless every instance is
-/// busy. A notifier's call includes its HTTP requests.
+/// A component's calls run on a pool of up to `limits.instances`
+/// instances, so concurrent callers do not wait for each other unless every
+/// instance is busy. A notifier's call includes its HTTP requests.
 pub struct Plugin {
     /// File name without `.wasm`.
     pub name: Arc<str>,
@@ -65,24 +69,43 @@ pub struct Plugin {
     pub wit_version: String,
     /// The contract GRW speaks to it in.
     pub contract: Contract,
-    /// SHA-256 of the `.wasm` file.
-    pub hash: String,
+    /// Where its code comes from.
+    pub origin: Origin,
     /// Its manifest, defaults applied.
     pub manifest: Manifest,
     /// What it declared at `init`.
     pub interest: Interest,
-    /// Whether the compiled code came from the artifact cache.
-    pub from_cache: bool,
     /// How long loading took (compile or cache load, link, instantiate, init).
     pub load_time: Duration,
-    linked: Linked,
-    pool: Pool,
+    code: Code,
     /// Apart from the pool, so that status reads never wait for a call.
     health: Mutex<Health>,
     stats: Stats,
     metrics: Arc<Metrics>,
     /// This plugin's metric handles, resolved once.
     answered: PluginCallMetrics,
+}
+
+/// Where a plugin's code comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// `NAME.wasm` of the plugin directory.
+    File {
+        /// SHA-256 of the `.wasm` file.
+        hash: String,
+        /// Whether the compiled code came from the artifact cache.
+        from_cache: bool,
+    },
+    /// Compiled into GRW (see [`super::BUILT_IN`]).
+    BuiltIn,
+}
+
+/// What runs a plugin's calls.
+enum Code {
+    /// A WebAssembly component, linked, and its instances.
+    Component { linked: Linked, pool: Pool },
+    /// An analyzer compiled into GRW.
+    BuiltIn(Box<dyn Native>),
 }
 
 /// Recent failures and the crash-loop breaker.
@@ -161,17 +184,55 @@ impl Plugin {
             kind,
             wit_version: world.version,
             contract: world.contract,
-            hash: compiled.hash,
+            origin: Origin::File {
+                hash: compiled.hash,
+                from_cache: compiled.from_cache,
+            },
             interest,
-            from_cache: compiled.from_cache,
             load_time: started.elapsed(),
-            pool: Pool::new(manifest.limits.instances as usize, first),
-            linked,
+            code: Code::Component {
+                pool: Pool::new(manifest.limits.instances as usize, first),
+                linked,
+            },
             health: Mutex::new(Health::default()),
             stats: Stats::default(),
             metrics,
             manifest,
         })
+    }
+
+    /// Starts an analyzer compiled into GRW, with its shipped manifest.
+    pub fn built_in(analyzer: &BuiltIn, metrics: Arc<Metrics>) -> Result<Plugin, PluginError> {
+        let started = Instant::now();
+        let mut manifest = Manifest::parse(analyzer.manifest, Limits::default())?;
+        manifest.apply_kind_defaults(PluginKind::Analyzer);
+        let (native, interest) = analyzer.start(&manifest.config_text())?;
+        let (major, minor, patch) = super::WIT_VERSION;
+        let name: Arc<str> = analyzer.name.into();
+        Ok(Plugin {
+            answered: metrics.plugin_call_metrics(&name),
+            name,
+            kind: PluginKind::Analyzer,
+            wit_version: format!("{major}.{minor}.{patch}"),
+            contract: Contract::V0_2,
+            origin: Origin::BuiltIn,
+            interest,
+            load_time: started.elapsed(),
+            code: Code::BuiltIn(native),
+            health: Mutex::new(Health::default()),
+            stats: Stats::default(),
+            metrics,
+            manifest,
+        })
+    }
+
+    /// What tells this version from others of the same name: the file's
+    /// hash, or `built-in`.
+    pub fn version(&self) -> &str {
+        match &self.origin {
+            Origin::File { hash, .. } => hash,
+            Origin::BuiltIn => "built-in",
+        }
     }
 
     /// Whether a change passes this filter. A filter's interest is what it
@@ -256,7 +317,15 @@ impl Plugin {
         if !self.interest.wants_kind(gvk) {
             return Ok(Vec::new());
         }
-        match self.call(object, |instance| instance.analyze(gvk, object, reader)) {
+        let answer = match &self.code {
+            Code::BuiltIn(native) => self.call_native(object, || {
+                builtin::analyze(native.as_ref(), gvk, object, reader)
+            }),
+            Code::Component { .. } => {
+                self.call(object, |instance| instance.analyze(gvk, object, reader))
+            }
+        };
+        match answer {
             Ok(found) => Ok(found),
             Err(Unanswered::Failed(why)) => Err(why),
             Err(Unanswered::Resting(_)) => Err(format!(
@@ -278,25 +347,39 @@ impl Plugin {
             self.stats.skipped();
             return Err(Unanswered::Resting(left));
         }
-        let instance = match self.pool.take() {
+        let Code::Component { linked, pool } = &self.code else {
+            return self.answered(
+                object,
+                started,
+                Err((
+                    super::CallFailure::Trap,
+                    "is built in; it has no instances".into(),
+                )),
+            );
+        };
+        let instance = match pool.take() {
             Taken::Idle(instance) => Ok(instance),
-            Taken::Make => start(&self.linked, &self.name, &self.manifest)
+            Taken::Make => start(linked, &self.name, &self.manifest)
                 .map(|(instance, _)| instance)
-                .inspect_err(|_| self.pool.discard()),
+                .inspect_err(|_| pool.discard()),
         };
         let result = match instance {
             Ok(mut instance) => match op(&mut instance) {
                 Some(Ok(answer)) => {
-                    self.pool.put(instance);
+                    if instance.worn_out() {
+                        pool.discard();
+                    } else {
+                        pool.put(instance);
+                    }
                     Ok(answer)
                 }
                 Some(Err(failure)) => {
                     // The instance is dropped: its state may be corrupt after a trap.
-                    self.pool.discard();
+                    pool.discard();
                     Err((failure.failure, failure.describe()))
                 }
                 None => {
-                    self.pool.put(instance);
+                    pool.put(instance);
                     Err((
                         super::CallFailure::Trap,
                         format!("is no {} plugin", self.kind.as_str()),
@@ -314,6 +397,32 @@ impl Plugin {
                 ))
             }
         };
+        self.answered(object, started, result)
+    }
+
+    /// Runs a built-in analyzer's call within the breaker, counting it; a
+    /// panic is a trap.
+    fn call_native<R>(
+        &self,
+        object: &StoredObject,
+        op: impl FnOnce() -> Result<R, String>,
+    ) -> Result<R, Unanswered> {
+        let started = Instant::now();
+        if let Some(left) = self.resting(started) {
+            self.stats.skipped();
+            return Err(Unanswered::Resting(left));
+        }
+        let result = op().map_err(|why| (super::CallFailure::Trap, why));
+        self.answered(object, started, result)
+    }
+
+    /// Counts a call that started at `started`, and records a failure.
+    fn answered<R>(
+        &self,
+        object: &StoredObject,
+        started: Instant,
+        result: Result<R, (super::CallFailure, String)>,
+    ) -> Result<R, Unanswered> {
         let elapsed = started.elapsed();
         match result {
             Ok(answer) => {
@@ -382,9 +491,13 @@ impl Plugin {
         &self.stats
     }
 
-    /// Instances that exist now (idle or in a call).
-    pub fn instances(&self) -> usize {
-        self.pool.counts().0
+    /// Instances that exist now (idle or in a call); `None` for a
+    /// built-in analyzer, which has none.
+    pub fn instances(&self) -> Option<usize> {
+        match &self.code {
+            Code::Component { pool, .. } => Some(pool.counts().0),
+            Code::BuiltIn(_) => None,
+        }
     }
 }
 

@@ -14,11 +14,15 @@
 //! load. The current one, `grw:plugin@0.2`, is implemented in [`v0_2`]; the
 //! frozen `0.1` in [`v0_1`], which turns each 0.1 call into 0.2 terms.
 //!
+//! The shipped analyzers are also compiled in ([`BUILT_IN`]), and serve as
+//! plugins of their names while no file replaces them.
+//!
 //! This module depends on the store (objects and changes), kinds and
 //! metrics only.
 
 mod allowed_hosts;
 mod analysis;
+mod builtin;
 mod contract;
 mod directory;
 mod engine;
@@ -38,12 +42,13 @@ use std::error::Error as StdError;
 
 pub use allowed_hosts::AllowedHosts;
 pub use analysis::{CacheReader, Found, Relationship};
+pub use builtin::{BUILT_IN, BuiltIn};
 pub use contract::{Contract, ExportedWorld, LOADABLE, WIT_VERSION, exported_world};
-pub use directory::{PluginState, PluginStatus, Plugins};
+pub use directory::{CodeOrigin, PluginState, PluginStatus, Plugins};
 pub use engine::{Compiled, PARALLEL_COMPILES, PluginEngine, default_cache_dir};
 pub use guest::MemoryLimitExceeded;
 pub use interest::Interest;
-pub use loaded::{DeliveryError, Plugin};
+pub use loaded::{DeliveryError, Origin, Plugin};
 pub use manifest::{FailMode, Limits, Manifest, NOTIFIER_TIMEOUT, PluginKind};
 pub use outbound::MAX_RESPONSE_BODY;
 pub use stats::Stats;

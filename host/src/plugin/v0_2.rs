@@ -5,12 +5,20 @@
 //! call's [`CacheReader`]) and `outbound-http` (in [`super::outbound`]).
 //!
 //! An object crosses as a handle whose `rep` says which object of the call
-//! it is: [`OBJECT`] and [`OLD_OBJECT`] are borrowed, and from
-//! [`FIRST_FOUND`] on come the objects the call's cache lookups returned
-//! (owned by the guest, which drops them). The store holds the objects
-//! themselves for the call's duration ([`GuestState::objects`],
-//! [`GuestState::found`]). So a call copies into the guest only the small
-//! envelope, and each method copies only what it returns.
+//! it is: counted from the call's [`GuestState::base`], [`OBJECT`] and
+//! [`OLD_OBJECT`] are borrowed, and from [`FIRST_FOUND`] on come the
+//! objects the call's cache lookups returned (owned by the guest, which
+//! drops them). The store holds the objects themselves for the call's
+//! duration ([`GuestState::objects`], [`GuestState::found`]). So a call
+//! copies into the guest only the small envelope, and each method copies
+//! only what it returns.
+//!
+//! A handle lasts for the call that made it. Each call's handles get reps
+//! above every earlier call's (the base moves past them when the call
+//! ends), so a handle a guest kept from an earlier call is below the base
+//! and its use traps ([`StaleHandle`]) instead of reading whatever object
+//! the current call has in that place. An instance whose base has passed
+//! [`RETIRE_AFTER`] is replaced by a fresh one before the reps could wrap.
 
 use wasmtime::component::Resource;
 
@@ -28,6 +36,8 @@ pub(super) mod filter {
         with: {
             "grw:plugin/types.object": super::ObjectHandle,
         },
+        // A handle from an earlier call traps (see `StaleHandle`).
+        imports: { "grw:plugin/types": trappable },
     });
 }
 
@@ -52,6 +62,7 @@ pub(super) mod analyzer {
             "grw:plugin/types": crate::plugin::v0_2::filter::grw::plugin::types,
             "grw:plugin/log": crate::plugin::v0_2::filter::grw::plugin::log,
         },
+        imports: { "grw:plugin/cache": trappable },
     });
 }
 
@@ -64,17 +75,39 @@ pub(super) use filter::grw::plugin::types as wit;
 pub(super) use notifier::exports::grw::plugin::notifier::DeliveryError as WitDeliveryError;
 pub(super) use notifier::grw::plugin::outbound_http;
 
-/// What the guest's `object` handles stand for: an index into
-/// [`GuestState::objects`], never a value of this type.
+/// What the guest's `object` handles stand for: a place among the call's
+/// objects, never a value of this type.
 pub struct ObjectHandle;
 
-/// The `rep` of the handle on the call's object.
+/// The `rep` of the handle on the call's object, from the call's base.
 pub(super) const OBJECT: u32 = 0;
-/// The `rep` of the handle on the previous state.
+/// The `rep` of the handle on the previous state, from the call's base.
 pub(super) const OLD_OBJECT: u32 = 1;
-/// The `rep` of the first object a cache lookup returned; the next ones
-/// follow.
+/// The `rep` of the first object a cache lookup returned, from the call's
+/// base; the next ones follow.
 pub(super) const FIRST_FOUND: u32 = 2;
+
+/// An instance whose calls have handed out this many handles is replaced
+/// once its call ends: far below `u32::MAX`, so no call can push the reps
+/// past it (a call would need two billion found objects in memory), and
+/// far above what an instance sees in a long life (a million calls with a
+/// thousand lookup answers each).
+pub(super) const RETIRE_AFTER: u32 = 1 << 31;
+
+/// The trap of a guest that used an object handle its call did not make.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the plugin used an object handle from an earlier call; a handle lasts only for the call that made it"
+)]
+pub struct StaleHandle;
+
+/// Which of the call's objects a handle stands for.
+enum Place {
+    /// The object (0) or its previous state (1).
+    Lent(usize),
+    /// The n-th object the call's lookups found.
+    Found(usize),
+}
 
 /// The envelope of a change: its type and origin. Everything else the
 /// guest reads through the object handle, when it asks.
@@ -110,13 +143,26 @@ pub(super) fn lend(
     if state.gvk != *gvk {
         state.gvk = gvk.clone();
     }
+    let base = state.base;
     (
-        Resource::new_borrow(OBJECT),
+        Resource::new_borrow(base + OBJECT),
         change
             .old
             .as_ref()
-            .map(|_| Resource::new_borrow(OLD_OBJECT)),
+            .map(|_| Resource::new_borrow(base + OLD_OBJECT)),
     )
+}
+
+/// Ends a call: forgets its objects and reader, and moves the base past
+/// every handle the call made. Whether the instance has handed out so
+/// many handles that it should be replaced ([`RETIRE_AFTER`]).
+pub(super) fn end_call(state: &mut GuestState) -> bool {
+    let made = FIRST_FOUND + state.found.len() as u32;
+    state.base = state.base.saturating_add(made);
+    state.objects = [None, None];
+    state.found.clear();
+    state.cache = None;
+    state.base >= RETIRE_AFTER
 }
 
 impl From<wit::Interest> for Interest {
@@ -139,28 +185,39 @@ impl From<wit::Interest> for Interest {
 }
 
 impl GuestState {
-    /// The object a handle stands for, while its call lasts.
-    fn object(&self, handle: &Resource<ObjectHandle>) -> Option<&StoredObject> {
-        match handle.rep() {
-            rep @ (OBJECT | OLD_OBJECT) => self.objects[rep as usize].as_deref(),
-            rep => self
-                .found
-                .get((rep - FIRST_FOUND) as usize)
-                .map(|(_, o)| &**o),
+    /// Where a handle of this call points; a handle of an earlier call
+    /// traps.
+    fn place(&self, handle: &Resource<ObjectHandle>) -> wasmtime::Result<Place> {
+        let made = FIRST_FOUND as usize + self.found.len();
+        match handle.rep().checked_sub(self.base) {
+            Some(offset) if (offset as usize) < made => Ok(match offset {
+                OBJECT | OLD_OBJECT => Place::Lent(offset as usize),
+                found => Place::Found((found - FIRST_FOUND) as usize),
+            }),
+            _ => Err(wasmtime::Error::new(StaleHandle)),
         }
+    }
+
+    /// The object a handle stands for, while its call lasts, with its kind.
+    fn object(
+        &self,
+        handle: &Resource<ObjectHandle>,
+    ) -> wasmtime::Result<Option<(&Gvk, &StoredObject)>> {
+        Ok(match self.place(handle)? {
+            Place::Lent(i) => self.objects[i].as_deref().map(|o| (&self.gvk, o)),
+            Place::Found(i) => self.found.get(i).map(|(gvk, o)| (gvk, &**o)),
+        })
     }
 
     /// The object a handle stands for, to read more than its identity: a
     /// read of an object a lookup found is told to the call's reader.
-    fn content(&self, handle: &Resource<ObjectHandle>) -> Option<&StoredObject> {
-        if handle.rep() < FIRST_FOUND {
-            return self.object(handle);
-        }
-        let (gvk, object) = self.found.get((handle.rep() - FIRST_FOUND) as usize)?;
-        if let Some(reader) = &self.cache {
+    fn content(&self, handle: &Resource<ObjectHandle>) -> wasmtime::Result<Option<&StoredObject>> {
+        let found = matches!(self.place(handle)?, Place::Found(_));
+        let object = self.object(handle)?;
+        if found && let (Some((gvk, object)), Some(reader)) = (object, &self.cache) {
             reader.read(gvk, object);
         }
-        Some(object)
+        Ok(object.map(|(_, o)| o))
     }
 
     /// One metadata string of a handle's object.
@@ -168,94 +225,120 @@ impl GuestState {
         &self,
         handle: &Resource<ObjectHandle>,
         field: fn(&StoredObject) -> &str,
-    ) -> String {
-        self.object(handle)
-            .map(field)
+    ) -> wasmtime::Result<String> {
+        Ok(self
+            .object(handle)?
+            .map(|(_, o)| field(o))
             .unwrap_or_default()
-            .to_string()
+            .to_string())
     }
 
     /// Hands a found object to the guest.
     fn give(&mut self, found: Found) -> Resource<ObjectHandle> {
-        let rep = FIRST_FOUND + self.found.len() as u32;
+        let rep = self.base + FIRST_FOUND + self.found.len() as u32;
         self.found.push(found);
         Resource::new_own(rep)
     }
 }
 
 impl wit::HostObject for GuestState {
-    fn gvk(&mut self, handle: Resource<ObjectHandle>) -> wit::Gvk {
-        let gvk = match handle.rep() {
-            OBJECT | OLD_OBJECT => &self.gvk,
-            rep => match self.found.get((rep - FIRST_FOUND) as usize) {
-                Some((gvk, _)) => gvk,
-                None => &self.gvk,
-            },
+    fn gvk(&mut self, handle: Resource<ObjectHandle>) -> wasmtime::Result<wit::Gvk> {
+        let gvk = match self.place(&handle)? {
+            Place::Lent(_) => &self.gvk,
+            Place::Found(i) => self.found.get(i).map_or(&self.gvk, |(gvk, _)| gvk),
         };
-        wit::Gvk {
+        Ok(wit::Gvk {
             group: gvk.group.clone(),
             version: gvk.version.clone(),
             kind: gvk.kind.clone(),
-        }
+        })
     }
 
-    fn namespace(&mut self, handle: Resource<ObjectHandle>) -> String {
+    fn namespace(&mut self, handle: Resource<ObjectHandle>) -> wasmtime::Result<String> {
         self.metadata(&handle, StoredObject::namespace)
     }
 
-    fn name(&mut self, handle: Resource<ObjectHandle>) -> String {
+    fn name(&mut self, handle: Resource<ObjectHandle>) -> wasmtime::Result<String> {
         self.metadata(&handle, StoredObject::name)
     }
 
-    fn uid(&mut self, handle: Resource<ObjectHandle>) -> String {
+    fn uid(&mut self, handle: Resource<ObjectHandle>) -> wasmtime::Result<String> {
         self.metadata(&handle, StoredObject::uid)
     }
 
-    fn resource_version(&mut self, handle: Resource<ObjectHandle>) -> String {
-        self.content(&handle)
+    fn resource_version(&mut self, handle: Resource<ObjectHandle>) -> wasmtime::Result<String> {
+        Ok(self
+            .content(&handle)?
             .map(StoredObject::resource_version)
             .unwrap_or_default()
-            .to_string()
+            .to_string())
     }
 
-    fn json(&mut self, handle: Resource<ObjectHandle>) -> String {
-        self.content(&handle)
+    fn json(&mut self, handle: Resource<ObjectHandle>) -> wasmtime::Result<String> {
+        Ok(self
+            .content(&handle)?
             .map(|o| String::from_utf8_lossy(o.json()).into_owned())
-            .unwrap_or_default()
+            .unwrap_or_default())
     }
 
-    fn get(&mut self, handle: Resource<ObjectHandle>, path: Vec<String>) -> Option<String> {
-        let value = self.content(&handle)?.get(&path)?;
-        Some(String::from_utf8_lossy(value).into_owned())
+    fn get(
+        &mut self,
+        handle: Resource<ObjectHandle>,
+        path: Vec<String>,
+    ) -> wasmtime::Result<Option<String>> {
+        Ok(self
+            .content(&handle)?
+            .and_then(|o| o.get(&path))
+            .map(|value| String::from_utf8_lossy(value).into_owned()))
     }
 
-    fn label(&mut self, handle: Resource<ObjectHandle>, key: String) -> Option<String> {
-        self.content(&handle)?.label(&key).map(str::to_string)
+    fn label(
+        &mut self,
+        handle: Resource<ObjectHandle>,
+        key: String,
+    ) -> wasmtime::Result<Option<String>> {
+        Ok(self
+            .content(&handle)?
+            .and_then(|o| o.label(&key))
+            .map(str::to_string))
     }
 
-    fn labels(&mut self, handle: Resource<ObjectHandle>) -> Vec<(String, String)> {
-        self.content(&handle)
+    fn labels(
+        &mut self,
+        handle: Resource<ObjectHandle>,
+    ) -> wasmtime::Result<Vec<(String, String)>> {
+        Ok(self
+            .content(&handle)?
             .map(|o| {
                 o.labels()
                     .map(|(k, v)| (k.to_string(), v.to_string()))
                     .collect()
             })
-            .unwrap_or_default()
+            .unwrap_or_default())
     }
 
-    fn annotation(&mut self, handle: Resource<ObjectHandle>, key: String) -> Option<String> {
-        self.content(&handle)?.annotation(&key)
+    fn annotation(
+        &mut self,
+        handle: Resource<ObjectHandle>,
+        key: String,
+    ) -> wasmtime::Result<Option<String>> {
+        Ok(self.content(&handle)?.and_then(|o| o.annotation(&key)))
     }
 
-    fn annotations(&mut self, handle: Resource<ObjectHandle>) -> Vec<(String, String)> {
-        self.content(&handle)
+    fn annotations(
+        &mut self,
+        handle: Resource<ObjectHandle>,
+    ) -> wasmtime::Result<Vec<(String, String)>> {
+        Ok(self
+            .content(&handle)?
             .map(StoredObject::annotations)
-            .unwrap_or_default()
+            .unwrap_or_default())
     }
 
     fn drop(&mut self, _handle: Resource<ObjectHandle>) -> wasmtime::Result<()> {
         // Found objects stay in the store until the call ends; the
-        // borrowed ones are never dropped here.
+        // borrowed ones are never dropped here. A guest may drop a kept
+        // handle after its call: that reads nothing, so it is no fault.
         Ok(())
     }
 }
@@ -282,13 +365,16 @@ impl cache::Host for GuestState {
         gvk: wit::Gvk,
         namespace: String,
         name: String,
-    ) -> Option<Resource<ObjectHandle>> {
-        let found = self.cache.as_ref()?.get(
+    ) -> wasmtime::Result<Option<Resource<ObjectHandle>>> {
+        let Some(reader) = &self.cache else {
+            return Ok(None);
+        };
+        let found = reader.get(
             &Gvk::new(&gvk.group, &gvk.version, &gvk.kind),
             &namespace,
             &name,
-        )?;
-        Some(self.give(found))
+        );
+        Ok(found.map(|found| self.give(found)))
     }
 
     fn list(
@@ -296,24 +382,28 @@ impl cache::Host for GuestState {
         gvk: wit::Gvk,
         namespace: String,
         label_selector: String,
-    ) -> Result<Vec<Resource<ObjectHandle>>, String> {
+    ) -> wasmtime::Result<Result<Vec<Resource<ObjectHandle>>, String>> {
         let Some(reader) = &self.cache else {
-            return Ok(Vec::new());
+            return Ok(Ok(Vec::new()));
         };
         let found = reader.list(
             &Gvk::new(&gvk.group, &gvk.version, &gvk.kind),
             &namespace,
             &label_selector,
-        )?;
-        Ok(found.into_iter().map(|f| self.give(f)).collect())
+        );
+        Ok(found.map(|found| found.into_iter().map(|f| self.give(f)).collect()))
     }
 
-    fn owned_by(&mut self, gvk: wit::Gvk, owner_uid: String) -> Vec<Resource<ObjectHandle>> {
+    fn owned_by(
+        &mut self,
+        gvk: wit::Gvk,
+        owner_uid: String,
+    ) -> wasmtime::Result<Vec<Resource<ObjectHandle>>> {
         let Some(reader) = &self.cache else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
         let found = reader.owned_by(&Gvk::new(&gvk.group, &gvk.version, &gvk.kind), &owner_uid);
-        found.into_iter().map(|f| self.give(f)).collect()
+        Ok(found.into_iter().map(|f| self.give(f)).collect())
     }
 }
 
@@ -329,14 +419,7 @@ pub(super) fn lend_for_analysis(
         state.gvk = gvk.clone();
     }
     state.cache = Some(reader);
-    Resource::new_borrow(OBJECT)
-}
-
-/// Forgets the call's objects and reader.
-pub(super) fn end_analysis(state: &mut GuestState) {
-    state.objects = [None, None];
-    state.found.clear();
-    state.cache = None;
+    Resource::new_borrow(state.base + OBJECT)
 }
 
 impl From<WitRelationship> for Relationship {

@@ -36,7 +36,7 @@ use index::Indexes;
 
 /// Live changes a slow subscriber may fall behind by before it is cut off
 /// (and told to resume from its last resourceVersion).
-const BROADCAST_CAPACITY: usize = 4096;
+pub const BROADCAST_CAPACITY: usize = 4096;
 
 /// The objects of one watch.
 pub struct Cache {
@@ -268,6 +268,12 @@ impl Cache {
     /// Whether the cache has held a complete list at least once.
     pub fn is_synced(&self) -> bool {
         *self.synced.borrow()
+    }
+
+    /// Waits until the cache is synced, however long that takes.
+    pub async fn until_synced(&self) {
+        let mut rx = self.synced.subscribe();
+        let _ = rx.wait_for(|synced| *synced).await;
     }
 
     /// Waits until the cache is synced; `false` if `timeout` passed first.

@@ -78,6 +78,7 @@ const FULL: &str = r#"{
   "apiTokenFile": "~/grw.token",
   "replayFile": "/data/events.jsonl",
   "pluginDir": "/plugins",
+  "builtinAnalyzers": ["services", "ownership"],
   "pluginCacheDir": "/cache",
   "pluginAllowedHosts": ["hooks.slack.com", "*.example.com:8443"],
   "dataDir": "~/grw-data",
@@ -162,6 +163,7 @@ fn full_config_sets_every_key() {
         api_token_file: Some(PathBuf::from("/home/u/grw.token")),
         replay_file: Some(PathBuf::from("/data/events.jsonl")),
         plugin_dir: Some(PathBuf::from("/plugins")),
+        builtin_analyzers: vec!["services".into(), "ownership".into()],
         plugin_cache_dir: Some(PathBuf::from("/cache")),
         plugin_allowed_hosts: AllowedHosts::parse(
             "pluginAllowedHosts",
@@ -212,7 +214,15 @@ fn empty_object_gives_every_default() {
     assert_eq!(config.event_history_size, 10_000);
     assert_eq!(config.max_request_body_bytes, 1_048_576);
     assert_eq!(config.notification_buffer_bytes, 64 << 20);
+    assert_eq!(
+        config.builtin_analyzers,
+        ["istio-gateways", "ownership", "references", "services"]
+    );
     assert_eq!(config, Config::default());
+    let (off, _) = parse_ok(r#"{"builtinAnalyzers": false}"#);
+    assert!(off.builtin_analyzers.is_empty());
+    let (on, _) = parse_ok(r#"{"builtinAnalyzers": true}"#);
+    assert_eq!(on.builtin_analyzers, config.builtin_analyzers);
 }
 
 #[test]
@@ -288,6 +298,18 @@ fn bad_values_are_errors_naming_the_key() {
             r#"config key `minLogLevel`: expected one of silly, trace, debug, info, warn, error, fatal, got "verbose""#,
         ),
         (r#"{"minLogLevel": "INFO"}"#.into(), r#"config key `minLogLevel`: expected one of"#),
+        (
+            r#"{"builtinAnalyzers": "all"}"#.into(),
+            r#"config key `builtinAnalyzers`: expected true, false, or an array of built-in analyzer names, got "all""#,
+        ),
+        (
+            r#"{"builtinAnalyzers": ["ownership", "owners"]}"#.into(),
+            r#"config key `builtinAnalyzers[1]`: GRW has no built-in analyzer "owners"; it has istio-gateways, ownership, references, services"#,
+        ),
+        (
+            r#"{"builtinAnalyzers": ["services", "services"]}"#.into(),
+            "config key `builtinAnalyzers`: names `services` twice",
+        ),
         (r#"{"minLogLevel": 3}"#.into(), "got 3"),
         (
             r#"{"logType": "xml"}"#.into(),

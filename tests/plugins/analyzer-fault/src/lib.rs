@@ -1,29 +1,75 @@
 //! An analyzer of ConfigMaps: a ConfigMap labelled `mentions=NAME` has an
 //! edge `mentions` to the ConfigMap `NAME` of its namespace. Labelled
 //! `fault=trap` it panics (which traps the component), `fault=loop` it
-//! never returns. The host's tests use it to check that an analyzer's
-//! failures keep the object's last good edges, marked stale.
+//! never returns. Labelled `fault=keep` it looks the mentioned ConfigMap up
+//! and keeps what the cache answered past the call, then reads it in its
+//! next call, whatever that call analyzes: an object handle used after its
+//! call, which GRW must refuse. The host's tests use it to check that an
+//! analyzer's failures keep the object's last good edges, marked stale.
+//!
+//! Configuration: `{"delayMicros": N}` makes every analysis take at least
+//! N µs (busy, on the WASI clock): a slow analyzer.
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
 
 use grw_sdk::{Analyzer, Cache, Gvk, Interest, KindPattern, ObjectRef, ObjectView, Relationship};
 
+thread_local! {
+    /// A lookup's answer kept by a `fault=keep` analysis for the next call.
+    static KEPT: RefCell<Option<ObjectView>> = const { RefCell::new(None) };
+}
+
 /// See the crate documentation.
-pub struct AnalyzerFault;
+pub struct AnalyzerFault {
+    /// How long each analysis takes at least.
+    delay: Duration,
+}
 
 impl Analyzer for AnalyzerFault {
-    fn init(_config: &str) -> Result<(Self, Interest), String> {
+    fn init(config: &str) -> Result<(Self, Interest), String> {
+        let config: grw_sdk::serde_json::Value =
+            grw_sdk::serde_json::from_str(config).map_err(|e| e.to_string())?;
+        let delay = match config.get("delayMicros") {
+            None => 0,
+            Some(micros) => micros
+                .as_u64()
+                .ok_or("`delayMicros`: expected a whole number of microseconds")?,
+        };
         Ok((
-            AnalyzerFault,
+            AnalyzerFault {
+                delay: Duration::from_micros(delay),
+            },
             Interest::all().kinds([KindPattern::group_kind("", "ConfigMap")]),
         ))
     }
 
-    fn analyze(&self, object: &ObjectView, _cache: &dyn Cache) -> Vec<Relationship> {
+    fn analyze(&self, object: &ObjectView, cache: &dyn Cache) -> Vec<Relationship> {
+        let started = Instant::now();
+        while started.elapsed() < self.delay {}
+        // A handle of an earlier call: reading its name asks GRW for it now.
+        if let Some(kept) = KEPT.with(|k| k.borrow_mut().take()) {
+            let read = kept.name().to_string();
+            return vec![Relationship::outgoing(
+                "read-kept",
+                ObjectRef::new(Gvk::new("", "v1", "ConfigMap"), object.namespace(), read),
+            )];
+        }
         match object.label("fault").as_deref() {
             Some("trap") => panic!("ConfigMap {} asked for a trap", object.name()),
             Some("loop") =>
             {
                 #[allow(clippy::empty_loop, reason = "never returning is the point")]
                 loop {}
+            }
+            Some("keep") => {
+                let mentioned = object.label("mentions").unwrap_or_default();
+                let found = cache.get(
+                    &Gvk::new("", "v1", "ConfigMap"),
+                    object.namespace(),
+                    &mentioned,
+                );
+                KEPT.with(|k| *k.borrow_mut() = found);
             }
             _ => {}
         }

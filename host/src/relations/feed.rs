@@ -1,0 +1,128 @@
+//! How the caches' changes reach the worker: one task per followed kind
+//! reads its cache's live changes into one bounded queue ([`Queue`]).
+//!
+//! The bound is the point. A queued change holds its object and the
+//! previous state, which the cache may have let go of since, so an
+//! unbounded queue under a slow analyzer grows by two objects per change.
+//! With [`QUEUE_CAPACITY`] items, a feed that finds the queue full waits,
+//! stops reading its cache's broadcast, falls behind it (the broadcast
+//! keeps [`crate::store::BROADCAST_CAPACITY`] changes) and then starts over
+//! from the cache's current state: one [`Work::Snapshot`] of shared
+//! objects replaces every change it missed. The worker analyzes a snapshot
+//! as it analyzes a kind's first one, which also analyzes again every
+//! analysis that looked the kind up, so nothing missed is lost.
+//!
+//! So what the relations engine holds beyond the caches is at most
+//! [`QUEUE_CAPACITY`] changes (two objects each) plus one snapshot per
+//! kind in flight (pointers to objects the cache holds), whatever the rate
+//! of changes and however slow the analyzers.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::mpsc;
+
+use crate::gvk::Gvk;
+use crate::store::{Change, Since, StoredObject};
+use crate::watch::Watch;
+
+/// Changes and snapshots that may wait for the worker. At the analyzers'
+/// usual 10 to 100 µs per change this is 10 to 100 ms of work; a feed
+/// that finds it full has fallen behind anyway.
+pub const QUEUE_CAPACITY: usize = 1024;
+
+/// What the feeds hand the worker.
+pub(super) enum Work {
+    /// Every object of a kind now: its cache synced, or a feed that fell
+    /// behind starts over.
+    Snapshot(Gvk, Vec<Arc<StoredObject>>),
+    /// One change.
+    Change(Gvk, Arc<Change>),
+}
+
+/// The sending side of the worker's queue, with the count of what waits.
+#[derive(Clone)]
+pub(super) struct Queue {
+    tx: mpsc::Sender<Work>,
+    /// Items sent and not yet done; shared with the front for `pending`.
+    waiting: Arc<AtomicUsize>,
+    /// The daemon's runtime, which runs the feeds.
+    runtime: tokio::runtime::Handle,
+}
+
+impl Queue {
+    /// A queue whose feeds run on `runtime`, and its receiving end;
+    /// `waiting` counts what is in it (the worker takes one off when it is
+    /// done with an item).
+    pub(super) fn new(
+        waiting: Arc<AtomicUsize>,
+        runtime: tokio::runtime::Handle,
+    ) -> (Queue, mpsc::Receiver<Work>) {
+        let (tx, rx) = mpsc::channel(QUEUE_CAPACITY);
+        (
+            Queue {
+                tx,
+                waiting,
+                runtime,
+            },
+            rx,
+        )
+    }
+
+    /// The daemon's runtime.
+    pub(super) fn runtime(&self) -> &tokio::runtime::Handle {
+        &self.runtime
+    }
+
+    /// Waits for room, then queues `work`; `false` once the worker is gone.
+    async fn send(&self, work: Work) -> bool {
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        if self.tx.send(work).await.is_err() {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    /// Feeds one kind's changes into the queue until the worker is gone:
+    /// a snapshot once its cache has synced, then each change, and a new
+    /// snapshot whenever the feed fell behind the cache's broadcast.
+    pub(super) fn follow(&self, watch: Arc<Watch>, gvk: Gvk) {
+        let queue = self.clone();
+        self.runtime.spawn(async move {
+            // The first snapshot is of a complete list, so analyzing it
+            // analyzes the kind (see `Relations::wait_analyzed`).
+            watch.cache.until_synced().await;
+            loop {
+                // Subscribing with a snapshot misses nothing between the two.
+                let Ok(subscription) = watch.cache.subscribe(Since::Snapshot) else {
+                    return;
+                };
+                let objects = subscription
+                    .backlog
+                    .iter()
+                    .map(|c| c.object.clone())
+                    .collect();
+                if !queue.send(Work::Snapshot(gvk.clone(), objects)).await {
+                    return;
+                }
+                let mut live = subscription.live;
+                loop {
+                    match live.recv().await {
+                        Ok(change) => {
+                            if !queue.send(Work::Change(gvk.clone(), change)).await {
+                                return;
+                            }
+                        }
+                        Err(RecvError::Lagged(missed)) => {
+                            tracing::warn!(gvk = %gvk, missed, "relations fell behind this kind's changes; analyzing it again from the cache");
+                            break;
+                        }
+                        Err(RecvError::Closed) => return,
+                    }
+                }
+            }
+        });
+    }
+}
