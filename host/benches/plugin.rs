@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use grw::gvk::Gvk;
 use grw::metrics::Metrics;
-use grw::plugin::{AllowedHosts, Limits, Manifest, Plugin, PluginEngine, Plugins};
+use grw::plugin::{AllowedHosts, ArtifactCache, Limits, Manifest, Plugin, PluginEngine, Plugins};
 use grw::store::{Change, StoredObject};
 use grw_plugin_field_filter::FieldFilter;
 use grw_plugin_label_filter::LabelFilter;
@@ -224,7 +224,7 @@ fn languages(wasm: &dyn Fn(&str) -> Vec<u8>, quick: bool) {
             time(|| drop(engine.compile(&bytes).unwrap()))
         };
         let cache = tempfile::tempdir().unwrap();
-        let engine = PluginEngine::new(Some(cache.path().join("c"))).unwrap();
+        let engine = PluginEngine::new(Some(ArtifactCache::new(cache.path().join("c")))).unwrap();
         engine.compile(&bytes).unwrap();
         let cached =
             median((0..10).map(|_| time(|| assert!(engine.compile(&bytes).unwrap().from_cache))));
@@ -351,7 +351,7 @@ fn compile_and_load(wasm: &dyn Fn(&str) -> Vec<u8>) {
             time(|| drop(engine.compile(&bytes).unwrap()))
         }));
         let cache = tempfile::tempdir().unwrap();
-        let engine = PluginEngine::new(Some(cache.path().join("c"))).unwrap();
+        let engine = PluginEngine::new(Some(ArtifactCache::new(cache.path().join("c")))).unwrap();
         engine.compile(&bytes).unwrap();
         let cached = median((0..10).map(|_| {
             time(|| {
@@ -452,7 +452,7 @@ fn reload(wasm: &dyn Fn(&str) -> Vec<u8>) {
     std::fs::create_dir(&plugins_dir).unwrap();
     let plugins = Plugins::new(
         plugins_dir.clone(),
-        Some(dir.path().join("cache")),
+        Some(ArtifactCache::new(dir.path().join("cache"))),
         Limits::default(),
         grw::plugin::AllowedHosts::none(),
         Arc::new(Metrics::new()),

@@ -27,17 +27,12 @@ use grw::config::WatchOptions;
 use grw::gvk::{Gvk, ResourceInfo};
 use grw::kube::{Catalog, Discovery};
 use grw::metrics::Metrics;
-use grw::plugin::{AllowedHosts, CacheReader, Limits, Plugin, Plugins};
+use grw::plugin::{AllowedHosts, ArtifactCache, BUILT_IN, CacheReader, Limits, Plugin, Plugins};
 use grw::query::{LabelSelector, PageRequest, Query};
 use grw::relations::graph::Found;
 use grw::relations::{Direction, Graph, KindKey, Lookup, NodeKey, Relations};
 use grw::store::{Change, ChangeType, ObjectKey, Origin, StoredObject};
 use grw::watch::{WatchSettings, Watches};
-use grw_plugin_istio_gateways::IstioGateways;
-use grw_plugin_ownership::Ownership;
-use grw_plugin_references::References;
-use grw_plugin_services::Services;
-use grw_sdk::{Analyzer, EventType, ObjectSource, ObjectView};
 use serde_json::{Value, json};
 
 use common::{Args, cpu_model, grouped};
@@ -941,163 +936,44 @@ impl CacheReader for HostReader {
     }
 }
 
-/// For the native analyzers: the SDK's cache interface over the same
-/// lookups.
-struct SdkCache(Arc<Lookups>);
-
-impl grw_sdk::Cache for SdkCache {
-    fn get(&self, gvk: &grw_sdk::Gvk, namespace: &str, name: &str) -> Option<ObjectView> {
-        let found = self.0.get(&gvk.group, &gvk.kind, namespace, name)?;
-        Some(self.view(found))
-    }
-
-    fn list(
-        &self,
-        gvk: &grw_sdk::Gvk,
-        namespace: &str,
-        label_selector: &str,
-    ) -> Result<Vec<ObjectView>, String> {
-        let found = self
-            .0
-            .list(&gvk.group, &gvk.kind, namespace, label_selector)?;
-        Ok(found.into_iter().map(|f| self.view(f)).collect())
-    }
-
-    fn owned_by(&self, gvk: &grw_sdk::Gvk, owner_uid: &str) -> Vec<ObjectView> {
-        self.0
-            .owned_by(&gvk.group, &gvk.kind, owner_uid)
-            .into_iter()
-            .map(|f| self.view(f))
-            .collect()
-    }
-}
-
-impl SdkCache {
-    fn view(&self, (gvk, object): (Gvk, Arc<StoredObject>)) -> ObjectView {
-        ObjectView::from_source(Box::new(Stored {
-            gvk,
-            object,
-            reads: Some(self.0.clone()),
-        }))
-    }
-}
-
-/// A stored object read natively through the lookups a guest's `object`
-/// handle reaches in the host; reading a found object's content beyond its
-/// identity is recorded, as the host does.
-struct Stored {
-    gvk: Gvk,
-    object: Arc<StoredObject>,
-    reads: Option<Arc<Lookups>>,
-}
-
-impl Stored {
-    fn content(&self) -> &StoredObject {
-        if let Some(lookups) = &self.reads {
-            lookups.read(&self.gvk, &self.object);
-        }
-        &self.object
-    }
-}
-
-impl ObjectSource for Stored {
-    fn json(&self) -> String {
-        String::from_utf8_lossy(self.content().json()).into_owned()
-    }
-
-    fn get(&self, path: &[String]) -> Option<String> {
-        Some(String::from_utf8_lossy(self.content().get(path)?).into_owned())
-    }
-
-    fn labels(&self) -> Vec<(String, String)> {
-        self.content()
-            .labels()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
-    fn annotations(&self) -> Vec<(String, String)> {
-        self.content().annotations()
-    }
-
-    fn label(&self, key: &str) -> Option<String> {
-        self.content().label(key).map(str::to_string)
-    }
-
-    fn gvk(&self) -> grw_sdk::Gvk {
-        grw_sdk::Gvk::new(&self.gvk.group, &self.gvk.version, &self.gvk.kind)
-    }
-
-    fn namespace(&self) -> String {
-        self.object.namespace().to_string()
-    }
-
-    fn name(&self) -> String {
-        self.object.name().to_string()
-    }
-
-    fn uid(&self) -> String {
-        self.object.uid().to_string()
-    }
-
-    fn resource_version(&self) -> String {
-        self.content().resource_version().to_string()
-    }
-}
-
-type NativeAnalyze = Box<dyn Fn(&ObjectView, &dyn grw_sdk::Cache) -> Vec<grw_sdk::Relationship>>;
-
-/// One analyzer, called one way or the other.
-enum Backend {
-    /// The crate linked in, through the SDK's types.
-    Native {
-        interest: grw_sdk::Interest,
-        analyze: NativeAnalyze,
-    },
-    /// The component, through `Plugin::analyze` (what the engine calls).
-    Wasm(Arc<Plugin>),
-}
-
+/// One analyzer, called the way the engine calls it (`Plugin::analyze`):
+/// built in (the crate linked in, through the SDK's native traits) or a
+/// component.
 struct Analyzed {
     name: Arc<str>,
-    backend: Backend,
+    plugin: Arc<Plugin>,
     /// Calls made, and the time inside them.
     calls: u64,
     call_time: Duration,
 }
 
 impl Analyzed {
-    fn native<A: Analyzer + 'static>(name: &str) -> Analyzed {
-        let (analyzer, interest) = A::init("{}").unwrap();
+    fn of(plugin: Arc<Plugin>) -> Analyzed {
         Analyzed {
-            name: name.into(),
-            backend: Backend::Native {
-                interest,
-                analyze: Box::new(move |object, cache| analyzer.analyze(object, cache)),
-            },
+            name: plugin.name.clone(),
+            plugin,
             calls: 0,
             call_time: Duration::ZERO,
         }
     }
 
     fn wants(&self, gvk: &Gvk) -> bool {
-        match &self.backend {
-            Backend::Native { interest, .. } => interest.matches(
-                &grw_sdk::Gvk::new(&gvk.group, &gvk.version, &gvk.kind),
-                EventType::Added,
-            ),
-            Backend::Wasm(plugin) => plugin.interest.wants_kind(gvk),
-        }
+        self.plugin.interest.wants_kind(gvk)
     }
 }
 
+/// The four analyzers built into GRW, by name.
 fn native_backends() -> Vec<Analyzed> {
-    vec![
-        Analyzed::native::<IstioGateways>("istio-gateways"),
-        Analyzed::native::<Ownership>("ownership"),
-        Analyzed::native::<References>("references"),
-        Analyzed::native::<Services>("services"),
-    ]
+    let mut analyzers: Vec<Analyzed> = BUILT_IN
+        .iter()
+        .map(|b| {
+            Analyzed::of(Arc::new(
+                Plugin::built_in(b, Arc::new(Metrics::new())).unwrap(),
+            ))
+        })
+        .collect();
+    analyzers.sort_by(|a, b| a.name.cmp(&b.name));
+    analyzers
 }
 
 /// One relationship as either interface gives it.
@@ -1198,41 +1074,21 @@ impl Driver {
             asked: Mutex::new(Vec::new()),
         });
         let started = Instant::now();
-        let answers: Vec<Answer> = match &self.analyzers[i].backend {
-            Backend::Native { analyze, .. } => {
-                let view = ObjectView::from_source(Box::new(Stored {
-                    gvk: gvk.clone(),
-                    object: object.clone(),
-                    reads: None,
-                }));
-                analyze(&view, &SdkCache(lookups.clone()))
-                    .into_iter()
-                    .map(|r| Answer {
-                        relation: r.relation,
-                        outgoing: r.direction == grw_sdk::Direction::Outgoing,
-                        group: r.target.gvk.group,
-                        kind: r.target.gvk.kind,
-                        namespace: r.target.namespace,
-                        name: r.target.name,
-                        attributes: r.attributes,
-                    })
-                    .collect()
-            }
-            Backend::Wasm(plugin) => plugin
-                .analyze(gvk, object, Arc::new(HostReader(lookups.clone())))
-                .expect("the analyzer answers")
-                .into_iter()
-                .map(|r| Answer {
-                    relation: r.relation,
-                    outgoing: r.outgoing,
-                    group: r.gvk.group,
-                    kind: r.gvk.kind,
-                    namespace: r.namespace,
-                    name: r.name,
-                    attributes: r.attributes,
-                })
-                .collect(),
-        };
+        let answers: Vec<Answer> = self.analyzers[i]
+            .plugin
+            .analyze(gvk, object, Arc::new(HostReader(lookups.clone())))
+            .expect("the analyzer answers")
+            .into_iter()
+            .map(|r| Answer {
+                relation: r.relation,
+                outgoing: r.outgoing,
+                group: r.gvk.group,
+                kind: r.gvk.kind,
+                namespace: r.namespace,
+                name: r.name,
+                attributes: r.attributes,
+            })
+            .collect();
         self.analyses += 1;
         self.analyzers[i].calls += 1;
         self.analyzers[i].call_time += started.elapsed();
@@ -1373,7 +1229,7 @@ fn install_analyzers(dir: &Path, wasm_dir: &Path) {
 fn load_plugins(dir: &Path) -> Arc<Plugins> {
     let plugins = Plugins::new(
         dir.join("plugins"),
-        Some(dir.join("cache")),
+        Some(ArtifactCache::new(dir.join("cache"))),
         Limits::default(),
         AllowedHosts::none(),
         Arc::new(Metrics::new()),
@@ -1515,17 +1371,14 @@ impl InProcess {
         let plugins = load_plugins(dir.path());
         let backends = ANALYZERS
             .iter()
-            .map(|(name, _)| Analyzed {
-                name: (*name).into(),
-                backend: Backend::Wasm(
+            .map(|(name, _)| {
+                Analyzed::of(
                     plugins
                         .analyzers()
                         .into_iter()
                         .find(|p| &*p.name == *name)
                         .unwrap(),
-                ),
-                calls: 0,
-                call_time: Duration::ZERO,
+                )
             })
             .collect();
         let mut native = Driver::new(fill(cluster), kinds.clone(), native_backends(), true);
@@ -2138,23 +1991,20 @@ fn daemon(cluster: &Cluster, wasm_dir: &Path, expected: usize, runtime: &tokio::
     );
     println!("|---|---:|---:|---:|---:|---:|---:|");
     let runs = [
-        ("no analyzers (no pluginDir)", None),
+        ("no analyzers (`builtinAnalyzers: false`)", Analyzers::None),
+        ("four analyzers built in (the default)", Analyzers::BuiltIn),
         (
-            "four analyzers, empty plugin cache (compiles them)",
-            Some(&plugins),
+            "four components in pluginDir, empty plugin cache (compiles them)",
+            Analyzers::Components(&plugins),
         ),
-        ("four analyzers, plugin cache warm", Some(&plugins)),
+        (
+            "four components in pluginDir, plugin cache warm",
+            Analyzers::Components(&plugins),
+        ),
     ];
     let mut rss = Vec::new();
-    for (name, plugins) in runs {
-        let run = run_daemon(
-            dir.path(),
-            &recording,
-            plugins.map(|p| p.as_path()),
-            &cache,
-            expected,
-            runtime,
-        );
+    for (name, analyzers) in runs {
+        let run = run_daemon(dir.path(), &recording, analyzers, &cache, expected, runtime);
         let seconds = |d: Option<Duration>| {
             d.map_or("–".to_string(), |d| format!("{:.2}", d.as_secs_f64()))
         };
@@ -2169,25 +2019,43 @@ fn daemon(cluster: &Cluster, wasm_dir: &Path, expected: usize, runtime: &tokio::
         );
         rss.push(run.rss_kib);
     }
-    println!(
-        "\nVmRSS with the analyzers (warm) minus without: {:.1} MiB, {:.0} bytes per edge.",
-        (rss[2] - rss[0]) as f64 / 1024.0,
-        (rss[2] - rss[0]) as f64 * 1024.0 / expected as f64
-    );
+    for (what, with) in [("built in", rss[1]), ("as components (warm)", rss[3])] {
+        println!(
+            "\nVmRSS with the analyzers {what} minus without: {:.1} MiB, {:.0} bytes per edge.",
+            (with - rss[0]) as f64 / 1024.0,
+            (with - rss[0]) as f64 * 1024.0 / expected as f64
+        );
+    }
+}
+
+/// Which analyzers a daemon run has.
+#[derive(Clone, Copy)]
+enum Analyzers<'a> {
+    /// None at all.
+    None,
+    /// The four compiled into GRW, with no plugin directory.
+    BuiltIn,
+    /// The four components in this plugin directory (replacing the
+    /// built-in ones).
+    Components(&'a Path),
 }
 
 fn run_daemon(
     dir: &Path,
     recording: &Path,
-    plugins: Option<&Path>,
+    analyzers: Analyzers,
     cache: &Path,
     expected: usize,
     runtime: &tokio::runtime::Runtime,
 ) -> DaemonRun {
     let mut config = json!({"logType": "json", "minLogLevel": "info"});
-    if let Some(plugins) = plugins {
-        config["pluginDir"] = plugins.to_str().unwrap().into();
-        config["pluginCacheDir"] = cache.to_str().unwrap().into();
+    match analyzers {
+        Analyzers::None => config["builtinAnalyzers"] = false.into(),
+        Analyzers::BuiltIn => {}
+        Analyzers::Components(plugins) => {
+            config["pluginDir"] = plugins.to_str().unwrap().into();
+            config["pluginCacheDir"] = cache.to_str().unwrap().into();
+        }
     }
     let config_path = dir.join("config.json");
     std::fs::write(&config_path, config.to_string()).unwrap();
@@ -2247,7 +2115,7 @@ fn run_daemon(
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         let ready = started.elapsed();
-        if plugins.is_none() {
+        if let Analyzers::None = analyzers {
             return (ready, None, None);
         }
         let mut complete = None;

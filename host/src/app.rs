@@ -16,7 +16,7 @@ use crate::kube::{Catalog, CrdFollowing, Discovery, KubeClient};
 use crate::leader::{Candidate, Elector};
 use crate::metrics::Metrics;
 use crate::notify::Notifications;
-use crate::plugin::{Limits, Plugins};
+use crate::plugin::{ArtifactCache, Limits, Plugins};
 use crate::relations::Relations;
 use crate::store::{Change, Origin, StoredObject};
 use crate::watch::{Pending, Recording, WatchSettings, Watches};
@@ -170,13 +170,16 @@ async fn load_plugins(config: &Config, metrics: &Arc<Metrics>) -> anyhow::Result
     if !dir.is_dir() {
         anyhow::bail!("pluginDir {} is not a directory", dir.display());
     }
-    let cache_dir = config
-        .plugin_cache_dir
-        .clone()
-        .unwrap_or_else(crate::plugin::default_cache_dir);
+    let cache = ArtifactCache {
+        dir: config
+            .plugin_cache_dir
+            .clone()
+            .unwrap_or_else(crate::plugin::default_cache_dir),
+        max_bytes: config.plugin_cache_max_bytes,
+    };
     let plugins = Plugins::new(
         dir,
-        Some(cache_dir),
+        Some(cache),
         Limits::default(),
         config.plugin_allowed_hosts.clone(),
         metrics.clone(),

@@ -50,6 +50,14 @@ fn bad_config_files_stop_startup_with_a_message_naming_the_key() {
             r#"{"pluginAllowedHosts": ["hooks.slack.com", "https://x.io/hook"]}"#,
             "config key `pluginAllowedHosts[1]`: `https://x.io/hook` is a URL; write the host alone, e.g. `x.io`",
         ),
+        (
+            r#"{"builtinAnalyzers": ["ownership", "owner-refs"]}"#,
+            r#"config key `builtinAnalyzers[1]`: GRW has no built-in analyzer "owner-refs"; it has istio-gateways, ownership, references, services"#,
+        ),
+        (
+            r#"{"pluginCacheMaxBytes": "1G"}"#,
+            r#"config key `pluginCacheMaxBytes`: expected a whole number from 1 up, got "1G""#,
+        ),
         ("{\"listenPort\": 3000,}", "line 1"),
         ("[1]", "must hold a JSON object at the top level, got [1]"),
     ];
@@ -167,4 +175,58 @@ fn a_client_certificate_tls_refuses_is_explained_once() {
             "{output}"
         );
     }
+}
+
+/// An outbox written by a newer GRW is refused at start-up, with what to
+/// do, and left as it is (a newer GRW started on it later delivers it).
+#[test]
+fn an_outbox_of_a_newer_format_stops_start_up_and_is_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    drop(grw::notify::Outbox::open(Some(&data)).unwrap());
+    let file = data.join(grw::notify::outbox::FILE_NAME);
+    let newer = grw::notify::outbox::FORMAT + 1;
+    let set_format = |format: u32| {
+        let db = redb::Database::create(&file).unwrap();
+        let txn = db.begin_write().unwrap();
+        let meta: redb::TableDefinition<&str, u32> = redb::TableDefinition::new("meta");
+        txn.open_table(meta)
+            .unwrap()
+            .insert("format", format)
+            .unwrap();
+        txn.commit().unwrap();
+    };
+    set_format(newer);
+    let config = json!({
+        "logType": "hidden",
+        "replayFile": bundled_recording(),
+        "dataDir": data,
+        "subscriptions": [{"name": "a", "kind": "Pod", "webhook": {"url": "http://127.0.0.1:9/"}}],
+    });
+    let (code, output) = run_to_exit(Some(&config.to_string()), &[], Duration::from_secs(30));
+    assert_eq!(code, Some(1), "{output}");
+    assert!(
+        output.contains(&format!(
+            "grw: the outbox {} has format {newer}, written by a newer GRW; this GRW reads format {} and older. Run a GRW at least as new as the one that wrote it, or move the file away",
+            file.display(),
+            newer - 1
+        )),
+        "{output}"
+    );
+    assert!(!output.contains("panicked"), "{output}");
+    // Still the newer format, with what it held: the newer GRW goes on.
+    use redb::ReadableDatabase;
+    let db = redb::Database::create(&file).unwrap();
+    let txn = db.begin_read().unwrap();
+    let meta: redb::TableDefinition<&str, u32> = redb::TableDefinition::new("meta");
+    let format = txn
+        .open_table(meta)
+        .unwrap()
+        .get("format")
+        .unwrap()
+        .map(|f| f.value());
+    assert_eq!(format, Some(newer));
+    let subscriptions: redb::TableDefinition<&str, &[u8]> =
+        redb::TableDefinition::new("subscriptions");
+    assert!(txn.open_table(subscriptions).is_ok());
 }

@@ -980,7 +980,7 @@ async fn burst(delay_micros: u64) -> Burst {
     use grw::gvk::{Gvk, ResourceInfo};
     use grw::kube::{Catalog, Discovery};
     use grw::metrics::Metrics;
-    use grw::plugin::{AllowedHosts, Limits, Plugins};
+    use grw::plugin::{AllowedHosts, ArtifactCache, Limits, Plugins};
     use grw::relations::Relations;
     use grw::store::{ChangeType, Origin, StoredObject};
     use grw::watch::{WatchSettings, Watches};
@@ -1026,7 +1026,7 @@ async fn burst(delay_micros: u64) -> Burst {
     );
     let plugins = Plugins::new(
         dir.path().to_path_buf(),
-        Some(dir.path().join(".cache")),
+        Some(ArtifactCache::new(dir.path().join(".cache"))),
         Limits::default(),
         AllowedHosts::none(),
         Arc::new(Metrics::new()),

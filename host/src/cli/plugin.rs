@@ -18,8 +18,8 @@ use crate::config::PluginArgs;
 use crate::gvk::Gvk;
 use crate::metrics::Metrics;
 use crate::plugin::{
-    DeliveryError, Limits, Manifest, Plugin, PluginEngine, PluginError, PluginKind, Toolchain,
-    default_cache_dir, exported_world,
+    ArtifactCache, DeliveryError, Limits, Manifest, Plugin, PluginEngine, PluginError, PluginKind,
+    Toolchain, default_cache_dir, exported_world,
 };
 use crate::store::{Change, ChangeType, ObjectKey, Origin, StoredObject};
 use crate::watch::Recording;
@@ -61,7 +61,7 @@ fn manifest(args: &PluginArgs) -> Result<Manifest, PluginError> {
 /// The engine of `grw plugin`: with the daemon's default artifact cache,
 /// so that checking, testing and then serving a component compiles it once.
 fn engine() -> Result<Arc<PluginEngine>, PluginError> {
-    PluginEngine::new(Some(default_cache_dir()))
+    PluginEngine::new(Some(ArtifactCache::new(default_cache_dir())))
 }
 
 fn load(args: &PluginArgs, engine: &PluginEngine) -> Result<(Plugin, usize), PluginError> {

@@ -91,6 +91,7 @@ impl Default for Config {
             plugin_dir: None,
             builtin_analyzers: BUILT_IN_ANALYZERS.map(String::from).to_vec(),
             plugin_cache_dir: None,
+            plugin_cache_max_bytes: 1 << 30,
             plugin_allowed_hosts: AllowedHosts::none(),
             data_dir: None,
             subscriptions: Vec::new(),
@@ -217,6 +218,7 @@ struct File {
     builtin_analyzers: Option<Vec<String>>,
     #[serde(deserialize_with = "de::text")]
     plugin_cache_dir: Option<String>,
+    plugin_cache_max_bytes: Option<Count<1>>,
     #[serde(deserialize_with = "allowed_hosts")]
     plugin_allowed_hosts: AllowedHosts,
     #[serde(deserialize_with = "de::text")]
@@ -498,6 +500,9 @@ impl Resolver<'_> {
             plugin_dir: self.file_path("pluginDir", file.plugin_dir),
             builtin_analyzers: file.builtin_analyzers.unwrap_or(defaults.builtin_analyzers),
             plugin_cache_dir: self.file_path("pluginCacheDir", file.plugin_cache_dir),
+            plugin_cache_max_bytes: file
+                .plugin_cache_max_bytes
+                .map_or(defaults.plugin_cache_max_bytes, |c| c.0 as u64),
             plugin_allowed_hosts: file.plugin_allowed_hosts,
             data_dir: self.file_path("dataDir", file.data_dir),
             subscriptions: file.subscriptions,

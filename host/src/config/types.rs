@@ -68,6 +68,9 @@ pub struct Config {
     /// Where compiled plugins are cached (`pluginCacheDir`, default
     /// `$TMPDIR/grw-plugin-cache-<uid>`).
     pub plugin_cache_dir: Option<PathBuf>,
+    /// The most bytes of compiled plugins the cache holds
+    /// (`pluginCacheMaxBytes`, default 1 GiB); the least recently used go.
+    pub plugin_cache_max_bytes: u64,
     /// Hosts notifier plugins may reach (`pluginAllowedHosts`): `host`,
     /// `host:port` or `*.domain`. A plugin's own manifest must allow the host
     /// too. Empty = no outbound HTTP for plugins.

@@ -30,7 +30,7 @@ use std::sync::atomic::Ordering;
 
 use tokio::sync::Notify;
 
-use super::outbox::{Announcement, FeedTxn, Outbox, StoreError};
+use super::outbox::{Announcement, FeedTxn, Outbox, OutboxError};
 use super::{Active, until_stored};
 use crate::gvk::Gvk;
 use crate::store::{
@@ -419,7 +419,7 @@ impl Feed {
 impl Plan {
     /// Writes the plan in one transaction. The announced state and position
     /// are written only when they must survive a restart.
-    fn write(&self, txn: &mut FeedTxn<'_>, persistent: bool, gvk: &Gvk) -> Result<(), StoreError> {
+    fn write(&self, txn: &mut FeedTxn<'_>, persistent: bool, gvk: &Gvk) -> Result<(), OutboxError> {
         if persistent {
             if self.reset {
                 txn.clear()?;

@@ -25,7 +25,7 @@
 mod decide;
 mod feed;
 pub mod nats;
-mod outbox;
+pub mod outbox;
 mod payload;
 mod sink;
 mod subscription;
@@ -41,7 +41,7 @@ use parking_lot::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use outbox::{Announcement, DeadLetter, Outbox, Queued, StoreError};
+pub use outbox::{Announcement, DeadLetter, Outbox, OutboxError, Queued};
 pub use payload::{Event, render};
 pub use sink::{Delivery, SendError};
 pub use subscription::{PayloadFormat, SinkSpec, Source, Subscription};
@@ -70,7 +70,7 @@ pub enum SubscriptionError {
     FromConfig(String),
     /// The outbox failed.
     #[error("the notification outbox failed")]
-    Store(#[from] StoreError),
+    Store(#[from] OutboxError),
     /// Replicas elect a leader: each keeps its own subscriptions, so one
     /// made through the API would live on one replica only.
     #[error(
@@ -547,7 +547,7 @@ impl Notifications {
     }
 
     /// Registers a subscription and starts its worker.
-    fn install(&self, sub: Subscription, new: bool) -> Result<Arc<Active>, StoreError> {
+    fn install(&self, sub: Subscription, new: bool) -> Result<Arc<Active>, OutboxError> {
         let counts = self.outbox.counts(&sub.name)?;
         let sink = worker::Sink::new(&sub, &self.http);
         let active = Arc::new(Active {
@@ -702,7 +702,7 @@ const STORE_RETRY: Duration = Duration::from_secs(1);
 /// and whose it is, for the log.
 async fn until_stored<T: Send + 'static>(
     what: &str,
-    operation: impl Fn() -> Result<T, StoreError> + Send + Sync + 'static,
+    operation: impl Fn() -> Result<T, OutboxError> + Send + Sync + 'static,
 ) -> T {
     let operation = Arc::new(operation);
     loop {

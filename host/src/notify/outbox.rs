@@ -12,7 +12,8 @@
 //!   attempts, and the change number;
 //! - `announced`: (watch, object key) → the object's state as last announced
 //!   (`resourceVersion`, NUL, JSON), so a restart resumes from it;
-//! - `positions`: watch → resourceVersion up to which changes are announced.
+//! - `positions`: watch → resourceVersion up to which changes are announced;
+//! - `meta`: `format` → the format of everything above ([`FORMAT`]).
 //!
 //! Without `dataDir` the last two stay empty: nothing survives a restart
 //! anyway, and the feed's own record of the announced state shares the
@@ -46,6 +47,17 @@ const QUEUE: TableDefinition<(&str, u64), u64> = TableDefinition::new("queue");
 const DEAD: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("dead");
 const ANNOUNCED: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("announced");
 const POSITIONS: TableDefinition<&str, &str> = TableDefinition::new("positions");
+const META: TableDefinition<&str, u32> = TableDefinition::new("meta");
+
+/// The format this GRW reads and writes: the tables above and how their
+/// keys and values are encoded. A change to either raises it, so that a
+/// database is never misread: one of a newer format is refused, and an
+/// older one is converted (there is none yet). A database written before
+/// the format was recorded has this one.
+pub const FORMAT: u32 = 1;
+
+/// The key of [`FORMAT`] in the `meta` table.
+const FORMAT_KEY: &str = "format";
 
 /// Memory the database may use to cache pages. Its default (1 GiB) would
 /// let a large backlog fill memory; the queues are read front to back, so a
@@ -57,7 +69,7 @@ pub const FILE_NAME: &str = "grw.redb";
 
 /// Why the outbox could not do what was asked.
 #[derive(Debug, thiserror::Error)]
-pub enum StoreError {
+pub enum OutboxError {
     /// `dataDir` cannot be created.
     #[error("cannot create the data directory {}", .path.display())]
     CreateDir {
@@ -82,32 +94,46 @@ pub enum StoreError {
     /// An entry cannot be read back.
     #[error("outbox entry {0} is corrupt")]
     Corrupt(String),
+    /// The database was written by a newer GRW, in a format this one does
+    /// not know.
+    #[error(
+        "the outbox {} has format {found}, written by a newer GRW; this GRW reads format {supported} and older. Run a GRW at least as new as the one that wrote it, or move the file away to start with an empty outbox (the deliveries and dead letters in it are then not sent)",
+        .path.display()
+    )]
+    NewerFormat {
+        /// `dataDir/grw.redb`.
+        path: PathBuf,
+        /// The format it has.
+        found: u32,
+        /// The newest format this GRW reads ([`FORMAT`]).
+        supported: u32,
+    },
 }
 
-impl StoreError {
+impl OutboxError {
     /// Whether the database must be opened again before it can be used: redb
     /// refuses every transaction after a failed write.
     fn needs_reopen(&self) -> bool {
         matches!(
             self,
-            StoreError::Open { .. }
-                | StoreError::Database(
+            OutboxError::Open { .. }
+                | OutboxError::Database(
                     redb::Error::Io(_) | redb::Error::PreviousIo | redb::Error::DatabaseClosed
                 )
         )
     }
 }
 
-macro_rules! store_error_from {
+macro_rules! outbox_error_from {
     ($($t:ty),*) => {$(
-        impl From<$t> for StoreError {
+        impl From<$t> for OutboxError {
             fn from(e: $t) -> Self {
-                StoreError::Database(redb::Error::from(e))
+                OutboxError::Database(redb::Error::from(e))
             }
         }
     )*};
 }
-store_error_from!(
+outbox_error_from!(
     redb::DatabaseError,
     redb::TransactionError,
     redb::TableError,
@@ -201,8 +227,8 @@ impl Announcement {
         out
     }
 
-    fn decode(number: u64, bytes: &[u8]) -> Result<Announcement, StoreError> {
-        let corrupt = || StoreError::Corrupt(format!("change {number}"));
+    fn decode(number: u64, bytes: &[u8]) -> Result<Announcement, OutboxError> {
+        let corrupt = || OutboxError::Corrupt(format!("change {number}"));
         let mut parts = bytes.splitn(3, |b| *b == b'\n');
         let header: Header<'_> = parts
             .next()
@@ -283,10 +309,10 @@ pub struct Outbox {
 
 impl Outbox {
     /// Opens (or creates) `dir/grw.redb`; `None` keeps everything in memory.
-    pub fn open(dir: Option<&Path>) -> Result<Outbox, StoreError> {
+    pub fn open(dir: Option<&Path>) -> Result<Outbox, OutboxError> {
         let (db, path) = match dir {
             Some(dir) => {
-                std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+                std::fs::create_dir_all(dir).map_err(|source| OutboxError::CreateDir {
                     path: dir.to_path_buf(),
                     source,
                 })?;
@@ -299,6 +325,23 @@ impl Outbox {
             ),
         };
         let txn = db.begin_write()?;
+        {
+            let mut meta = txn.open_table(META)?;
+            let found = meta.get(FORMAT_KEY)?.map(|f| f.value());
+            match found {
+                None => {
+                    meta.insert(FORMAT_KEY, FORMAT)?;
+                }
+                Some(found) if found > FORMAT => {
+                    return Err(OutboxError::NewerFormat {
+                        path: path.unwrap_or_default(),
+                        found,
+                        supported: FORMAT,
+                    });
+                }
+                Some(_) => {}
+            }
+        }
         txn.open_table(SUBSCRIPTIONS)?;
         let next_change = txn
             .open_table(CHANGES)?
@@ -331,8 +374,8 @@ impl Outbox {
     /// (a failed write), opens the database again for the next call.
     fn with<T>(
         &self,
-        op: impl FnOnce(&Database) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
+        op: impl FnOnce(&Database) -> Result<T, OutboxError>,
+    ) -> Result<T, OutboxError> {
         let closed = self.db.read().is_none();
         if closed {
             self.reopen()?;
@@ -341,7 +384,7 @@ impl Outbox {
             let db = self.db.read();
             match db.as_ref() {
                 Some(db) => op(db),
-                None => Err(StoreError::Database(redb::Error::DatabaseClosed)),
+                None => Err(OutboxError::Database(redb::Error::DatabaseClosed)),
             }
         };
         if let Err(e) = &result
@@ -355,7 +398,7 @@ impl Outbox {
 
     /// Closes the database and opens it again (redb repairs it if needed).
     /// In memory there is nothing to reopen.
-    fn reopen(&self) -> Result<(), StoreError> {
+    fn reopen(&self) -> Result<(), OutboxError> {
         let Some(path) = &self.path else {
             return Ok(());
         };
@@ -369,7 +412,7 @@ impl Outbox {
     }
 
     /// Every stored subscription definition, by name.
-    pub fn subscriptions(&self) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+    pub fn subscriptions(&self) -> Result<Vec<(String, Vec<u8>)>, OutboxError> {
         self.with(|db| {
             let txn = db.begin_read()?;
             let table = txn.open_table(SUBSCRIPTIONS)?;
@@ -383,7 +426,7 @@ impl Outbox {
     }
 
     /// Stores (or replaces) a subscription definition.
-    pub fn put_subscription(&self, name: &str, definition: &[u8]) -> Result<(), StoreError> {
+    pub fn put_subscription(&self, name: &str, definition: &[u8]) -> Result<(), OutboxError> {
         self.with(|db| {
             let txn = db.begin_write()?;
             txn.open_table(SUBSCRIPTIONS)?.insert(name, definition)?;
@@ -394,7 +437,7 @@ impl Outbox {
 
     /// Forgets a subscription with its queue and dead letters; returns how
     /// many pending deliveries were dropped.
-    pub fn delete_subscription(&self, name: &str) -> Result<u64, StoreError> {
+    pub fn delete_subscription(&self, name: &str) -> Result<u64, OutboxError> {
         self.with(|db| {
             let txn = db.begin_write()?;
             txn.open_table(SUBSCRIPTIONS)?.remove(name)?;
@@ -419,7 +462,7 @@ impl Outbox {
     }
 
     /// The announced state of a watch: its resourceVersion and objects (JSON).
-    pub fn announced(&self, watch: &str) -> Result<Option<Announced>, StoreError> {
+    pub fn announced(&self, watch: &str) -> Result<Option<Announced>, OutboxError> {
         self.with(|db| {
             let txn = db.begin_read()?;
             let Some(rv) = txn
@@ -443,7 +486,7 @@ impl Outbox {
     }
 
     /// Forgets the announced state of a watch.
-    pub fn forget_watch(&self, watch: &str) -> Result<(), StoreError> {
+    pub fn forget_watch(&self, watch: &str) -> Result<(), OutboxError> {
         self.feed(watch, |txn| txn.clear())
     }
 
@@ -451,8 +494,8 @@ impl Outbox {
     pub fn feed<R>(
         &self,
         watch: &str,
-        f: impl FnOnce(&mut FeedTxn<'_>) -> Result<R, StoreError>,
-    ) -> Result<R, StoreError> {
+        f: impl FnOnce(&mut FeedTxn<'_>) -> Result<R, OutboxError>,
+    ) -> Result<R, OutboxError> {
         self.with(|db| {
             let txn = db.begin_write()?;
             let result = {
@@ -471,7 +514,7 @@ impl Outbox {
     }
 
     /// Up to `limit` pending deliveries of a subscription, oldest first.
-    pub fn pending(&self, subscription: &str, limit: usize) -> Result<Vec<Queued>, StoreError> {
+    pub fn pending(&self, subscription: &str, limit: usize) -> Result<Vec<Queued>, OutboxError> {
         self.with(|db| {
             let txn = db.begin_read()?;
             let queue = txn.open_table(QUEUE)?;
@@ -493,7 +536,7 @@ impl Outbox {
         subscription: &str,
         done: &[u64],
         refused: &[DeadLetter],
-    ) -> Result<Vec<u64>, StoreError> {
+    ) -> Result<Vec<u64>, OutboxError> {
         self.with(|db| {
             let txn = db.begin_write()?;
             let released = {
@@ -527,7 +570,7 @@ impl Outbox {
     }
 
     /// Dead letters of a subscription, oldest first.
-    pub fn dead_letters(&self, subscription: &str) -> Result<Vec<DeadLetter>, StoreError> {
+    pub fn dead_letters(&self, subscription: &str) -> Result<Vec<DeadLetter>, OutboxError> {
         self.with(|db| {
             let txn = db.begin_read()?;
             let table = txn.open_table(DEAD)?;
@@ -555,7 +598,7 @@ impl Outbox {
         subscription: &str,
         seq: Option<u64>,
         mut next_seq: impl FnMut() -> u64,
-    ) -> Result<u64, StoreError> {
+    ) -> Result<u64, OutboxError> {
         self.with(|db| {
             let txn = db.begin_write()?;
             let count = {
@@ -581,7 +624,7 @@ impl Outbox {
         &self,
         subscription: &str,
         seq: Option<u64>,
-    ) -> Result<(u64, Vec<u64>), StoreError> {
+    ) -> Result<(u64, Vec<u64>), OutboxError> {
         self.with(|db| {
             let txn = db.begin_write()?;
             let result = {
@@ -602,7 +645,7 @@ impl Outbox {
 
     /// Pending deliveries, dead letters and the highest sequence number used
     /// by a subscription (to continue numbering after a restart).
-    pub fn counts(&self, subscription: &str) -> Result<QueueCounts, StoreError> {
+    pub fn counts(&self, subscription: &str) -> Result<QueueCounts, OutboxError> {
         self.with(|db| {
             let txn = db.begin_read()?;
             let queue = txn.open_table(QUEUE)?;
@@ -626,7 +669,7 @@ impl Outbox {
     }
 
     /// When the oldest pending delivery of a subscription was queued.
-    pub fn oldest_pending_ms(&self, subscription: &str) -> Result<Option<u64>, StoreError> {
+    pub fn oldest_pending_ms(&self, subscription: &str) -> Result<Option<u64>, OutboxError> {
         Ok(self
             .pending(subscription, 1)?
             .first()
@@ -634,7 +677,7 @@ impl Outbox {
     }
 
     /// Pending deliveries of every subscription together.
-    pub fn total_pending(&self) -> Result<u64, StoreError> {
+    pub fn total_pending(&self) -> Result<u64, OutboxError> {
         self.with(|db| {
             let txn = db.begin_read()?;
             Ok(txn.open_table(QUEUE)?.len()?)
@@ -642,7 +685,7 @@ impl Outbox {
     }
 
     /// Changes stored, whatever number of deliveries refer to each.
-    pub fn stored_changes(&self) -> Result<u64, StoreError> {
+    pub fn stored_changes(&self) -> Result<u64, OutboxError> {
         self.with(|db| {
             let txn = db.begin_read()?;
             Ok(txn.open_table(CHANGES)?.len()?)
@@ -650,11 +693,11 @@ impl Outbox {
     }
 }
 
-fn open_file(path: &Path) -> Result<Database, StoreError> {
+fn open_file(path: &Path) -> Result<Database, OutboxError> {
     Database::builder()
         .set_cache_size(CACHE_BYTES)
         .create(path)
-        .map_err(|source| StoreError::Open {
+        .map_err(|source| OutboxError::Open {
             path: path.to_path_buf(),
             source,
         })
@@ -669,7 +712,7 @@ struct Refs<'t> {
 }
 
 impl<'t> Refs<'t> {
-    fn open(txn: &'t redb::WriteTransaction) -> Result<Refs<'t>, StoreError> {
+    fn open(txn: &'t redb::WriteTransaction) -> Result<Refs<'t>, OutboxError> {
         Ok(Refs {
             refs: txn.open_table(REFS)?,
             changes: txn.open_table(CHANGES)?,
@@ -678,7 +721,7 @@ impl<'t> Refs<'t> {
     }
 
     /// One reference fewer to `change`; the change goes with the last one.
-    fn release(&mut self, change: u64) -> Result<(), StoreError> {
+    fn release(&mut self, change: u64) -> Result<(), OutboxError> {
         let count = self.refs.get(change)?.map_or(0, |v| v.value());
         if count > 1 {
             self.refs.insert(change, count - 1)?;
@@ -702,7 +745,7 @@ pub struct FeedTxn<'t> {
 
 impl FeedTxn<'_> {
     /// Forgets everything announced for this watch.
-    pub fn clear(&mut self) -> Result<(), StoreError> {
+    pub fn clear(&mut self) -> Result<(), OutboxError> {
         self.positions.remove(self.watch)?;
         let watch = self.watch;
         for entry in self
@@ -719,7 +762,7 @@ impl FeedTxn<'_> {
         &mut self,
         key: &str,
         state: Option<(&str, &[u8])>,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), OutboxError> {
         match state {
             Some((rv, json)) => {
                 let mut value = Vec::with_capacity(rv.len() + 1 + json.len());
@@ -736,7 +779,7 @@ impl FeedTxn<'_> {
     }
 
     /// Records the resourceVersion up to which the watch's changes are announced.
-    pub fn set_position(&mut self, rv: &str) -> Result<(), StoreError> {
+    pub fn set_position(&mut self, rv: &str) -> Result<(), OutboxError> {
         self.positions.insert(self.watch, rv)?;
         Ok(())
     }
@@ -748,7 +791,7 @@ impl FeedTxn<'_> {
         number: u64,
         encoded: &[u8],
         targets: &[(&str, u64)],
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), OutboxError> {
         if targets.is_empty() {
             return Ok(());
         }
@@ -765,9 +808,9 @@ fn read_queued(
     changes: &impl ReadableTable<u64, &'static [u8]>,
     seq: u64,
     change: u64,
-) -> Result<Queued, StoreError> {
+) -> Result<Queued, OutboxError> {
     let bytes = changes.get(change)?.ok_or_else(|| {
-        StoreError::Corrupt(format!("queue entry {seq} (change {change} is missing)"))
+        OutboxError::Corrupt(format!("queue entry {seq} (change {change} is missing)"))
     })?;
     Ok(Queued {
         seq,
@@ -776,8 +819,8 @@ fn read_queued(
     })
 }
 
-fn decode_dead_record(seq: u64, bytes: &[u8]) -> Result<DeadRecord<'_>, StoreError> {
-    serde_json::from_slice(bytes).map_err(|_| StoreError::Corrupt(format!("dead letter {seq}")))
+fn decode_dead_record(seq: u64, bytes: &[u8]) -> Result<DeadRecord<'_>, OutboxError> {
+    serde_json::from_slice(bytes).map_err(|_| OutboxError::Corrupt(format!("dead letter {seq}")))
 }
 
 fn of(subscription: &str) -> impl RangeBounds<(&str, u64)> {

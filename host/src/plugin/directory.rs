@@ -35,8 +35,8 @@ use sha2::{Digest, Sha256};
 
 use super::stats::StatsSnapshot;
 use super::{
-    AllowedHosts, BUILT_IN, FailMode, Interest, Limits, Manifest, Origin, Plugin, PluginEngine,
-    PluginError, PluginKind, error_chain,
+    AllowedHosts, ArtifactCache, BUILT_IN, FailMode, Interest, Limits, Manifest, Origin, Plugin,
+    PluginEngine, PluginError, PluginKind, error_chain,
 };
 use crate::metrics::Metrics;
 
@@ -248,20 +248,20 @@ impl Plugins {
         Ok(())
     }
 
-    /// Plugins of `dir`, compiled artifacts cached in `cache_dir`.
+    /// Plugins of `dir`, compiled artifacts cached in `cache`.
     /// `operator_hosts` is the operator's `pluginAllowedHosts`: the hosts
     /// notifiers may reach, if their manifest asks for them too (empty =
     /// none). Call [`Plugins::scan`] to load them and [`Plugins::watch`] to
     /// follow changes.
     pub fn new(
         dir: PathBuf,
-        cache_dir: Option<PathBuf>,
+        cache: Option<ArtifactCache>,
         defaults: Limits,
         operator_hosts: AllowedHosts,
         metrics: Arc<Metrics>,
     ) -> Result<Arc<Plugins>, PluginError> {
         Ok(Arc::new(Plugins {
-            engine: Some(PluginEngine::new(cache_dir)?),
+            engine: Some(PluginEngine::new(cache)?),
             dir: Some(dir),
             defaults,
             operator_hosts,

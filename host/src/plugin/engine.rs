@@ -1,12 +1,20 @@
 //! The one wasmtime engine of the process, the epoch clock that bounds every
 //! call, and compilation with an on-disk cache of compiled artifacts.
+//!
+//! The artifact cache is a directory of `HASH-ENGINE.cwasm` files (the
+//! component's SHA-256, and a hash of what makes an artifact loadable by
+//! this engine: wasmtime's version, the target and the settings) beside a
+//! `FORMAT` file naming its layout ([`CACHE_FORMAT`]). A directory of a
+//! newer layout is left alone (the cache is off, and says why). It holds at
+//! most [`ArtifactCache::max_bytes`]: after each artifact written, the
+//! least recently used ones go (a load from the cache counts as a use).
 
 use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use parking_lot::{Condvar, Mutex};
 use sha2::{Digest, Sha256};
@@ -44,10 +52,47 @@ pub fn default_cache_dir() -> PathBuf {
     std::env::temp_dir().join(format!("grw-plugin-cache-{uid}"))
 }
 
+/// The layout of the artifact cache this GRW writes and reads (see the
+/// module's documentation); raised when it changes.
+pub const CACHE_FORMAT: u32 = 1;
+
+/// The file of the artifact cache that names its layout.
+const FORMAT_FILE: &str = "FORMAT";
+
+/// What the `FORMAT` file says before the number.
+const FORMAT_PREFIX: &str = "grw-plugin-artifact-cache ";
+
+/// How much the artifact cache holds unless `pluginCacheMaxBytes` says
+/// otherwise: a compiled Rust plugin is 1 to 3 MB, a Python or JavaScript
+/// one 40 to 60 MB, so this keeps a few versions of a dozen plugins.
+pub const DEFAULT_CACHE_MAX_BYTES: u64 = 1 << 30;
+
+/// Where compiled artifacts are kept, and how much they may take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactCache {
+    /// The directory (created with mode 0700).
+    pub dir: PathBuf,
+    /// The most bytes of artifacts it holds; the least recently used go
+    /// past it (the one just written always stays).
+    pub max_bytes: u64,
+}
+
+impl ArtifactCache {
+    /// A cache in `dir` of [`DEFAULT_CACHE_MAX_BYTES`].
+    pub fn new(dir: PathBuf) -> ArtifactCache {
+        ArtifactCache {
+            dir,
+            max_bytes: DEFAULT_CACHE_MAX_BYTES,
+        }
+    }
+}
+
 /// The engine plus where compiled artifacts are kept.
 pub struct PluginEngine {
     engine: Engine,
-    cache_dir: Option<PathBuf>,
+    cache: Option<ArtifactCache>,
+    /// Why the configured cache is not used, if it is not.
+    cache_refused: Option<String>,
     /// Identifies artifacts this engine can load: wasmtime version, target and settings.
     compatibility: String,
     /// Compiles running now, at most [`PARALLEL_COMPILES`].
@@ -67,9 +112,9 @@ pub struct Compiled {
 
 impl PluginEngine {
     /// An engine with the component model and epoch interruption, and a
-    /// thread that advances the epoch every [`EPOCH_TICK`]. `cache_dir`:
-    /// where compiled artifacts go (created with mode 0700); `None` = no cache.
-    pub fn new(cache_dir: Option<PathBuf>) -> Result<Arc<PluginEngine>, PluginError> {
+    /// thread that advances the epoch every [`EPOCH_TICK`]. `cache`: where
+    /// compiled artifacts go; `None` = no cache.
+    pub fn new(cache: Option<ArtifactCache>) -> Result<Arc<PluginEngine>, PluginError> {
         let mut config = Config::new();
         config
             .wasm_component_model(true)
@@ -94,19 +139,27 @@ impl PluginEngine {
         let mut hasher = std::hash::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         let compatibility = format!("{:016x}", hasher.finish());
-        let cache_dir = match cache_dir {
-            Some(dir) => match prepare_cache_dir(&dir) {
-                Ok(()) => Some(dir),
+        let (cache, cache_refused) = match cache {
+            Some(cache) => match prepare_cache_dir(&cache.dir) {
+                Ok(()) => {
+                    prune(&cache, None);
+                    (Some(cache), None)
+                }
                 Err(e) => {
-                    tracing::warn!(dir = %dir.display(), error = %e, "plugin artifact cache disabled");
-                    None
+                    let refused = format!(
+                        "plugin artifact cache {} not used: {e}; every plugin is compiled at each start",
+                        cache.dir.display()
+                    );
+                    tracing::warn!("{refused}");
+                    (None, Some(refused))
                 }
             },
-            None => None,
+            None => (None, None),
         };
         Ok(Arc::new(PluginEngine {
             engine,
-            cache_dir,
+            cache,
+            cache_refused,
             compatibility,
             compiling: Mutex::new(0),
             compile_done: Condvar::new(),
@@ -118,15 +171,26 @@ impl PluginEngine {
         &self.engine
     }
 
+    /// The artifact cache in use, if any.
+    pub fn cache(&self) -> Option<&ArtifactCache> {
+        self.cache.as_ref()
+    }
+
+    /// Why the artifact cache asked for is not used, if it is not.
+    pub fn cache_refused(&self) -> Option<&str> {
+        self.cache_refused.as_deref()
+    }
+
     /// Compiles `wasm`, or loads the artifact compiled earlier from the same
     /// bytes by a compatible engine. Compiling takes from tens of milliseconds
     /// to seconds; loading a cached artifact takes milliseconds.
     pub fn compile(&self, wasm: &[u8]) -> Result<Compiled, PluginError> {
         let hash = hex(&Sha256::digest(wasm));
-        let cached = self
-            .cache_dir
-            .as_ref()
-            .map(|dir| dir.join(format!("{hash}-{}.cwasm", self.compatibility)));
+        let cached = self.cache.as_ref().map(|cache| {
+            cache
+                .dir
+                .join(format!("{hash}-{}.cwasm", self.compatibility))
+        });
         if let Some(path) = &cached
             && trusted_artifact(path)
         {
@@ -137,6 +201,7 @@ impl PluginEngine {
             // artifacts only from `Component::serialize`.
             match unsafe { Component::deserialize_file(&self.engine, path) } {
                 Ok(component) => {
+                    touch(path);
                     return Ok(Compiled {
                         component,
                         hash,
@@ -153,10 +218,13 @@ impl PluginEngine {
             Component::new(&self.engine, wasm)
                 .map_err(|e| PluginError::Invalid(PluginError::source_of(e)))?
         };
-        if let Some(path) = &cached
-            && let Err(e) = store_artifact(path, &component)
-        {
-            tracing::warn!(path = %path.display(), error = %e, "cannot cache the compiled plugin");
+        if let (Some(path), Some(cache)) = (&cached, &self.cache) {
+            match store_artifact(path, &component) {
+                Ok(()) => prune(cache, Some(path)),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "cannot cache the compiled plugin")
+                }
+            }
         }
         Ok(Compiled {
             component,
@@ -197,6 +265,8 @@ fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// Makes `dir` the cache's private directory, and checks (or writes) its
+/// format.
 fn prepare_cache_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
@@ -206,7 +276,85 @@ fn prepare_cache_dir(dir: &Path) -> std::io::Result<()> {
             "the directory belongs to another user",
         ));
     }
-    Ok(())
+    let format_file = dir.join(FORMAT_FILE);
+    match std::fs::read_to_string(&format_file) {
+        Ok(text) => {
+            let found = text
+                .trim()
+                .strip_prefix(FORMAT_PREFIX)
+                .and_then(|n| n.parse::<u32>().ok());
+            match found {
+                Some(found) if found <= CACHE_FORMAT => Ok(()),
+                Some(found) => Err(std::io::Error::other(format!(
+                    "it has format {found}, written by a newer GRW (this one reads format {CACHE_FORMAT}); set pluginCacheDir to another directory, or remove this one"
+                ))),
+                None => Err(std::io::Error::other(format!(
+                    "its {FORMAT_FILE} file does not say `{FORMAT_PREFIX}N`; set pluginCacheDir to another directory, or remove this one"
+                ))),
+            }
+        }
+        // A cache of before the format was written has this one's layout.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => write_private(
+            &format_file,
+            format!("{FORMAT_PREFIX}{CACHE_FORMAT}\n").as_bytes(),
+        ),
+        Err(e) => Err(e),
+    }
+}
+
+/// Marks an artifact as used now, for [`prune`].
+fn touch(path: &Path) {
+    let touched = std::fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_modified(SystemTime::now()));
+    if let Err(e) = touched {
+        tracing::debug!(path = %path.display(), error = %e, "cannot mark the plugin artifact as used");
+    }
+}
+
+/// Removes the least recently used artifacts while the cache holds more
+/// than its bound, never `keep` (the artifact just written).
+fn prune(cache: &ArtifactCache, keep: Option<&Path>) {
+    let Ok(entries) = std::fs::read_dir(&cache.dir) else {
+        return;
+    };
+    let mut artifacts: Vec<(SystemTime, u64, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            Some((meta.modified().ok()?, meta.len(), e.path()))
+        })
+        .collect();
+    let mut total: u64 = artifacts.iter().map(|(_, len, _)| len).sum();
+    if total <= cache.max_bytes {
+        return;
+    }
+    artifacts.sort();
+    let (mut removed, mut freed) = (0, 0);
+    for (_, len, path) in artifacts {
+        if total <= cache.max_bytes {
+            break;
+        }
+        if Some(path.as_path()) == keep {
+            continue;
+        }
+        match std::fs::remove_file(&path) {
+            Ok(()) => {
+                total -= len;
+                removed += 1;
+                freed += len;
+            }
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "cannot remove a plugin artifact")
+            }
+        }
+    }
+    tracing::info!(
+        dir = %cache.dir.display(), removed, freed_bytes = freed, held_bytes = total,
+        max_bytes = cache.max_bytes, "plugin artifact cache trimmed to its bound (least recently used first)"
+    );
 }
 
 /// Only artifacts this user wrote into its private directory are loaded.
@@ -221,6 +369,11 @@ fn trusted_artifact(path: &Path) -> bool {
 /// truncated artifact under the final name.
 fn store_artifact(path: &Path, component: &Component) -> std::io::Result<()> {
     let bytes = component.serialize().map_err(std::io::Error::other)?;
+    write_private(path, &bytes)
+}
+
+/// Writes a file of mode 0600 through a temporary file and a rename.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     let mut file = std::fs::OpenOptions::new()
         .write(true)
@@ -228,7 +381,7 @@ fn store_artifact(path: &Path, component: &Component) -> std::io::Result<()> {
         .truncate(true)
         .mode(0o600)
         .open(&tmp)?;
-    file.write_all(&bytes)?;
+    file.write_all(bytes)?;
     file.sync_all()?;
     std::fs::rename(&tmp, path)
 }
@@ -260,5 +413,115 @@ mod tests {
         });
         assert!(got_one.load(Ordering::SeqCst));
         assert_eq!(*engine.compiling.lock(), 0, "every slot is given back");
+    }
+
+    /// Three different (empty) components, as WebAssembly text.
+    const COMPONENTS: [&str; 3] = [
+        "(component)",
+        "(component (core module))",
+        "(component (core module (func)))",
+    ];
+
+    fn artifacts(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".cwasm"))
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn artifact_of(dir: &Path, wasm: &str) -> String {
+        let hash = hex(&Sha256::digest(wasm.as_bytes()));
+        artifacts(dir)
+            .into_iter()
+            .find(|n| n.starts_with(&hash))
+            .unwrap_or_else(|| panic!("no artifact of {wasm}"))
+    }
+
+    #[test]
+    fn the_cache_names_its_format_and_refuses_a_newer_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ArtifactCache::new(dir.path().join("c"));
+        let engine = PluginEngine::new(Some(cache.clone())).unwrap();
+        assert!(engine.cache().is_some());
+        let format = std::fs::read_to_string(cache.dir.join(FORMAT_FILE)).unwrap();
+        assert_eq!(
+            format,
+            format!("grw-plugin-artifact-cache {CACHE_FORMAT}\n")
+        );
+        assert!(!engine.compile(COMPONENTS[0].as_bytes()).unwrap().from_cache);
+        assert!(engine.compile(COMPONENTS[0].as_bytes()).unwrap().from_cache);
+
+        std::fs::write(
+            cache.dir.join(FORMAT_FILE),
+            format!("grw-plugin-artifact-cache {}\n", CACHE_FORMAT + 1),
+        )
+        .unwrap();
+        let engine = PluginEngine::new(Some(cache.clone())).unwrap();
+        assert!(engine.cache().is_none());
+        assert_eq!(
+            engine.cache_refused().unwrap(),
+            format!(
+                "plugin artifact cache {} not used: it has format {}, written by a newer GRW (this one reads format {CACHE_FORMAT}); set pluginCacheDir to another directory, or remove this one; every plugin is compiled at each start",
+                cache.dir.display(),
+                CACHE_FORMAT + 1
+            )
+        );
+        // Plugins still load, compiled, and the newer cache is left alone.
+        assert!(!engine.compile(COMPONENTS[0].as_bytes()).unwrap().from_cache);
+        assert_eq!(artifacts(&cache.dir).len(), 1);
+    }
+
+    #[test]
+    fn the_cache_keeps_to_its_bound_dropping_the_least_recently_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let unbounded = ArtifactCache {
+            dir: dir.path().join("c"),
+            max_bytes: u64::MAX,
+        };
+        let engine = PluginEngine::new(Some(unbounded.clone())).unwrap();
+        let mut sizes = Vec::new();
+        for wasm in COMPONENTS {
+            engine.compile(wasm.as_bytes()).unwrap();
+            let name = artifact_of(&unbounded.dir, wasm);
+            sizes.push(std::fs::metadata(unbounded.dir.join(name)).unwrap().len());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(artifacts(&unbounded.dir).len(), 3);
+        let c = artifact_of(&unbounded.dir, COMPONENTS[2]);
+        std::fs::remove_file(unbounded.dir.join(&c)).unwrap();
+
+        // Room for the three minus a byte: one must go when C comes back.
+        let bounded = ArtifactCache {
+            max_bytes: sizes.iter().sum::<u64>() - 1,
+            ..unbounded.clone()
+        };
+        let engine = PluginEngine::new(Some(bounded.clone())).unwrap();
+        // A is used again: B is now the least recently used.
+        assert!(engine.compile(COMPONENTS[0].as_bytes()).unwrap().from_cache);
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(!engine.compile(COMPONENTS[2].as_bytes()).unwrap().from_cache);
+        let a = artifact_of(&bounded.dir, COMPONENTS[0]);
+        assert_eq!(artifacts(&bounded.dir), {
+            let mut kept = vec![a, c];
+            kept.sort();
+            kept
+        });
+
+        // A bound below one artifact keeps the one just written.
+        let tiny = ArtifactCache {
+            max_bytes: 1,
+            ..unbounded
+        };
+        let engine = PluginEngine::new(Some(tiny.clone())).unwrap();
+        assert!(artifacts(&tiny.dir).is_empty(), "trimmed when opened");
+        engine.compile(COMPONENTS[1].as_bytes()).unwrap();
+        assert_eq!(
+            artifacts(&tiny.dir),
+            [artifact_of(&tiny.dir, COMPONENTS[1])]
+        );
     }
 }

@@ -45,7 +45,10 @@ pub use analysis::{CacheReader, Found, Relationship};
 pub use builtin::{BUILT_IN, BuiltIn};
 pub use contract::{Contract, ExportedWorld, LOADABLE, WIT_VERSION, exported_world};
 pub use directory::{CodeOrigin, PluginState, PluginStatus, Plugins};
-pub use engine::{Compiled, PARALLEL_COMPILES, PluginEngine, default_cache_dir};
+pub use engine::{
+    ArtifactCache, CACHE_FORMAT, Compiled, DEFAULT_CACHE_MAX_BYTES, PARALLEL_COMPILES,
+    PluginEngine, default_cache_dir,
+};
 pub use guest::MemoryLimitExceeded;
 pub use interest::Interest;
 pub use loaded::{DeliveryError, Origin, Plugin};

@@ -80,6 +80,7 @@ const FULL: &str = r#"{
   "pluginDir": "/plugins",
   "builtinAnalyzers": ["services", "ownership"],
   "pluginCacheDir": "/cache",
+  "pluginCacheMaxBytes": 200000000,
   "pluginAllowedHosts": ["hooks.slack.com", "*.example.com:8443"],
   "dataDir": "~/grw-data",
   "subscriptions": [{"name": "a", "kind": "Pod", "webhook": {"url": "http://x"}}],
@@ -163,6 +164,7 @@ fn full_config_sets_every_key() {
         api_token_file: Some(PathBuf::from("/home/u/grw.token")),
         replay_file: Some(PathBuf::from("/data/events.jsonl")),
         plugin_dir: Some(PathBuf::from("/plugins")),
+        plugin_cache_max_bytes: 200_000_000,
         builtin_analyzers: vec!["services".into(), "ownership".into()],
         plugin_cache_dir: Some(PathBuf::from("/cache")),
         plugin_allowed_hosts: AllowedHosts::parse(

@@ -218,3 +218,72 @@ fn deleting_a_subscription_drops_its_lists_and_their_changes() {
     // `x` went with its dead letter; `y` stays for `b`.
     assert_eq!(outbox.stored_changes().unwrap(), 1);
 }
+
+/// The format stored in a database file, read directly.
+fn stored_format(path: &Path) -> Option<u32> {
+    let db = Database::create(path).unwrap();
+    let txn = db.begin_read().unwrap();
+    let meta = txn.open_table(META).ok()?;
+    meta.get(FORMAT_KEY).unwrap().map(|f| f.value())
+}
+
+#[test]
+fn the_database_carries_its_format() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(Outbox::open(Some(dir.path())).unwrap());
+    assert_eq!(stored_format(&dir.path().join(FILE_NAME)), Some(FORMAT));
+
+    // A database of the time before the format was written is format 1,
+    // and opens with what it holds.
+    let old = tempfile::tempdir().unwrap();
+    let path = old.path().join(FILE_NAME);
+    {
+        let db = Database::create(&path).unwrap();
+        let txn = db.begin_write().unwrap();
+        txn.open_table(SUBSCRIPTIONS)
+            .unwrap()
+            .insert("a", br#"{"name": "a"}"#.as_slice())
+            .unwrap();
+        txn.commit().unwrap();
+    }
+    assert_eq!(stored_format(&path), None);
+    let outbox = Outbox::open(Some(old.path())).unwrap();
+    assert_eq!(outbox.subscriptions().unwrap().len(), 1);
+    drop(outbox);
+    assert_eq!(stored_format(&path), Some(1));
+}
+
+#[test]
+fn a_database_of_a_newer_format_is_refused_and_left_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let outbox = Outbox::open(Some(dir.path())).unwrap();
+        queue(&outbox, "x", 2, &[("a", 1)]);
+    }
+    let path = dir.path().join(FILE_NAME);
+    {
+        let db = Database::create(&path).unwrap();
+        let txn = db.begin_write().unwrap();
+        txn.open_table(META)
+            .unwrap()
+            .insert(FORMAT_KEY, FORMAT + 1)
+            .unwrap();
+        txn.commit().unwrap();
+    }
+    let Err(refused) = Outbox::open(Some(dir.path())) else {
+        panic!("a newer format was opened");
+    };
+    assert_eq!(
+        refused.to_string(),
+        format!(
+            "the outbox {} has format {}, written by a newer GRW; this GRW reads format {FORMAT} and older. Run a GRW at least as new as the one that wrote it, or move the file away to start with an empty outbox (the deliveries and dead letters in it are then not sent)",
+            path.display(),
+            FORMAT + 1
+        )
+    );
+    // Nothing was changed: the newer GRW finds its delivery.
+    assert_eq!(stored_format(&path), Some(FORMAT + 1));
+    let db = Database::create(&path).unwrap();
+    let txn = db.begin_read().unwrap();
+    assert_eq!(txn.open_table(QUEUE).unwrap().len().unwrap(), 1);
+}
