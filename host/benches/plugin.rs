@@ -14,9 +14,10 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use grw::config::AllowedHosts;
 use grw::gvk::Gvk;
 use grw::metrics::Metrics;
-use grw::plugin::{AllowedHosts, ArtifactCache, Limits, Manifest, Plugin, PluginEngine, Plugins};
+use grw::plugin::{ArtifactCache, Limits, Manifest, Plugin, PluginEngine, Plugins};
 use grw::store::{Change, StoredObject};
 use grw_plugin_field_filter::FieldFilter;
 use grw_plugin_label_filter::LabelFilter;
@@ -454,7 +455,7 @@ fn reload(wasm: &dyn Fn(&str) -> Vec<u8>) {
         plugins_dir.clone(),
         Some(ArtifactCache::new(dir.path().join("cache"))),
         Limits::default(),
-        grw::plugin::AllowedHosts::none(),
+        AllowedHosts::none(),
         Arc::new(Metrics::new()),
     )
     .unwrap();

@@ -23,11 +23,12 @@ use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use grw::config::AllowedHosts;
 use grw::config::WatchOptions;
 use grw::gvk::{Gvk, ResourceInfo};
 use grw::kube::{Catalog, Discovery};
 use grw::metrics::Metrics;
-use grw::plugin::{AllowedHosts, ArtifactCache, BUILT_IN, CacheReader, Limits, Plugin, Plugins};
+use grw::plugin::{ArtifactCache, BUILT_IN, CacheReader, Limits, Plugin, Plugins};
 use grw::query::{LabelSelector, PageRequest, Query};
 use grw::relations::graph::Found;
 use grw::relations::{Direction, Graph, KindKey, Lookup, NodeKey, Relations};

@@ -26,9 +26,10 @@ use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use k8s_openapi::jiff::Timestamp;
 
+use serde::{Deserialize, Serialize};
+
 use crate::config::LeaderElection;
 use crate::kube::{ApiError, KubeClient};
-use crate::notify::{Delivered, Notifications};
 
 /// The Lease annotation holding the leader's last settled delivery per
 /// subscription (JSON: name → `{id, resourceVersion}`).
@@ -36,6 +37,37 @@ pub const PROGRESS_ANNOTATION: &str = "grw.io/delivered";
 
 /// Where the service account's namespace is mounted in a Pod.
 const SERVICE_ACCOUNT_NAMESPACE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+/// The last delivery a subscription settled (delivered, filtered out or
+/// dead-lettered): what the leader publishes in its Lease and followers trim
+/// their queues by. Its id is the delivery id every replica derives alike.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Delivered {
+    /// The delivery id, `uid/resourceVersion/TYPE`.
+    pub id: String,
+    /// The object's resourceVersion in it.
+    pub resource_version: String,
+}
+
+/// What the replica holding the Lease drives: the notification engine,
+/// whose progress the Lease carries. The elector knows it only by this, so
+/// that leader election sits below what it elects.
+pub trait Deliveries: Send + Sync + 'static {
+    /// Starts or stops delivering. A replica that does not deliver still
+    /// queues every change, so that it can take over.
+    fn set_leading(&self, leading: bool);
+    /// Told each time deliveries were settled.
+    fn settled(&self) -> Arc<tokio::sync::Notify>;
+    /// The last delivery each subscription settled.
+    fn delivered(&self) -> BTreeMap<String, Delivered>;
+    /// Drops from the queues what the leader settled, `leader` being its
+    /// progress as its Lease records it.
+    fn follow(
+        &self,
+        leader: &BTreeMap<String, Delivered>,
+    ) -> impl std::future::Future<Output = ()> + Send;
+}
 
 /// Who this replica is and which Lease it competes for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,12 +110,13 @@ impl Candidate {
     }
 }
 
-/// Competes for the Lease for as long as the process runs.
-pub struct Elector {
+/// Competes for the Lease for as long as the process runs, starting and
+/// stopping the deliveries of `N`.
+pub struct Elector<N> {
     client: KubeClient,
     config: LeaderElection,
     candidate: Candidate,
-    notifications: Arc<Notifications>,
+    notifications: Arc<N>,
     /// The other holder's Lease as last seen (its resourceVersion), and
     /// when it was first seen so.
     observed: Option<(Option<String>, Instant)>,
@@ -96,14 +129,14 @@ pub struct Elector {
     stopped: bool,
 }
 
-impl Elector {
+impl<N: Deliveries> Elector<N> {
     /// An elector that does not lead yet.
     pub fn new(
         client: KubeClient,
         config: LeaderElection,
         candidate: Candidate,
-        notifications: Arc<Notifications>,
-    ) -> Elector {
+        notifications: Arc<N>,
+    ) -> Elector<N> {
         Elector {
             client,
             config,
@@ -121,7 +154,7 @@ impl Elector {
     /// `retryPeriod`; a leader also writes its progress soon after it
     /// settled deliveries. The lock is held only for a round, so that
     /// [`Elector::release`] can come in between.
-    pub async fn run(elector: Arc<tokio::sync::Mutex<Elector>>) {
+    pub async fn run(elector: Arc<tokio::sync::Mutex<Elector<N>>>) {
         let (settled, retry_period) = {
             let e = elector.lock().await;
             tracing::info!(identity = %e.candidate.identity, lease = %format!("{}/{}", e.candidate.namespace, e.candidate.name), "competing for the lease; this replica delivers notifications only while it holds it");

@@ -4,14 +4,15 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
-use grw::config::{self, Command, Config, Flags, LogLevel, LogType, PluginCommand};
+use grw::cli::{Cli, Command, PluginCommand};
+use grw::config::{self, Config, LogLevel, LogType};
 use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
 async fn main() -> ExitCode {
     ignore_file_size_signal();
-    let mut flags = Flags::parse();
-    if let Some(Command::Plugin(command)) = &flags.command {
+    let Cli { mut flags, command } = Cli::parse();
+    if let Some(Command::Plugin(command)) = &command {
         return plugin_tool(command);
     }
     // `grw rbac --config F` and `grw probe --config F` read F as the daemon would.
@@ -20,7 +21,7 @@ async fn main() -> ExitCode {
     }))
     | Some(Command::Probe(grw::cli::probe::ProbeArgs {
         config: Some(file), ..
-    })) = &flags.command
+    })) = &command
     {
         flags.config = Some(file.clone());
     }
@@ -31,7 +32,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match &flags.command {
+    match &command {
         Some(Command::Rbac(args)) => {
             for warning in &loaded.warnings {
                 eprintln!("grw: warning: {warning}");

@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 
 use async_nats::jetstream::message::StreamMessage;
 use async_nats::jetstream::stream;
+use grw::config::nats::NatsSinkConfig;
 use grw::gvk::Gvk;
-use grw::notify::nats::{NatsSink, NatsSinkConfig};
+use grw::notify::nats::NatsSink;
 use grw::notify::{Delivery, SendError};
 use grw_e2e::nats::NatsServer;
 use serde_json::json;
@@ -390,9 +391,12 @@ async fn invalid_settings_are_refused_with_clear_messages() {
     ];
     for (settings, message) in cases {
         let config: NatsSinkConfig = serde_json::from_value(settings).unwrap();
-        assert_eq!(config.validate(), Err(message.to_string()));
+        assert_eq!(
+            config.validate().map_err(|e| e.to_string()),
+            Err(message.to_string())
+        );
         let refused = NatsSink::connect(config).await.map(|_| ());
-        assert_eq!(refused, Err(message.to_string()));
+        assert_eq!(refused.map_err(|e| e.to_string()), Err(message.to_string()));
     }
 
     let unknown =

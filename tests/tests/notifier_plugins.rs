@@ -7,9 +7,10 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use grw::config::AllowedHosts;
 use grw::gvk::Gvk;
 use grw::metrics::Metrics;
-use grw::plugin::{AllowedHosts, DeliveryError, Limits, Manifest, Plugin, PluginEngine};
+use grw::plugin::{DeliveryError, Limits, Manifest, Plugin, PluginEngine};
 use grw::store::{Change, ChangeType, Origin, StoredObject};
 use grw_e2e::daemon::run_to_exit;
 use grw_e2e::plugins::plugin_wasm;

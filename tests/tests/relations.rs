@@ -976,11 +976,12 @@ fn rss_kib() -> u64 {
 /// relabels one, so each is analyzed again), with the `mentions` analyzer
 /// taking `delay_micros` per analysis.
 async fn burst(delay_micros: u64) -> Burst {
+    use grw::config::AllowedHosts;
     use grw::config::WatchOptions;
     use grw::gvk::{Gvk, ResourceInfo};
     use grw::kube::{Catalog, Discovery};
     use grw::metrics::Metrics;
-    use grw::plugin::{AllowedHosts, ArtifactCache, Limits, Plugins};
+    use grw::plugin::{ArtifactCache, Limits, Plugins};
     use grw::relations::Relations;
     use grw::store::{ChangeType, Origin, StoredObject};
     use grw::watch::{WatchSettings, Watches};

@@ -17,9 +17,10 @@ use serde_json::{Map, Value, json};
 
 use super::kinds::{KindError, resolve, synced_watch};
 use super::{AppState, Params, Problem};
+use crate::config::{PAIR_MEMBERS, PairConditions};
 use crate::gvk::{Gvk, KindRef};
 use crate::kube::ResolveError;
-use crate::query::{PAIR_MEMBERS, PageRequest, Query, add_pair_conditions};
+use crate::query::{PageRequest, Query};
 
 const OBJECT_MEMBERS: [&str; 6] = ["group", "version", "kind", "name", "namespace", "uid"];
 
@@ -109,13 +110,13 @@ async fn objects(
         ));
     };
     let gvk = Gvk::new(&group, &version, &kind);
-    let mut query = Query {
+    let query = Query {
         namespace: member("namespace")?.filter(|s| !s.is_empty()),
         name: member("name")?.filter(|s| !s.is_empty()),
         uid: member("uid")?.filter(|s| !s.is_empty()),
         ..Query::default()
-    };
-    add_pair_conditions(&body, &mut query).map_err(bad)?;
+    }
+    .with_pairs(PairConditions::from_body(&body).map_err(|e| bad(e.to_string()))?);
     let resource = resolve(&state, &KindRef::exact(&gvk))
         .await
         .map_err(|e| not_found(&state, &gvk, e))?;

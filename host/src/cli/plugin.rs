@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::config::PluginArgs;
+use super::PluginArgs;
 use crate::gvk::Gvk;
 use crate::metrics::Metrics;
 use crate::plugin::{

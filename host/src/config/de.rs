@@ -196,9 +196,9 @@ impl de::Error for DeError {
 /// What a required key holds, for the message saying it is missing.
 fn required(field: &str) -> &'static str {
     match field {
-        "webhookUrls" => super::file::URLS_EXPECTED,
+        "webhookUrls" => super::accepted::URLS_EXPECTED,
         "url" => "a URL",
-        "name" | "version" | "kind" => super::file::NAME_EXPECTED,
+        "name" | "version" | "kind" => super::accepted::NAME_EXPECTED,
         _ => "a value",
     }
 }

@@ -27,46 +27,21 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
+use super::accepted::{AuthType, BUILT_IN_ANALYZERS, LogLevel, LogType, URLS_EXPECTED};
+use super::allowed_hosts::AllowedHosts;
+use super::compat_body::NotifierFilter;
 use super::de::{self, show};
-use super::subscription::{event_types, optional_parsed};
-use super::values::{
-    ApiGroup, Count, HttpUrl, ListenAddress, Name, Port, Seconds, allowed_hosts,
-    built_in_analyzers, expand_home, namespace, optional_url, pem_base64, query_params,
+use super::error::ConfigError;
+use super::subscription::SubscriptionConfig;
+use super::types::{
+    ClientConfig, Config, LeaderElection, NotifierConfig, WatchOptions, WatchedResource,
 };
-use super::{
-    AuthType, BUILT_IN_ANALYZERS, ClientConfig, Config, ConfigError, LeaderElection, LogLevel,
-    LogType, NotifierConfig, NotifierFilter, SubscriptionConfig, WatchOptions, WatchedResource,
+use super::values::{
+    ApiGroup, Count, HttpUrl, ListenAddress, Name, Parsed, Port, Seconds, allowed_hosts,
+    built_in_analyzers, event_types, expand_home, namespace, optional_parsed, optional_url,
+    pem_base64, query_params,
 };
 use crate::gvk::Gvk;
-use crate::plugin::AllowedHosts;
-
-/// Names accepted by `minLogLevel` and `--log-level`.
-pub(super) const LOG_LEVELS: &[(&str, LogLevel)] = &[
-    ("silly", LogLevel::Trace),
-    ("trace", LogLevel::Trace),
-    ("debug", LogLevel::Debug),
-    ("info", LogLevel::Info),
-    ("warn", LogLevel::Warn),
-    ("error", LogLevel::Error),
-    ("fatal", LogLevel::Error),
-];
-
-/// Names accepted by `logType` and `--log-type`.
-pub(super) const LOG_TYPES: &[(&str, LogType)] = &[
-    ("json", LogType::Json),
-    ("pretty", LogType::Pretty),
-    ("hidden", LogType::Hidden),
-];
-
-pub(super) const AUTH_TYPES: &[(&str, AuthType)] = &[
-    ("KubeConfig", AuthType::KubeConfig),
-    ("BearerToken", AuthType::BearerToken),
-    ("ClientCertificate", AuthType::ClientCertificate),
-];
-
-pub(super) const URL_EXPECTED: &str = "an http:// or https:// URL with a host";
-pub(super) const URLS_EXPECTED: &str = "a non-empty array of http(s) URLs";
-pub(super) const NAME_EXPECTED: &str = "a non-empty string";
 
 /// Every default documented on [`Config`]. The kubeconfig path is left unset
 /// here: [`parse`] resolves it from the environment.
@@ -151,13 +126,13 @@ fn leader_election(file: LeaderElectionFile) -> Result<LeaderElection, ConfigErr
         identity: file.identity.map(|n| n.0),
         lease_duration: file
             .lease_duration_seconds
-            .map_or(defaults.lease_duration, |s| s.0),
+            .map_or(defaults.lease_duration, Seconds::duration),
         renew_deadline: file
             .renew_deadline_seconds
-            .map_or(defaults.renew_deadline, |s| s.0),
+            .map_or(defaults.renew_deadline, Seconds::duration),
         retry_period: file
             .retry_period_seconds
-            .map_or(defaults.retry_period, |s| s.0),
+            .map_or(defaults.retry_period, Seconds::duration),
     };
     if election.renew_deadline >= election.lease_duration {
         return Err(invalid(
@@ -264,9 +239,9 @@ struct WatchOptionsFile {
     #[serde(deserialize_with = "namespace")]
     namespace: Option<String>,
     #[serde(deserialize_with = "optional_parsed")]
-    label_selector: Option<super::Parsed<crate::query::LabelSelector>>,
+    label_selector: Option<Parsed<crate::selectors::LabelSelector>>,
     #[serde(deserialize_with = "optional_parsed")]
-    field_selector: Option<super::Parsed<crate::query::FieldSelector>>,
+    field_selector: Option<Parsed<crate::selectors::FieldSelector>>,
     #[serde(deserialize_with = "query_params")]
     additional_k8s_api_query_params: Vec<(String, String)>,
 }
@@ -277,7 +252,7 @@ struct NotifierFile {
     #[serde(deserialize_with = "notifier_urls")]
     webhook_urls: Vec<String>,
     #[serde(default, deserialize_with = "event_types")]
-    event_types: Vec<crate::store::ChangeType>,
+    event_types: Vec<crate::event::ChangeType>,
     #[serde(default)]
     filter: Option<NotifierFilter>,
 }
@@ -477,7 +452,7 @@ impl Resolver<'_> {
                 .unwrap_or(defaults.sync_api_groups),
             api_groups_sync_interval: file
                 .api_groups_sync_interval_second
-                .map_or(defaults.api_groups_sync_interval, |s| s.0),
+                .map_or(defaults.api_groups_sync_interval, Seconds::duration),
             client,
             keep_managed_fields: file
                 .keep_managed_fields
@@ -488,7 +463,7 @@ impl Resolver<'_> {
                 .unwrap_or(defaults.allow_on_demand_secrets),
             sync_timeout: file
                 .sync_timeout_second
-                .map_or(defaults.sync_timeout, |s| s.0),
+                .map_or(defaults.sync_timeout, Seconds::duration),
             api_token_file: self.file_path("apiTokenFile", file.api_token_file),
             replay_file: self.file_path("replayFile", file.replay_file),
             event_history_size: file

@@ -1,24 +1,21 @@
-//! Command-line flags. Each flag overrides one key of the config file.
+//! The daemon's command-line flags. Each flag overrides one key of the
+//! config file. The `grw` command (these flags and its tools) is the
+//! command line's, in [`crate::cli`].
 
 use std::net::IpAddr;
 use std::path::PathBuf;
 
 use clap::builder::PossibleValuesParser;
 
-use super::file::{LOG_LEVELS, LOG_TYPES};
-use super::values::{is_plain_name, names, pick, positive_seconds};
-use super::{Config, ConfigError, WatchOptions, WatchedResource};
+use super::accepted::{LOG_LEVELS, LOG_TYPES};
+use super::error::ConfigError;
+use super::types::{Config, WatchOptions, WatchedResource};
+use super::values::{Seconds, is_plain_name, names, pick};
 use crate::gvk::Gvk;
 
-/// Command-line flags of `grw`. Each one overrides the config-file key its
-/// help names; see [`Config::apply_flags`].
-#[derive(clap::Parser, Debug, Clone, Default)]
-#[command(
-    name = "grw",
-    version,
-    about = "Generic Resources Watcher: watches Kubernetes resources into caches and serves them over HTTP",
-    after_help = "Flags override the config-file keys they name."
-)]
+/// The daemon's command-line flags. Each one overrides the config-file key
+/// its help names; see [`Config::apply_flags`].
+#[derive(clap::Args, Debug, Clone, Default)]
 pub struct Flags {
     /// Config file to read (default ./config.json; if that is absent, all defaults apply)
     #[arg(long, value_name = "FILE", env = "CONFIG_FILE_PATH")]
@@ -64,10 +61,6 @@ pub struct Flags {
     #[arg(long, value_name = "DIR")]
     pub plugin_dir: Option<PathBuf>,
 
-    /// A tool instead of the daemon.
-    #[command(subcommand)]
-    pub command: Option<Command>,
-
     /// Keep metadata.managedFields in cached objects; overrides `keepManagedFields`
     #[arg(long)]
     pub keep_managed_fields: bool,
@@ -77,8 +70,8 @@ pub struct Flags {
     pub no_on_demand_watch: bool,
 
     /// Seconds a query waits for a new watch to sync; overrides `syncTimeoutSecond`
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
-    pub sync_timeout: Option<f64>,
+    #[arg(long, value_name = "SECONDS")]
+    pub sync_timeout: Option<Seconds>,
 
     /// Also watch this kind from start-up, as group/version/Kind (apps/v1/Deployment, v1/Pod);
     /// repeatable; adds to `initialWatchingResources`
@@ -86,70 +79,7 @@ pub struct Flags {
     pub watch: Vec<String>,
 }
 
-/// Tools besides the daemon.
-#[derive(clap::Subcommand, Debug, Clone, PartialEq)]
-pub enum Command {
-    /// Check and try out plugin components
-    #[command(subcommand)]
-    Plugin(PluginCommand),
-    /// Print the least-privilege RBAC (ClusterRole, Roles and bindings) for the configuration
-    Rbac(crate::cli::rbac::RbacArgs),
-    /// Ask the configured daemon whether it is alive (or ready); exit 0 if it is
-    Probe(crate::cli::probe::ProbeArgs),
-}
-
-/// `grw plugin ...`
-#[derive(clap::Subcommand, Debug, Clone, PartialEq)]
-pub enum PluginCommand {
-    /// Show a component's world and WIT version, what it asks for, and whether it loads and accepts its config
-    Check(PluginArgs),
-    /// Run a component over recorded watch events and print each decision
-    Test {
-        /// The plugin and its configuration
-        #[command(flatten)]
-        plugin: PluginArgs,
-        /// Recorded events, one `{"type", "object"}` per line
-        #[arg(long, value_name = "RECORDING")]
-        events: PathBuf,
-    },
-    /// Write a new plugin project (source, manifest, build script, unit tests) that builds on its own
-    New {
-        /// The plugin's name: lowercase letters, digits and `-`
-        name: String,
-        /// The language to write it in
-        #[arg(long, value_enum)]
-        lang: crate::cli::new::Language,
-        /// The kind of plugin
-        #[arg(long, value_enum, default_value = "filter")]
-        kind: crate::cli::new::Kind,
-        /// Where to write it (default: ./NAME)
-        #[arg(long, value_name = "DIR")]
-        dir: Option<PathBuf>,
-    },
-}
-
-/// The component to check or test and its configuration.
-#[derive(clap::Args, Debug, Clone, PartialEq)]
-pub struct PluginArgs {
-    /// The `.wasm` component
-    pub file: PathBuf,
-    /// Manifest (default: the `.json` beside the file, if any)
-    #[arg(long, value_name = "FILE")]
-    pub manifest: Option<PathBuf>,
-    /// Configuration JSON passed to `init`, instead of the manifest's `config`
-    #[arg(long, value_name = "JSON")]
-    pub config: Option<String>,
-}
-
 const WATCH_FORM: &str = "`group/version/Kind` such as `apps/v1/Deployment` or `v1/Pod`";
-
-fn parse_seconds(s: &str) -> Result<f64, String> {
-    s.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|f| positive_seconds(*f).is_some())
-        .ok_or_else(|| "expected a positive number of seconds".to_string())
-}
 
 /// Parses a `--watch` value: `group/version/Kind`, or `version/Kind` for the
 /// core group (`core/v1/Pod` works too).
@@ -213,12 +143,7 @@ impl Config {
             self.on_demand_watch = false;
         }
         if let Some(seconds) = flags.sync_timeout {
-            self.sync_timeout = positive_seconds(seconds).ok_or_else(|| {
-                flag_error(
-                    "--sync-timeout",
-                    format!("expected a positive number of seconds, got {seconds}"),
-                )
-            })?;
+            self.sync_timeout = seconds.duration();
         }
         for value in &flags.watch {
             let gvk = parse_watch(value).ok_or_else(|| {
@@ -250,42 +175,26 @@ mod tests {
     use clap::{CommandFactory, Parser};
     use std::time::Duration;
 
+    /// A command line of these flags alone (the `grw` command adds its
+    /// tools, see `crate::cli`).
+    #[derive(clap::Parser, Debug)]
+    #[command(name = "grw")]
+    struct Line {
+        #[command(flatten)]
+        flags: Flags,
+    }
+
     fn flags(args: &[&str]) -> Flags {
         let mut argv = vec!["grw"];
         argv.extend_from_slice(args);
-        Flags::try_parse_from(argv).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+        Line::try_parse_from(argv)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+            .flags
     }
 
     #[test]
-    fn command_is_well_formed() {
-        Flags::command().debug_assert();
-    }
-
-    #[test]
-    fn each_tool_has_its_own_config_flag() {
-        // `--config` means a file to the daemon, `grw rbac` and `grw probe`,
-        // and a plugin's JSON to `grw plugin check` and `test`.
-        let plugin = flags(&["plugin", "check", "x.wasm", "--config", "{}"]);
-        assert!(matches!(
-            plugin.command,
-            Some(Command::Plugin(PluginCommand::Check(PluginArgs { config: Some(ref c), .. }))) if c == "{}"
-        ));
-        let rbac = flags(&["rbac", "--config", "c.json", "--namespace", "shop"]);
-        assert!(matches!(
-            rbac.command,
-            Some(Command::Rbac(crate::cli::rbac::RbacArgs { config: Some(ref c), ref namespace, .. }))
-                if c == &PathBuf::from("c.json") && namespace == "shop"
-        ));
-        let probe = flags(&["--config", "d.json", "probe", "--ready"]);
-        assert_eq!(probe.config, Some(PathBuf::from("d.json")));
-        assert!(matches!(
-            probe.command,
-            Some(Command::Probe(crate::cli::probe::ProbeArgs {
-                config: None,
-                ready: true,
-                ..
-            }))
-        ));
+    fn flags_are_well_formed() {
+        Line::command().debug_assert();
     }
 
     #[test]
@@ -447,7 +356,7 @@ mod tests {
         for (args, want) in cases {
             let mut argv = vec!["grw"];
             argv.extend_from_slice(args);
-            let err = Flags::try_parse_from(argv).expect_err(&format!("{args:?} was accepted"));
+            let err = Line::try_parse_from(argv).expect_err(&format!("{args:?} was accepted"));
             let message = err.to_string();
             assert!(message.contains(want), "{args:?}: {message}");
         }
@@ -470,13 +379,6 @@ mod tests {
                 },
                 "command-line flag `--log-type`: expected one of json, pretty, hidden, got \"xml\"",
             ),
-            (
-                Flags {
-                    sync_timeout: Some(-1.0),
-                    ..Flags::default()
-                },
-                "command-line flag `--sync-timeout`: expected a positive number of seconds, got -1",
-            ),
         ];
         for (given, want) in cases {
             let mut config = Config::default();
@@ -487,7 +389,7 @@ mod tests {
 
     #[test]
     fn help_names_the_config_keys() {
-        let help = Flags::command().render_help().to_string();
+        let help = Line::command().render_help().to_string();
         let expected = [
             ("--config <FILE>", "CONFIG_FILE_PATH"),
             ("--listen-address <IP>", "`listenAddress`"),

@@ -7,25 +7,38 @@
 //!
 //! Everything is checked when the configuration is loaded, into typed
 //! values: selectors are parsed ([`Parsed`]), event types are
-//! [`ChangeType`](crate::store::ChangeType)s, compat notifier filters are
-//! [`Query`](crate::query::Query)s, `pluginAllowedHosts` is an
-//! [`AllowedHosts`](crate::plugin::AllowedHosts), and native subscriptions
-//! are [`SubscriptionConfig`]s, the same type `POST /api/v1/subscriptions`
+//! [`ChangeType`](crate::event::ChangeType)s, compat notifier filters are
+//! [`NotifierFilter`]s, `pluginAllowedHosts` is an [`AllowedHosts`], a NATS
+//! sink is a checked [`nats::NatsSinkConfig`], and native subscriptions are
+//! [`SubscriptionConfig`]s, the same type `POST /api/v1/subscriptions`
 //! reads.
 //!
-//! - `types`: [`Config`] and the types of its parts;
-//! - `file`: the config file's structure, read by serde, and what depends on
-//!   the environment;
-//! - `subscription`: native subscriptions, for the file and the API;
-//! - `values`: the checked values of the file (ports, durations, URLs,
-//!   paths, host patterns...);
+//! The module sits at the bottom of GRW's module graph: it uses only the
+//! vocabulary modules (`gvk`, `event`, `selectors`), and the rest of GRW
+//! uses its types. Its files, from the bottom up (each uses only those
+//! before it):
+//! - `accepted`: the names it accepts (log levels, event types, built-in
+//!   analyzers...) and the phrases of what it expects;
 //! - `de`: the deserializer that applies the file's rules and names the key
 //!   of every error;
-//! - `flags`: command-line flags.
+//! - `allowed_hosts`, `nats`, `compat_body`: host patterns, NATS sink
+//!   settings, and the earlier GRW's query body and notifier filters;
+//! - `values`: the checked values of the file (ports, durations, URLs,
+//!   paths, selectors...);
+//! - `subscription`: native subscriptions, for the file and the API;
+//! - `types`: [`Config`] and the types of its parts;
+//! - `error`, `file`, `flags`: what goes wrong, the config file's
+//!   structure and what depends on the environment, and the command-line
+//!   flags (the `grw` command, with its tools, is [`crate::cli`]'s).
 
+mod accepted;
+mod allowed_hosts;
+mod compat_body;
 mod de;
+mod error;
 mod file;
 mod flags;
+pub mod nats;
 mod subscription;
 mod types;
 mod values;
@@ -33,98 +46,23 @@ mod values;
 use std::io;
 use std::path::{Path, PathBuf};
 
+pub use accepted::{AuthType, BUILT_IN_ANALYZERS, LogLevel, LogType};
+pub use allowed_hosts::{AllowedHosts, HostPattern, Target};
+pub use compat_body::{FilterError, NotifierFilter, PAIR_MEMBERS, PairConditions, PairError};
 pub use de::InvalidKey;
+pub use error::ConfigError;
 pub use file::parse;
-pub use flags::{Command, Flags, PluginArgs, PluginCommand};
+pub use flags::Flags;
 pub use subscription::{
     Destination, MAX_PLUGIN_NAME_LEN, MAX_SUBSCRIPTION_NAME_LEN, PayloadFormat, PluginName,
     RetryConfig, SubscriptionConfig, SubscriptionName, WebhookConfig,
 };
 pub use types::*;
-pub use values::is_http_url;
+pub use values::{Parsed, Seconds, is_http_url};
 
 /// Where the config file is looked for when neither `--config` nor
 /// `CONFIG_FILE_PATH` names one.
 pub const DEFAULT_CONFIG_PATH: &str = "./config.json";
-
-/// Why the configuration could not be loaded. Messages are meant for users:
-/// they name the file, key or flag and what was expected.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// The config file could not be read.
-    #[error("cannot read config file `{}`: {source}", path.display())]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong.
-        source: io::Error,
-    },
-    /// The config file is not valid JSON.
-    #[error("{} is not valid JSON: {message} at line {line}, column {column}", describe_file(.file))]
-    Syntax {
-        /// The file, when known.
-        file: Option<PathBuf>,
-        /// Line of the error, from 1.
-        line: usize,
-        /// Column of the error, from 1.
-        column: usize,
-        /// What the JSON parser expected.
-        message: String,
-    },
-    /// The config file holds JSON, but not an object.
-    #[error("{} must hold a JSON object at the top level, got {got}", describe_file(.file))]
-    NotAnObject {
-        /// The file, when known.
-        file: Option<PathBuf>,
-        /// The value found, shortened.
-        got: String,
-    },
-    /// A key has the wrong type or value, or a required key is missing.
-    #[error("config key `{key}`: {message}{}", in_file(.file))]
-    Invalid {
-        /// The file, when known.
-        file: Option<PathBuf>,
-        /// Full path of the key, e.g. `initialWatchingResources[0].kind`.
-        key: String,
-        /// What was expected and what was found.
-        message: String,
-    },
-    /// A command-line flag has a wrong value.
-    #[error("command-line flag `{flag}`: {message}")]
-    Flag {
-        /// The flag, e.g. `--watch`.
-        flag: String,
-        /// What was expected and what was found.
-        message: String,
-    },
-}
-
-fn describe_file(file: &Option<PathBuf>) -> String {
-    match file {
-        Some(path) => format!("config file `{}`", path.display()),
-        None => "the config file".to_string(),
-    }
-}
-
-fn in_file(file: &Option<PathBuf>) -> String {
-    match file {
-        Some(path) => format!(" (in config file `{}`)", path.display()),
-        None => String::new(),
-    }
-}
-
-impl ConfigError {
-    /// Records which file an error of [`parse`] is about.
-    fn in_file(mut self, path: &Path) -> Self {
-        match &mut self {
-            ConfigError::Syntax { file, .. }
-            | ConfigError::NotAnObject { file, .. }
-            | ConfigError::Invalid { file, .. } => *file = Some(path.to_path_buf()),
-            ConfigError::Read { .. } | ConfigError::Flag { .. } => {}
-        }
-        self
-    }
-}
 
 /// The outcome of [`load`].
 #[derive(Debug, Clone)]

@@ -16,27 +16,19 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::Parsed;
+use super::accepted::URL_EXPECTED;
 use super::de::{self, InvalidKey, Refusal};
-use super::file::URL_EXPECTED;
-use super::values::is_http_url;
+use super::nats::NatsSinkConfig;
+use super::values::{Parsed, Seconds, event_type_names, event_types, is_http_url, optional_parsed};
+use crate::event::ChangeType;
 use crate::gvk::KindRef;
-use crate::notify::nats::NatsSinkConfig;
-use crate::query::{FieldSelector, LabelSelector};
-use crate::store::ChangeType;
+use crate::selectors::{FieldSelector, LabelSelector};
 
 /// Longest subscription name: it appears in URLs and metric labels.
 pub const MAX_SUBSCRIPTION_NAME_LEN: usize = 63;
 
 /// Longest plugin name.
 pub const MAX_PLUGIN_NAME_LEN: usize = 63;
-
-/// Names accepted by `eventTypes`.
-const EVENT_TYPES: &[(&str, ChangeType)] = &[
-    ("ADDED", ChangeType::Added),
-    ("MODIFIED", ChangeType::Modified),
-    ("DELETED", ChangeType::Deleted),
-];
 
 /// Names accepted by `webhook.payload`.
 const PAYLOADS: &[(&str, PayloadFormat)] = &[
@@ -218,12 +210,8 @@ pub struct WebhookConfig {
     )]
     pub secret: Option<String>,
     /// Per-request timeout, seconds, above 0 and at most 3600 (default 10).
-    #[serde(
-        default,
-        deserialize_with = "timeout_seconds",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub timeout_seconds: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<Seconds<3600>>,
 }
 
 impl WebhookConfig {
@@ -235,7 +223,7 @@ impl WebhookConfig {
     /// The per-request timeout.
     pub fn timeout(&self) -> Duration {
         self.timeout_seconds
-            .map_or(Duration::from_secs(10), Duration::from_secs_f64)
+            .map_or(Duration::from_secs(10), Seconds::duration)
     }
 }
 
@@ -249,7 +237,7 @@ pub struct RetryConfig {
     pub initial_delay_ms: Option<u64>,
     /// Longest delay, seconds (default 60).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_delay_seconds: Option<f64>,
+    pub max_delay_seconds: Option<Seconds<86_400>>,
 }
 
 impl RetryConfig {
@@ -260,7 +248,7 @@ impl RetryConfig {
             .map_or(Duration::from_millis(500), Duration::from_millis);
         let max = retry
             .and_then(|r| r.max_delay_seconds)
-            .map_or(Duration::from_secs(60), Duration::from_secs_f64);
+            .map_or(Duration::from_secs(60), Seconds::duration);
         (initial, max)
     }
 }
@@ -272,8 +260,8 @@ impl<'de> Deserialize<'de> for RetryConfig {
         struct Written {
             #[serde(default)]
             initial_delay_ms: Option<u64>,
-            #[serde(default, deserialize_with = "max_delay_seconds")]
-            max_delay_seconds: Option<f64>,
+            #[serde(default)]
+            max_delay_seconds: Option<Seconds<86_400>>,
         }
         let written = Written::deserialize(deserializer)?;
         let retry = RetryConfig {
@@ -436,55 +424,8 @@ impl SubscriptionConfig {
     }
 }
 
-/// `eventTypes`: each of ADDED, MODIFIED, DELETED at most once, in the order
-/// written.
-pub(super) fn event_types<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Vec<ChangeType>, D::Error> {
-    struct EventType(ChangeType);
-    impl<'de> Deserialize<'de> for EventType {
-        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            de::choose(deserializer, EVENT_TYPES).map(EventType)
-        }
-    }
-    let written: Vec<EventType> =
-        de::array(deserializer, "an array of ADDED, MODIFIED or DELETED")?;
-    let mut types = Vec::with_capacity(written.len());
-    for EventType(t) in written {
-        if !types.contains(&t) {
-            types.push(t);
-        }
-    }
-    Ok(types)
-}
-
-/// Event types as their names.
-pub(super) fn event_type_names<S: Serializer>(
-    types: &[ChangeType],
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serializer.collect_seq(types.iter().map(|t| t.as_str()))
-}
-
 fn de_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
     de::text(deserializer)
-}
-
-/// A selector or other parsed text; empty counts as missing.
-pub(super) fn optional_parsed<'de, D, T>(deserializer: D) -> Result<Option<Parsed<T>>, D::Error>
-where
-    D: Deserializer<'de>,
-    T: std::str::FromStr,
-    T::Err: fmt::Display,
-{
-    de::string_then(deserializer, "a string", |text| {
-        if text.is_empty() {
-            return Ok(None);
-        }
-        text.parse()
-            .map(Some)
-            .map_err(|e: T::Err| Refusal::Message(e.to_string()))
-    })
 }
 
 fn filters<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<PluginName>, D::Error> {
@@ -530,60 +471,6 @@ fn secret<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, 
             Ok(Some(s.to_string()))
         }
     })
-}
-
-/// A number of seconds above 0 and at most `max`.
-fn seconds_up_to<'de, D: Deserializer<'de>>(
-    deserializer: D,
-    max: f64,
-    what: &'static str,
-) -> Result<Option<f64>, D::Error> {
-    struct SecondsVisitor {
-        max: f64,
-        what: &'static str,
-    }
-    impl serde::de::Visitor<'_> for SecondsVisitor {
-        type Value = f64;
-
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str(self.what)
-        }
-
-        fn visit_f64<E: serde::de::Error>(self, s: f64) -> Result<f64, E> {
-            if s.is_finite() && s > 0.0 && s <= self.max {
-                Ok(s)
-            } else {
-                Err(E::invalid_value(serde::de::Unexpected::Float(s), &self))
-            }
-        }
-
-        fn visit_u64<E: serde::de::Error>(self, s: u64) -> Result<f64, E> {
-            self.visit_f64(s as f64)
-        }
-
-        fn visit_i64<E: serde::de::Error>(self, s: i64) -> Result<f64, E> {
-            self.visit_f64(s as f64)
-        }
-    }
-    deserializer
-        .deserialize_f64(SecondsVisitor { max, what })
-        .map(Some)
-}
-
-fn timeout_seconds<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
-    seconds_up_to(
-        deserializer,
-        3600.0,
-        "a number of seconds above 0 and at most 3600",
-    )
-}
-
-fn max_delay_seconds<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
-    seconds_up_to(
-        deserializer,
-        86_400.0,
-        "a number of seconds above 0 and at most 86400",
-    )
 }
 
 fn nats<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<NatsSinkConfig>, D::Error> {

@@ -1,25 +1,18 @@
 //! The resolved configuration: every key with its default applied, every
 //! value checked and in its typed form.
 
-use std::fmt;
-use std::hash::{Hash, Hasher};
 use std::net::IpAddr;
 use std::path::PathBuf;
-use std::str::FromStr;
 use std::time::Duration;
 
-use serde_json::Value;
-
-use super::SubscriptionConfig;
+use super::accepted::{AuthType, LogLevel, LogType};
+use super::allowed_hosts::AllowedHosts;
+use super::compat_body::NotifierFilter;
+use super::subscription::SubscriptionConfig;
+use super::values::Parsed;
+use crate::event::ChangeType;
 use crate::gvk::Gvk;
-use crate::plugin::AllowedHosts;
-use crate::query::{FieldSelector, LabelSelector, Query};
-use crate::store::ChangeType;
-
-/// The analyzers compiled into GRW (the shipped `plugins/ownership`,
-/// `references`, `services` and `istio-gateways`), which
-/// `builtinAnalyzers` may name.
-pub const BUILT_IN_ANALYZERS: [&str; 4] = ["istio-gateways", "ownership", "references", "services"];
+use crate::selectors::{FieldSelector, LabelSelector};
 
 /// The daemon's whole configuration, after the file, the environment and
 /// command-line flags were merged (flags win over the file).
@@ -125,32 +118,6 @@ impl Default for LeaderElection {
     }
 }
 
-/// Log threshold; `silly` is an alias of `trace`, `fatal` of `error`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogLevel {
-    /// Everything.
-    Trace,
-    /// Debugging detail.
-    Debug,
-    /// Normal operation.
-    Info,
-    /// Something went wrong but GRW carries on.
-    Warn,
-    /// Errors only.
-    Error,
-}
-
-/// Log output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogType {
-    /// One JSON object per line.
-    Json,
-    /// Human-readable lines.
-    Pretty,
-    /// No logs at all.
-    Hidden,
-}
-
 /// One entry of `initialWatchingResources`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WatchedResource {
@@ -187,99 +154,6 @@ pub struct NotifierConfig {
     pub filter: Option<NotifierFilter>,
 }
 
-/// The `filter` of a compat notifier: conditions on the object, in the shape
-/// of the compat query body (`name`, `namespace`, `uid`, `labelSelectors`,
-/// `annotationSelectors`, `fieldMatches`).
-#[derive(Debug, Clone)]
-pub struct NotifierFilter {
-    /// The object as written; part of the definition that names the
-    /// notifier's subscriptions.
-    pub written: Value,
-    /// The conditions.
-    pub query: Query,
-}
-
-/// Two filters are the same when they were written the same.
-impl PartialEq for NotifierFilter {
-    fn eq(&self, other: &Self) -> bool {
-        self.written == other.written
-    }
-}
-
-/// A value read from text and checked, with the text as written: what the
-/// API server gets (selectors) and what the API shows.
-///
-/// Two are equal when their texts are.
-#[derive(Debug, Clone)]
-pub struct Parsed<T> {
-    text: String,
-    value: T,
-}
-
-impl<T> Parsed<T> {
-    /// The text as written.
-    pub fn as_str(&self) -> &str {
-        &self.text
-    }
-
-    /// The parsed value.
-    pub fn value(&self) -> &T {
-        &self.value
-    }
-}
-
-impl<T: FromStr> FromStr for Parsed<T> {
-    type Err = T::Err;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Ok(Parsed {
-            value: text.parse()?,
-            text: text.to_string(),
-        })
-    }
-}
-
-impl<T> PartialEq for Parsed<T> {
-    fn eq(&self, other: &Self) -> bool {
-        self.text == other.text
-    }
-}
-
-impl<T> Eq for Parsed<T> {}
-
-impl<T> Hash for Parsed<T> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.text.hash(state);
-    }
-}
-
-impl<T> fmt::Display for Parsed<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
-    }
-}
-
-impl<T> serde::Serialize for Parsed<T> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.text)
-    }
-}
-
-/// From a string; the message of a parse error is the error's own (it names
-/// the text).
-impl<'de, T> serde::Deserialize<'de> for Parsed<T>
-where
-    T: FromStr,
-    T::Err: fmt::Display,
-{
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        super::de::string_then(deserializer, "a string", |text| {
-            text.parse()
-                .map_err(|e: T::Err| super::de::Refusal::Message(e.to_string()))
-        })
-    }
-}
-
 /// `k8sClientConfig`: how to reach the API server.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ClientConfig {
@@ -305,15 +179,4 @@ pub struct ClientConfig {
     pub client_cert_pem: Option<Vec<u8>>,
     /// `clientKeyDataPemBase64`, decoded.
     pub client_key_pem: Option<Vec<u8>>,
-}
-
-/// `k8sClientConfig.authType`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AuthType {
-    /// A kubeconfig file.
-    KubeConfig,
-    /// A bearer token file plus `apiServerUrl`.
-    BearerToken,
-    /// A client certificate and key plus `apiServerUrl`.
-    ClientCertificate,
 }

@@ -2,22 +2,27 @@
 //! value (a port, a duration, a URL, a path, a host pattern...) and say what
 //! was expected when it is not right. [`super::file`] puts them together.
 
+use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::time::Duration;
 
 use base64::Engine as _;
 use base64::alphabet;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use serde::de::Error as _;
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serializer};
 use serde_json::Value;
 
+use super::accepted::{
+    AUTH_TYPES, AuthType, BUILT_IN_ANALYZERS, EVENT_TYPES, LOG_LEVELS, LOG_TYPES, LogLevel,
+    LogType, NAME_EXPECTED, URL_EXPECTED,
+};
+use super::allowed_hosts::AllowedHosts;
 use super::de::{self, Refusal, show};
-use super::file::{AUTH_TYPES, LOG_LEVELS, LOG_TYPES, NAME_EXPECTED, URL_EXPECTED};
-use super::{AuthType, BUILT_IN_ANALYZERS, LogLevel, LogType, NotifierFilter};
-use crate::plugin::AllowedHosts;
-use crate::query::{Query, add_pair_conditions};
+use crate::event::ChangeType;
 
 /// Standard base64 alphabet; padding optional.
 const BASE64: GeneralPurpose = GeneralPurpose::new(
@@ -205,34 +210,83 @@ impl<'de> Deserialize<'de> for Port {
     }
 }
 
-/// A positive number of seconds.
-pub(super) struct Seconds(pub(super) Duration);
+/// A number of seconds above 0 and at most `MAX` (`u64::MAX`: no bound
+/// but a [`Duration`]'s): the one reading of a duration in seconds, for the
+/// config file, the API's subscriptions and the command line. It keeps the
+/// number as written, which it shows back.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Seconds<const MAX: u64 = { u64::MAX }>(f64);
 
-impl<'de> Deserialize<'de> for Seconds {
+impl<const MAX: u64> Seconds<MAX> {
+    /// `seconds`, if it is above 0 and at most `MAX`.
+    pub fn new(seconds: f64) -> Option<Seconds<MAX>> {
+        let bounded = MAX == u64::MAX || seconds <= MAX as f64;
+        (bounded && positive_seconds(seconds).is_some()).then_some(Seconds(seconds))
+    }
+
+    /// The number as written.
+    pub fn value(self) -> f64 {
+        self.0
+    }
+
+    /// As a duration.
+    pub fn duration(self) -> Duration {
+        Duration::from_secs_f64(self.0)
+    }
+
+    /// What is expected, for messages.
+    fn expected() -> String {
+        if MAX == u64::MAX {
+            "a positive number of seconds".to_string()
+        } else {
+            format!("a number of seconds above 0 and at most {MAX}")
+        }
+    }
+}
+
+impl<'de, const MAX: u64> Deserialize<'de> for Seconds<MAX> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct SecondsVisitor;
-        impl serde::de::Visitor<'_> for SecondsVisitor {
-            type Value = Seconds;
+        struct SecondsVisitor<const MAX: u64>;
+        impl<const MAX: u64> serde::de::Visitor<'_> for SecondsVisitor<MAX> {
+            type Value = Seconds<MAX>;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a positive number of seconds")
+                f.write_str(&Seconds::<MAX>::expected())
             }
 
-            fn visit_f64<E: serde::de::Error>(self, s: f64) -> Result<Seconds, E> {
-                positive_seconds(s)
-                    .map(Seconds)
+            fn visit_f64<E: serde::de::Error>(self, s: f64) -> Result<Seconds<MAX>, E> {
+                Seconds::new(s)
                     .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Float(s), &self))
             }
 
-            fn visit_u64<E: serde::de::Error>(self, s: u64) -> Result<Seconds, E> {
+            fn visit_u64<E: serde::de::Error>(self, s: u64) -> Result<Seconds<MAX>, E> {
                 self.visit_f64(s as f64)
             }
 
-            fn visit_i64<E: serde::de::Error>(self, s: i64) -> Result<Seconds, E> {
+            fn visit_i64<E: serde::de::Error>(self, s: i64) -> Result<Seconds<MAX>, E> {
                 self.visit_f64(s as f64)
             }
         }
         deserializer.deserialize_f64(SecondsVisitor)
+    }
+}
+
+impl<const MAX: u64> serde::Serialize for Seconds<MAX> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_f64(self.0)
+    }
+}
+
+/// From a command-line value.
+impl<const MAX: u64> std::str::FromStr for Seconds<MAX> {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        text.trim()
+            .parse::<f64>()
+            .ok()
+            .and_then(Seconds::new)
+            .ok_or_else(|| format!("expected {}", Self::expected()))
     }
 }
 
@@ -268,60 +322,6 @@ impl<'de> Deserialize<'de> for ApiGroup {
                 }
             },
         )
-    }
-}
-
-impl NotifierFilter {
-    /// Reads a compat notifier `filter`: the shape of the compat query body,
-    /// every member optional (`name`, `namespace`, `uid`, `labelSelectors`,
-    /// `annotationSelectors`, `fieldMatches`); `group`, `version` and `kind`
-    /// are accepted and ignored (the notifier's resource names the kind).
-    pub fn from_json(written: Value) -> Result<NotifierFilter, String> {
-        const MEMBERS: [&str; 9] = [
-            "name",
-            "namespace",
-            "uid",
-            "labelSelectors",
-            "annotationSelectors",
-            "fieldMatches",
-            "group",
-            "version",
-            "kind",
-        ];
-        let Some(map) = written.as_object() else {
-            return Err(format!(
-                "expected an object (the same shape as a query body), got {}",
-                show(&written)
-            ));
-        };
-        if let Some(unknown) = map.keys().find(|k| !MEMBERS.contains(&k.as_str())) {
-            return Err(format!(
-                "unknown member `{unknown}`; accepted: {}",
-                MEMBERS.join(", ")
-            ));
-        }
-        let text = |member: &str| -> Result<Option<String>, String> {
-            match map.get(member) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) if s.is_empty() => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(other) => Err(format!("`{member}` must be a string, got {}", show(other))),
-            }
-        };
-        let mut query = Query {
-            name: text("name")?,
-            namespace: text("namespace")?,
-            uid: text("uid")?,
-            ..Query::default()
-        };
-        add_pair_conditions(map, &mut query)?;
-        Ok(NotifierFilter { written, query })
-    }
-}
-
-impl<'de> Deserialize<'de> for NotifierFilter {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        NotifierFilter::from_json(Value::deserialize(deserializer)?).map_err(D::Error::custom)
     }
 }
 
@@ -534,4 +534,125 @@ pub(super) fn built_in_analyzers<'de, D: Deserializer<'de>>(
         }
     }
     deserializer.deserialize_any(Choice).map(Some)
+}
+
+/// A value read from text and checked, with the text as written: what the
+/// API server gets (selectors) and what the API shows.
+///
+/// Two are equal when their texts are.
+#[derive(Debug, Clone)]
+pub struct Parsed<T> {
+    text: String,
+    value: T,
+}
+
+impl<T> Parsed<T> {
+    /// The text as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The parsed value.
+    pub fn value(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T: FromStr> FromStr for Parsed<T> {
+    type Err = T::Err;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(Parsed {
+            value: text.parse()?,
+            text: text.to_string(),
+        })
+    }
+}
+
+impl<T> PartialEq for Parsed<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl<T> Eq for Parsed<T> {}
+
+impl<T> Hash for Parsed<T> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.text.hash(state);
+    }
+}
+
+impl<T> fmt::Display for Parsed<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl<T> serde::Serialize for Parsed<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.text)
+    }
+}
+
+/// From a string; the message of a parse error is the error's own (it names
+/// the text).
+impl<'de, T> serde::Deserialize<'de> for Parsed<T>
+where
+    T: FromStr,
+    T::Err: fmt::Display,
+{
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        de::string_then(deserializer, "a string", |text| {
+            text.parse()
+                .map_err(|e: T::Err| Refusal::Message(e.to_string()))
+        })
+    }
+}
+
+/// `eventTypes`: each of ADDED, MODIFIED, DELETED at most once, in the order
+/// written.
+pub(super) fn event_types<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<ChangeType>, D::Error> {
+    struct EventType(ChangeType);
+    impl<'de> Deserialize<'de> for EventType {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            de::choose(deserializer, EVENT_TYPES).map(EventType)
+        }
+    }
+    let written: Vec<EventType> =
+        de::array(deserializer, "an array of ADDED, MODIFIED or DELETED")?;
+    let mut types = Vec::with_capacity(written.len());
+    for EventType(t) in written {
+        if !types.contains(&t) {
+            types.push(t);
+        }
+    }
+    Ok(types)
+}
+
+/// Event types as their names.
+pub(super) fn event_type_names<S: Serializer>(
+    types: &[ChangeType],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(types.iter().map(|t| t.as_str()))
+}
+
+/// A selector or other parsed text; empty counts as missing.
+pub(super) fn optional_parsed<'de, D, T>(deserializer: D) -> Result<Option<Parsed<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: std::str::FromStr,
+    T::Err: fmt::Display,
+{
+    de::string_then(deserializer, "a string", |text| {
+        if text.is_empty() {
+            return Ok(None);
+        }
+        text.parse()
+            .map(Some)
+            .map_err(|e: T::Err| Refusal::Message(e.to_string()))
+    })
 }

@@ -96,7 +96,7 @@ pub struct ListMeta {
 #[derive(Debug)]
 pub enum WatchLine {
     /// ADDED, MODIFIED or DELETED with the object.
-    Change(crate::store::ChangeType, Value),
+    Change(crate::event::ChangeType, Value),
     /// The server reached this resourceVersion.
     Bookmark(String),
     /// An ERROR event (410 when the resourceVersion is too old).
@@ -214,7 +214,7 @@ impl KubeClient {
             .await
             .map_err(ApiError::from_kube)?;
         Ok(events.map(|event| {
-            use crate::store::ChangeType;
+            use crate::event::ChangeType;
             use kube::core::WatchEvent;
             Ok(match event.map_err(ApiError::from_kube)? {
                 WatchEvent::Added(o) => WatchLine::Change(ChangeType::Added, o),

@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use parking_lot::{Mutex, RwLock};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 pub use outbox::{Announcement, DeadLetter, Outbox, OutboxError, Queued};
@@ -49,6 +49,8 @@ pub use webhook::{Webhook, client as webhook_client, sign};
 
 use crate::config::{Config, SubscriptionConfig};
 use crate::kube::Discovery;
+pub use crate::leader::Delivered;
+use crate::leader::Deliveries;
 use crate::metrics::{Metrics, QueueGauges};
 use crate::plugin::Plugins;
 use crate::watch::{Watch, WatchKey, Watches};
@@ -77,18 +79,6 @@ pub enum SubscriptionError {
         "with leaderElection, subscriptions are declared in the config file that every replica reads; one made through the API would live on this replica only"
     )]
     Replicated,
-}
-
-/// The last delivery a subscription settled (delivered, filtered out or
-/// dead-lettered): what the leader publishes in its Lease and followers trim
-/// their queues by. Its id is the delivery id every replica derives alike.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Delivered {
-    /// The delivery id, `uid/resourceVersion/TYPE`.
-    pub id: String,
-    /// The object's resourceVersion in it.
-    pub resource_version: String,
 }
 
 /// One subscription at work.
@@ -721,3 +711,22 @@ async fn until_stored<T: Send + 'static>(
 /// How long a worker waits for new deliveries before looking at the outbox
 /// again on its own (a safety net; queued deliveries wake it at once).
 const IDLE_RECHECK: Duration = Duration::from_secs(5);
+
+/// The elected replica drives the engine through this; see [`crate::leader`].
+impl Deliveries for Notifications {
+    fn set_leading(&self, leading: bool) {
+        Notifications::set_leading(self, leading);
+    }
+
+    fn settled(&self) -> Arc<tokio::sync::Notify> {
+        Notifications::settled(self)
+    }
+
+    fn delivered(&self) -> BTreeMap<String, Delivered> {
+        Notifications::delivered(self)
+    }
+
+    async fn follow(&self, leader: &BTreeMap<String, Delivered>) {
+        Notifications::follow(self, leader).await;
+    }
+}

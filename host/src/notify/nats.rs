@@ -37,259 +37,43 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use async_nats::HeaderMap;
 use async_nats::connection::State;
 use async_nats::jetstream::context::{CreateStreamErrorKind, PublishError, PublishErrorKind};
 use async_nats::jetstream::{self, ErrorCode, stream};
-use async_nats::{HeaderMap, ServerAddr};
 use bytes::Bytes;
 
 use super::{Delivery, SendError};
+use crate::config::nats::{Field, NatsConfigError, NatsSinkConfig, SubjectTemplate};
 
-/// `nats` sink settings of a subscription.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(
-    rename_all = "camelCase",
-    deny_unknown_fields,
-    expecting = "an object with `url`"
-)]
-pub struct NatsSinkConfig {
-    /// Server URL(s), e.g. `nats://127.0.0.1:4222` (comma-separated for
-    /// several). `nats://` and `tls://` are accepted, or a bare `host:port`;
-    /// the port defaults to 4222.
-    pub url: String,
-    /// Subject template; default `grw.{group}.{version}.{kind}.{namespace}`.
-    /// See the module documentation for the placeholders.
-    #[serde(default = "default_subject")]
-    pub subject: String,
-    /// JetStream stream; created if missing, with subjects = the template
-    /// with every placeholder token replaced by `*`. Default `GRW`.
-    #[serde(default = "default_stream")]
-    pub stream: String,
-    /// How long a send may take, acknowledgement included, in seconds
-    /// (default 10).
-    #[serde(default = "default_ack_timeout_second")]
-    pub ack_timeout_second: u64,
-}
-
-fn default_subject() -> String {
-    "grw.{group}.{version}.{kind}.{namespace}".to_string()
-}
-
-fn default_stream() -> String {
-    "GRW".to_string()
-}
-
-fn default_ack_timeout_second() -> u64 {
-    10
-}
-
-impl NatsSinkConfig {
-    /// Checks every setting; the error names the key and what is wrong.
-    pub fn validate(&self) -> Result<(), String> {
-        self.parse().map(|_| ())
-    }
-
-    fn parse(&self) -> Result<(Vec<ServerAddr>, SubjectTemplate), String> {
-        let servers = parse_servers(&self.url)?;
-        let template = SubjectTemplate::parse(&self.subject)?;
-        check_stream_name(&self.stream)?;
-        if self.ack_timeout_second == 0 {
-            return Err("`ackTimeoutSecond`: must be at least 1, got 0".to_string());
-        }
-        Ok((servers, template))
+/// The value of a subject placeholder for a delivery.
+fn field(delivery: &Delivery, field: Field) -> &str {
+    match field {
+        Field::Group => delivery.gvk.group_or_core(),
+        Field::Version => &delivery.gvk.version,
+        Field::Kind => &delivery.gvk.kind,
+        Field::Namespace => &delivery.namespace,
+        Field::Name => &delivery.name,
+        Field::Type => &delivery.event_type,
     }
 }
 
-fn parse_servers(urls: &str) -> Result<Vec<ServerAddr>, String> {
-    if urls.trim().is_empty() {
-        return Err("`url`: no server given; expected e.g. `nats://127.0.0.1:4222`".to_string());
-    }
-    urls.split(',')
-        .map(str::trim)
-        .map(|url| {
-            if url.is_empty() {
-                return Err(format!("`url`: empty entry in `{urls}`"));
-            }
-            if let Some((scheme, _)) = url.split_once("://")
-                && !scheme.eq_ignore_ascii_case("nats")
-                && !scheme.eq_ignore_ascii_case("tls")
-            {
-                return Err(format!(
-                    "`url`: unsupported scheme `{scheme}` in `{url}`; \
-                     use nats://host:port, tls://host:port or host:port"
-                ));
-            }
-            url.parse::<ServerAddr>()
-                .ok()
-                .filter(|addr| !addr.host().is_empty())
-                .ok_or_else(|| {
-                    format!(
-                        "`url`: `{url}` is not a server address; \
-                         use nats://host:port, tls://host:port or host:port"
-                    )
-                })
-        })
-        .collect()
-}
-
-fn check_stream_name(name: &str) -> Result<(), String> {
-    let bad = |c: char| matches!(c, '.' | '*' | '>' | '/' | '\\') || c.is_whitespace();
-    if name.is_empty() || name.chars().any(|c| bad(c) || c.is_control()) {
-        return Err(format!(
-            "`stream`: `{name}` is not a valid stream name; it must not be empty \
-             nor contain `.`, `*`, `>`, `/`, `\\` or whitespace"
-        ));
-    }
-    Ok(())
-}
-
-/// A value a subject placeholder stands for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Field {
-    Group,
-    Version,
-    Kind,
-    Namespace,
-    Name,
-    Type,
-}
-
-impl Field {
-    fn parse(name: &str) -> Option<Field> {
-        Some(match name {
-            "group" => Field::Group,
-            "version" => Field::Version,
-            "kind" => Field::Kind,
-            "namespace" => Field::Namespace,
-            "name" => Field::Name,
-            "type" => Field::Type,
-            _ => return None,
-        })
-    }
-
-    fn value(self, delivery: &Delivery) -> &str {
-        match self {
-            Field::Group => delivery.gvk.group_or_core(),
-            Field::Version => &delivery.gvk.version,
-            Field::Kind => &delivery.gvk.kind,
-            Field::Namespace => &delivery.namespace,
-            Field::Name => &delivery.name,
-            Field::Type => &delivery.event_type,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Piece {
-    Text(String),
-    Value(Field),
-}
-
-/// A subject template parsed into tokens (the parts between dots), each a
-/// sequence of literal text and placeholders.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct SubjectTemplate {
-    tokens: Vec<Vec<Piece>>,
-}
-
-impl SubjectTemplate {
-    fn parse(template: &str) -> Result<SubjectTemplate, String> {
-        let tokens = template
-            .split('.')
-            .map(|token| parse_token(template, token))
-            .collect::<Result<_, _>>()?;
-        Ok(SubjectTemplate { tokens })
-    }
-
-    fn render(&self, delivery: &Delivery) -> String {
-        self.join(|token| {
-            token
-                .iter()
-                .map(|piece| match piece {
-                    Piece::Text(text) => text.clone(),
-                    Piece::Value(field) => token_value(field.value(delivery)),
-                })
-                .collect()
-        })
-    }
-
-    /// The subject filter of a stream created for this template.
-    fn wildcard(&self) -> String {
-        // A token without placeholders was parsed into a single text piece.
-        self.join(|token| match token {
-            [Piece::Text(text)] => text.clone(),
-            _ => "*".to_string(),
-        })
-    }
-
-    fn join(&self, mut token: impl FnMut(&[Piece]) -> String) -> String {
-        self.tokens
-            .iter()
-            .map(|t| token(t))
-            .collect::<Vec<_>>()
-            .join(".")
-    }
-}
-
-fn parse_token(template: &str, token: &str) -> Result<Vec<Piece>, String> {
-    if token.is_empty() {
-        return Err(format!(
-            "`subject`: `{template}` has an empty token; \
-             tokens are separated by single dots, with none at either end"
-        ));
-    }
-    let mut pieces = Vec::new();
-    let mut rest = token;
-    while !rest.is_empty() {
-        if let Some(after) = rest.strip_prefix('{') {
-            let (name, tail) = after
-                .split_once('}')
-                .ok_or_else(|| format!("`subject`: unclosed `{{` in `{template}`"))?;
-            let field = Field::parse(name).ok_or_else(|| {
-                format!(
-                    "`subject`: unknown placeholder `{{{name}}}` in `{template}`; use \
-                     {{group}}, {{version}}, {{kind}}, {{namespace}}, {{name}} or {{type}}"
-                )
-            })?;
-            pieces.push(Piece::Value(field));
-            rest = tail;
-        } else {
-            let end = rest.find('{').unwrap_or(rest.len());
-            let (text, tail) = rest.split_at(end);
-            if text.contains('}') {
-                return Err(format!("`subject`: unmatched `}}` in `{template}`"));
-            }
-            if let Some(bad) = text
-                .chars()
-                .find(|&c| c == '*' || c == '>' || c.is_whitespace())
-            {
-                return Err(format!(
-                    "`subject`: `{template}` contains {bad:?}; a subject to publish to \
-                     cannot hold `*`, `>` or whitespace"
-                ));
-            }
-            pieces.push(Piece::Text(text.to_string()));
-            rest = tail;
-        }
-    }
-    Ok(pieces)
-}
-
-/// A value made fit for a subject token (see the module documentation).
-fn token_value(value: &str) -> String {
-    if value.is_empty() {
-        return "_".to_string();
-    }
-    value
-        .chars()
-        .map(|c| {
-            if matches!(c, '.' | '*' | '>') || c.is_whitespace() {
-                '_'
-            } else {
-                c
-            }
-        })
-        .collect()
+/// Why a NATS sink cannot be set up (a server that is down is not a
+/// reason: the client connects in the background).
+#[derive(Debug, thiserror::Error)]
+pub enum NatsConnectError {
+    /// The settings are not right.
+    #[error(transparent)]
+    Config(#[from] NatsConfigError),
+    /// The client refused the servers.
+    #[error("`url`: cannot use `{url}`")]
+    Connect {
+        /// `url` as configured.
+        url: String,
+        /// The client's error.
+        #[source]
+        source: async_nats::ConnectError,
+    },
 }
 
 /// Publishes deliveries to a JetStream stream.
@@ -311,7 +95,7 @@ impl NatsSink {
     /// Validates the config and starts connecting in the background, retried
     /// forever: a server that is down is not an error, only an invalid config
     /// is.
-    pub async fn connect(config: NatsSinkConfig) -> Result<NatsSink, String> {
+    pub async fn connect(config: NatsSinkConfig) -> Result<NatsSink, NatsConnectError> {
         let (servers, template) = config.parse()?;
         let ack_timeout = Duration::from_secs(config.ack_timeout_second);
         let client = async_nats::ConnectOptions::new()
@@ -320,7 +104,10 @@ impl NatsSink {
             .request_timeout(Some(ack_timeout))
             .connect(servers.as_slice())
             .await
-            .map_err(|e| format!("`url`: cannot use `{}`: {e}", config.url))?;
+            .map_err(|source| NatsConnectError::Connect {
+                url: config.url.clone(),
+                source,
+            })?;
         let jetstream = jetstream::ContextBuilder::new()
             .timeout(ack_timeout)
             .build(client.clone());
@@ -337,7 +124,7 @@ impl NatsSink {
 
     /// The subject a delivery goes to.
     pub fn subject(&self, delivery: &Delivery) -> String {
-        self.template.render(delivery)
+        self.template.render(|f| field(delivery, f))
     }
 
     /// Publishes one delivery to JetStream and waits for the stream's
@@ -487,15 +274,6 @@ mod tests {
     use super::*;
     use crate::gvk::Gvk;
 
-    fn config(url: &str, subject: &str, stream: &str) -> NatsSinkConfig {
-        NatsSinkConfig {
-            url: url.to_string(),
-            subject: subject.to_string(),
-            stream: stream.to_string(),
-            ack_timeout_second: 10,
-        }
-    }
-
     fn delivery(gvk: Gvk, namespace: &str, name: &str) -> Delivery {
         Delivery {
             seq: 1,
@@ -507,160 +285,6 @@ mod tests {
             enqueued_ms: 0,
             payload: b"{}".to_vec(),
         }
-    }
-
-    #[test]
-    fn defaults_fill_missing_keys_and_unknown_keys_are_refused() {
-        let parsed: NatsSinkConfig =
-            serde_json::from_str(r#"{"url": "nats://127.0.0.1:4222"}"#).unwrap();
-        assert_eq!(
-            parsed,
-            config(
-                "nats://127.0.0.1:4222",
-                "grw.{group}.{version}.{kind}.{namespace}",
-                "GRW"
-            )
-        );
-        assert_eq!(parsed.validate(), Ok(()));
-        let unknown = serde_json::from_str::<NatsSinkConfig>(r#"{"url": "x", "topic": "y"}"#);
-        assert!(
-            unknown
-                .unwrap_err()
-                .to_string()
-                .contains("unknown field `topic`")
-        );
-    }
-
-    #[test]
-    fn valid_configs() {
-        for (url, subject, stream) in [
-            ("nats://127.0.0.1:4222", "grw.{group}.{kind}", "GRW"),
-            ("tls://nats.example.com:4443", "k8s", "events-1"),
-            (
-                "127.0.0.1:4222, nats://10.0.0.2:4222",
-                "a.{kind}-{name}.{type}",
-                "S_2",
-            ),
-            ("NATS://host", "x.{namespace}.{name}", "GRW"),
-        ] {
-            assert_eq!(
-                config(url, subject, stream).validate(),
-                Ok(()),
-                "{url} {subject}"
-            );
-        }
-    }
-
-    #[test]
-    fn invalid_configs_say_what_is_wrong() {
-        let default = "grw.{kind}";
-        for (url, subject, stream, message) in [
-            (
-                "http://127.0.0.1:4222",
-                default,
-                "GRW",
-                "`url`: unsupported scheme `http` in `http://127.0.0.1:4222`; \
-                 use nats://host:port, tls://host:port or host:port",
-            ),
-            (
-                "ws://h:80",
-                default,
-                "GRW",
-                "`url`: unsupported scheme `ws` in `ws://h:80`; \
-                 use nats://host:port, tls://host:port or host:port",
-            ),
-            (
-                " ",
-                default,
-                "GRW",
-                "`url`: no server given; expected e.g. `nats://127.0.0.1:4222`",
-            ),
-            (
-                "nats://a:4222,,nats://b:4222",
-                default,
-                "GRW",
-                "`url`: empty entry in `nats://a:4222,,nats://b:4222`",
-            ),
-            (
-                "nats://h:99999",
-                default,
-                "GRW",
-                "`url`: `nats://h:99999` is not a server address; \
-                 use nats://host:port, tls://host:port or host:port",
-            ),
-            (
-                "nats://127.0.0.1:4222",
-                "grw.{cluster}",
-                "GRW",
-                "`subject`: unknown placeholder `{cluster}` in `grw.{cluster}`; \
-                 use {group}, {version}, {kind}, {namespace}, {name} or {type}",
-            ),
-            (
-                "nats://127.0.0.1:4222",
-                "grw..{kind}",
-                "GRW",
-                "`subject`: `grw..{kind}` has an empty token; \
-                 tokens are separated by single dots, with none at either end",
-            ),
-            (
-                "nats://127.0.0.1:4222",
-                "grw.{kind}.",
-                "GRW",
-                "`subject`: `grw.{kind}.` has an empty token; \
-                 tokens are separated by single dots, with none at either end",
-            ),
-            (
-                "nats://127.0.0.1:4222",
-                "grw.{kind",
-                "GRW",
-                "`subject`: unclosed `{` in `grw.{kind`",
-            ),
-            (
-                "nats://127.0.0.1:4222",
-                "grw.kind}",
-                "GRW",
-                "`subject`: unmatched `}` in `grw.kind}`",
-            ),
-            (
-                "nats://127.0.0.1:4222",
-                "grw.>",
-                "GRW",
-                "`subject`: `grw.>` contains '>'; a subject to publish to \
-                 cannot hold `*`, `>` or whitespace",
-            ),
-            (
-                "nats://127.0.0.1:4222",
-                "grw.my kind",
-                "GRW",
-                "`subject`: `grw.my kind` contains ' '; a subject to publish to \
-                 cannot hold `*`, `>` or whitespace",
-            ),
-            (
-                "nats://127.0.0.1:4222",
-                default,
-                "grw.events",
-                "`stream`: `grw.events` is not a valid stream name; it must not be empty \
-                 nor contain `.`, `*`, `>`, `/`, `\\` or whitespace",
-            ),
-            (
-                "nats://127.0.0.1:4222",
-                default,
-                "",
-                "`stream`: `` is not a valid stream name; it must not be empty \
-                 nor contain `.`, `*`, `>`, `/`, `\\` or whitespace",
-            ),
-        ] {
-            assert_eq!(
-                config(url, subject, stream).validate(),
-                Err(message.to_string())
-            );
-        }
-        let mut zero = config("nats://127.0.0.1:4222", default, "GRW");
-        zero.ack_timeout_second = 0;
-        assert_eq!(
-            zero.validate(),
-            Err("`ackTimeoutSecond`: must be at least 1, got 0".to_string())
-        );
     }
 
     #[test]
@@ -713,10 +337,8 @@ mod tests {
             ("ns-{namespace}", &node, "", "n1", "ns-_", "*"),
         ] {
             let template = SubjectTemplate::parse(template).unwrap();
-            assert_eq!(
-                template.render(&delivery(gvk.clone(), namespace, name)),
-                subject
-            );
+            let delivery = delivery(gvk.clone(), namespace, name);
+            assert_eq!(template.render(|f| field(&delivery, f)), subject);
             assert_eq!(template.wildcard(), wildcard);
         }
     }

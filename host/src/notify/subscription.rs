@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::Digest;
 
-use super::nats::NatsSinkConfig;
 pub use crate::config::PayloadFormat;
+use crate::config::nats::NatsSinkConfig;
 use crate::config::{Config, Destination, RetryConfig, SubscriptionConfig, WatchOptions};
 use crate::gvk::{Gvk, KindRef};
 use crate::query::{FieldSelector, Query};
@@ -137,7 +137,7 @@ pub fn from_compat_config(config: &Config) -> Vec<Subscription> {
             let query = notifier
                 .filter
                 .as_ref()
-                .map(|f| f.query.clone())
+                .map(Query::from)
                 .unwrap_or_default();
             let event_types: Vec<&str> = notifier.event_types.iter().map(|t| t.as_str()).collect();
             for url in &notifier.webhook_urls {

@@ -18,7 +18,7 @@ use std::sync::atomic::Ordering;
 
 use super::decide::Decisions;
 use super::feed::stored_object;
-use super::nats::{NatsSink, NatsSinkConfig};
+use super::nats::NatsSink;
 use super::outbox::{Announcement, DeadLetter, Outbox, Queued};
 use super::payload::{self, Event};
 use super::sink::{Delivery, SendError};
@@ -26,6 +26,7 @@ use super::subscription::{SinkSpec, Subscription};
 use super::webhook::Webhook;
 use super::{Active, Delivered, IDLE_RECHECK, until_stored};
 use crate::backoff::Backoff;
+use crate::config::nats::NatsSinkConfig;
 use crate::metrics::{Attempt, Metrics};
 use crate::plugin::{DeliveryError, Plugins};
 use crate::store::Change;
@@ -75,7 +76,7 @@ impl Sink {
                 if connection.is_none() {
                     let sink = NatsSink::connect((**config).clone())
                         .await
-                        .map_err(SendError::retry)?;
+                        .map_err(|e| SendError::retry(crate::error::Report(&e).to_string()))?;
                     *connection = Some(Box::new(sink));
                 }
                 match connection {

@@ -35,9 +35,10 @@ use sha2::{Digest, Sha256};
 
 use super::stats::StatsSnapshot;
 use super::{
-    AllowedHosts, ArtifactCache, BUILT_IN, FailMode, Interest, Limits, Manifest, Origin, Plugin,
-    PluginEngine, PluginError, PluginKind, error_chain,
+    ArtifactCache, BUILT_IN, FailMode, Interest, Limits, Manifest, Origin, Plugin, PluginEngine,
+    PluginError, PluginKind, error_chain,
 };
+use crate::config::AllowedHosts;
 use crate::metrics::Metrics;
 
 /// File events closer together than this are one change: a rename into

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::allowed_hosts::AllowedHosts;
 use super::analysis::{CacheReader, Relationship};
 use super::builtin::{self, BuiltIn, Native};
 use super::contract::{check_imports, exported_world};
@@ -21,6 +20,7 @@ use super::{
     CallError, Contract, FailMode, Interest, Limits, Manifest, PluginEngine, PluginError,
     PluginKind, Stats, Toolchain,
 };
+use crate::config::AllowedHosts;
 use crate::gvk::Gvk;
 use crate::metrics::{Metrics, PluginCallMetrics};
 use crate::store::{Change, StoredObject};

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::PluginError;
-use super::allowed_hosts::AllowedHosts;
+use crate::config::AllowedHosts;
 
 /// What kind of plugin a component is, by the world it was built for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

@@ -20,7 +20,6 @@
 //! This module depends on the store (objects and changes), kinds and
 //! metrics only.
 
-mod allowed_hosts;
 mod analysis;
 mod builtin;
 mod contract;
@@ -40,7 +39,6 @@ mod v0_2;
 
 use std::error::Error as StdError;
 
-pub use allowed_hosts::AllowedHosts;
 pub use analysis::{CacheReader, Found, Relationship};
 pub use builtin::{BUILT_IN, BuiltIn};
 pub use contract::{Contract, ExportedWorld, LOADABLE, WIT_VERSION, exported_world};

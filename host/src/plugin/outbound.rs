@@ -23,8 +23,8 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tokio::runtime::{Handle, Runtime};
 
 use super::PluginError;
-use super::allowed_hosts::{AllowedHosts, Target};
 use super::v0_2::outbound_http::{Request, Response};
+use crate::config::{AllowedHosts, Target};
 
 /// Largest response body handed to a plugin. Notifiers look at a status
 /// and maybe an error message; a 1 MiB cap keeps a misbehaving receiver

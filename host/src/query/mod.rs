@@ -8,9 +8,7 @@
 //! Candidates come in key order whatever the index, so a continue token is
 //! simply the last key returned.
 
-pub mod field;
 mod paging;
-mod pairs;
 
 use std::collections::BTreeSet;
 use std::ops::Bound;
@@ -18,13 +16,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-pub use field::{FieldSelector, FieldSelectorError};
-/// Label selectors: the Kubernetes API server's grammar, shared with the
-/// plugin SDK.
-pub use grw_selector::{LabelSelector, Requirement, SelectorError};
+pub use crate::selectors::{
+    FieldSelector, FieldSelectorError, LabelSelector, Requirement, SelectorError,
+};
 pub use paging::{ContinueToken, InvalidContinue};
-pub use pairs::{PAIR_MEMBERS, add_pair_conditions};
 
+use crate::config::{NotifierFilter, PairConditions};
 use crate::store::{CacheView, ObjectKey, StoredObject};
 
 /// Conditions on the objects of one kind; all must hold.
@@ -46,6 +43,31 @@ pub struct Query {
     pub json_fields: Vec<(Vec<String>, Value)>,
     /// Only objects with an owner reference to this uid.
     pub owner_uid: Option<String>,
+}
+
+impl Query {
+    /// This query with the conditions of the compat body's pair members too.
+    pub fn with_pairs(self, pairs: PairConditions) -> Query {
+        Query {
+            labels: pairs.labels,
+            annotations: pairs.annotations,
+            json_fields: pairs.json_fields,
+            ..self
+        }
+    }
+}
+
+/// A compat notifier's `filter` as a query.
+impl From<&NotifierFilter> for Query {
+    fn from(filter: &NotifierFilter) -> Query {
+        Query {
+            name: filter.name.clone(),
+            namespace: filter.namespace.clone(),
+            uid: filter.uid.clone(),
+            ..Query::default()
+        }
+        .with_pairs(filter.pairs.clone())
+    }
 }
 
 /// Which slice of the result a caller wants.

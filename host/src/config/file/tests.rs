@@ -3,7 +3,7 @@ use std::net::Ipv6Addr;
 
 use crate::config::de::SHOWN_VALUE_CHARS;
 use crate::config::values::is_http_url;
-use crate::store::ChangeType;
+use crate::event::ChangeType;
 
 fn no_env(_: &str) -> Option<String> {
     None
