@@ -5,7 +5,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use tokio::net::TcpListener;
 use tokio::sync::broadcast::{self, error::RecvError};
 
@@ -31,11 +30,49 @@ const RELEASE_WAIT: Duration = Duration::from_secs(3);
 /// one discovery refresh after the burst settles is enough.
 const CRD_DEBOUNCE: Duration = Duration::from_millis(300);
 
+/// Why GRW stopped before it was asked to, or could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// `apiTokenFile` cannot be read.
+    #[error(transparent)]
+    Token(#[from] crate::api::TokenError),
+    /// The recording cannot be replayed.
+    #[error(transparent)]
+    Replay(#[from] crate::watch::ReplayError),
+    /// No client for the API server can be made.
+    #[error(transparent)]
+    Client(#[from] crate::kube::ApiError),
+    /// `pluginDir` is not a directory.
+    #[error("pluginDir {} is not a directory", .0.display())]
+    PluginDir(std::path::PathBuf),
+    /// The plugins cannot be set up.
+    #[error(transparent)]
+    Plugins(#[from] crate::plugin::PluginError),
+    /// The notification engine cannot start.
+    #[error(transparent)]
+    Notifications(#[from] crate::notify::OpenError),
+    /// The API's address cannot be listened on.
+    #[error("cannot listen on {address}")]
+    Listen {
+        /// `listenAddress:listenPort`.
+        address: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The API server failed.
+    #[error("the HTTP API failed")]
+    Serve(#[source] std::io::Error),
+    /// A task of start-up or of the API ended in a panic.
+    #[error("a task failed")]
+    Task(#[from] tokio::task::JoinError),
+}
+
 /// Runs GRW until `shutdown` completes.
 pub async fn run(
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> anyhow::Result<()> {
+) -> Result<(), RunError> {
     let config = Arc::new(config);
     let metrics = Arc::new(Metrics::new());
     let token = config
@@ -129,10 +166,12 @@ pub async fn run(
         relations,
     });
     let address = (config.listen_address, config.listen_port);
-    let listener = TcpListener::bind(address)
-        .await
-        .with_context(|| format!("cannot listen on {}:{}", address.0, address.1))?;
-    tracing::info!(address = %listener.local_addr()?, "API listening");
+    let listen_error = |source| RunError::Listen {
+        address: format!("{}:{}", address.0, address.1),
+        source,
+    };
+    let listener = TcpListener::bind(address).await.map_err(listen_error)?;
+    tracing::info!(address = %listener.local_addr().map_err(listen_error)?, "API listening");
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = axum::serve(listener, api::router(state)).with_graceful_shutdown(async move {
         let _ = stop_rx.await;
@@ -148,7 +187,7 @@ pub async fn run(
     }
     let _ = stop_tx.send(());
     match tokio::time::timeout(SHUTDOWN_GRACE, server).await {
-        Ok(result) => result??,
+        Ok(result) => result?.map_err(RunError::Serve)?,
         Err(_) => tracing::info!("event streams still open after the grace period; exiting"),
     }
     Ok(())
@@ -161,14 +200,14 @@ const PLUGINS_AT_START: Duration = Duration::from_secs(2);
 
 /// Starts the built-in analyzers, loads the plugin directory (see
 /// [`PLUGINS_AT_START`]), then follows it.
-async fn load_plugins(config: &Config, metrics: &Arc<Metrics>) -> anyhow::Result<Arc<Plugins>> {
+async fn load_plugins(config: &Config, metrics: &Arc<Metrics>) -> Result<Arc<Plugins>, RunError> {
     let Some(dir) = config.plugin_dir.clone() else {
         let plugins = Plugins::none(metrics.clone());
         plugins.start_built_in(&config.builtin_analyzers)?;
         return Ok(plugins);
     };
     if !dir.is_dir() {
-        anyhow::bail!("pluginDir {} is not a directory", dir.display());
+        return Err(RunError::PluginDir(dir));
     }
     let cache = ArtifactCache {
         dir: config
@@ -187,7 +226,7 @@ async fn load_plugins(config: &Config, metrics: &Arc<Metrics>) -> anyhow::Result
     plugins.start_built_in(&config.builtin_analyzers)?;
     let scanning = plugins.clone();
     tokio::task::spawn_blocking(move || scanning.scan_at_start(PLUGINS_AT_START)).await?;
-    plugins.watch().map_err(anyhow::Error::msg)?;
+    plugins.watch()?;
     Ok(plugins)
 }
 
@@ -347,7 +386,7 @@ async fn next_crd_change(rx: &mut Option<broadcast::Receiver<Arc<Change>>>) -> b
 
 fn start_pending(discovery: &Discovery, watches: &Watches) {
     let catalog = discovery.catalog();
-    let ready = watches.take_resolvable(|kind| catalog.resolve(kind).map_err(|e| e.to_string()));
+    let ready = watches.take_resolvable(|kind| catalog.resolve(kind));
     for (resource, options) in ready {
         watches.ensure(&resource, options, false);
     }

@@ -100,12 +100,8 @@ impl KindRef {
     /// - `Deployment.v1.apps` — exact (kubectl's `resource.version.group`);
     /// - `apps/v1/Deployment`, `v1/Pod` — exact, the GVK string of the compatibility API;
     /// - `apps/Deployment` — group and kind, preferred version.
-    pub fn parse(s: &str) -> Result<KindRef, String> {
-        let bad = || {
-            format!(
-                "`{s}` is not a kind: expected `Kind`, `resource.group`, `Kind.version.group` or `group/version/Kind`"
-            )
-        };
+    pub fn parse(s: &str) -> Result<KindRef, NotAKind> {
+        let bad = || NotAKind(s.to_string());
         if s.is_empty() || s.chars().any(|c| c.is_whitespace()) {
             return Err(bad());
         }
@@ -165,13 +161,20 @@ impl KindRef {
 }
 
 impl std::str::FromStr for KindRef {
-    type Err = String;
+    type Err = NotAKind;
 
     /// As [`KindRef::parse`].
-    fn from_str(s: &str) -> Result<KindRef, String> {
+    fn from_str(s: &str) -> Result<KindRef, NotAKind> {
         KindRef::parse(s)
     }
 }
+
+/// Text that is not a kind in any form [`KindRef::parse`] reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{0}` is not a kind: expected `Kind`, `resource.group`, `Kind.version.group` or `group/version/Kind`"
+)]
+pub struct NotAKind(pub String);
 
 impl fmt::Display for KindRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -296,7 +299,7 @@ mod tests {
             "pods.",
             "a..b",
         ] {
-            let err = KindRef::parse(input).unwrap_err();
+            let err = KindRef::parse(input).unwrap_err().to_string();
             assert!(err.contains("is not a kind"), "{input}: {err}");
         }
     }

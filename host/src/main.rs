@@ -46,7 +46,7 @@ async fn main() -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
-                    eprintln!("grw: {e}");
+                    eprintln!("grw: {}", grw::error::Report(&e));
                     ExitCode::FAILURE
                 }
             };
@@ -66,7 +66,7 @@ async fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // Said once: in the log, or on stderr when logging is off.
-            let error = grw::error::Report(e.as_ref()).to_string();
+            let error = grw::error::Report(&e).to_string();
             match log_type {
                 LogType::Hidden => eprintln!("grw: {error}"),
                 LogType::Json | LogType::Pretty => tracing::error!(error, "grw stopped"),
@@ -122,7 +122,7 @@ fn plugin_tool(command: &PluginCommand) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("grw: {}", grw::plugin::error_chain(&e));
+            eprintln!("grw: {}", grw::error::Report(&e));
             ExitCode::FAILURE
         }
     }

@@ -29,7 +29,7 @@ use super::stream::{self, StreamOptions};
 use super::{AppState, Params, Problem};
 use crate::config::{Parsed, PluginName, WatchOptions};
 use crate::gvk::{KindRef, ResourceInfo};
-use crate::plugin::Plugin;
+use crate::plugin::{LookupError, Plugin};
 use crate::query::{ContinueToken, FieldSelector, LabelSelector, PageRequest, Query};
 use crate::store::{Change, ObjectKey, Since, StoredObject};
 use crate::watch::Watch;
@@ -103,7 +103,8 @@ pub(super) async fn resource(
     kind: &str,
     namespace: Option<&str>,
 ) -> Result<ResourceInfo, Problem> {
-    let kind = KindRef::parse(kind).map_err(|e| Problem::bad_request("InvalidKind", e))?;
+    let kind =
+        KindRef::parse(kind).map_err(|e| Problem::bad_request("InvalidKind", e.to_string()))?;
     let resource = resolve(state, &kind).await?;
     if namespace.is_some() && !resource.namespaced {
         return Err(Problem::bad_request(
@@ -316,12 +317,13 @@ fn filter_plugins(state: &AppState, params: &Params) -> Result<Vec<Arc<Plugin>>,
         .map(|name| {
             let name = PluginName::parse(name.trim())
                 .map_err(|e| Problem::bad_request("InvalidParameter", format!("`filter`: {e}")))?;
-            state.plugins.filter(name.as_str()).map_err(|e| {
-                if state.plugins.is_loading(name.as_str()) {
-                    Problem::new(http::StatusCode::SERVICE_UNAVAILABLE, "PluginLoading", e)
-                } else {
-                    Problem::bad_request("UnknownFilter", e)
-                }
+            state.plugins.filter(name.as_str()).map_err(|e| match e {
+                LookupError::Loading { .. } => Problem::new(
+                    http::StatusCode::SERVICE_UNAVAILABLE,
+                    "PluginLoading",
+                    e.to_string(),
+                ),
+                _ => Problem::bad_request("UnknownFilter", e.to_string()),
             })
         })
         .collect()

@@ -41,7 +41,9 @@ impl From<SubscriptionError> for Problem {
     fn from(e: SubscriptionError) -> Self {
         let message = crate::error::Report(&e).to_string();
         match e {
-            SubscriptionError::Invalid(_) => Problem::bad_request("InvalidSubscription", message),
+            SubscriptionError::Plugin(_) | SubscriptionError::Kind { .. } => {
+                Problem::bad_request("InvalidSubscription", message)
+            }
             SubscriptionError::Exists(_) => {
                 Problem::new(StatusCode::CONFLICT, "AlreadyExists", message)
             }

@@ -18,8 +18,8 @@ use super::PluginArgs;
 use crate::gvk::Gvk;
 use crate::metrics::Metrics;
 use crate::plugin::{
-    ArtifactCache, DeliveryError, Limits, Manifest, Plugin, PluginEngine, PluginError, PluginKind,
-    Toolchain, default_cache_dir, exported_world,
+    ArtifactCache, DeliveryError, Limits, Manifest, ManifestError, Plugin, PluginEngine,
+    PluginError, PluginKind, Toolchain, default_cache_dir, exported_world,
 };
 use crate::store::{Change, ChangeType, ObjectKey, Origin, StoredObject};
 use crate::watch::Recording;
@@ -53,7 +53,7 @@ fn manifest(args: &PluginArgs) -> Result<Manifest, PluginError> {
     };
     if let Some(config) = &args.config {
         manifest.config = serde_json::from_str(config)
-            .map_err(|e| PluginError::Manifest(format!("--config is not valid JSON: {e}")))?;
+            .map_err(|e| PluginError::Manifest(ManifestError::ConfigFlag(e)))?;
     }
     Ok(manifest)
 }

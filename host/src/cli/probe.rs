@@ -24,14 +24,40 @@ pub struct ProbeArgs {
     pub timeout: u64,
 }
 
+/// Why the daemon could not be asked, or what it answered.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// The configuration names no fixed port.
+    #[error(
+        "listenPort 0 picks a free port at start-up, which a probe cannot know; configure a fixed port"
+    )]
+    AnyPort,
+    /// The HTTP client could not be set up, or the request failed.
+    #[error("{url}")]
+    Request {
+        /// What was asked.
+        url: String,
+        /// Why it failed.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The daemon answered something else than 200.
+    #[error("{url}: {status} {body}")]
+    Answer {
+        /// What was asked.
+        url: String,
+        /// The status code.
+        status: u16,
+        /// The answer's body.
+        body: String,
+    },
+}
+
 /// The address to ask: the configured one, or loopback if GRW listens on
 /// every address.
-pub fn address(config: &Config) -> Result<SocketAddr, String> {
+pub fn address(config: &Config) -> Result<SocketAddr, ProbeError> {
     if config.listen_port == 0 {
-        return Err(
-            "listenPort 0 picks a free port at start-up, which a probe cannot know; configure a fixed port"
-                .into(),
-        );
+        return Err(ProbeError::AnyPort);
     }
     let ip = match config.listen_address {
         IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
@@ -43,26 +69,30 @@ pub fn address(config: &Config) -> Result<SocketAddr, String> {
 
 /// Asks the daemon; `Ok` with its answer when it says 200, `Err` saying
 /// what it said (or why it could not be asked) otherwise.
-pub async fn probe(config: &Config, args: &ProbeArgs) -> Result<String, String> {
+pub async fn probe(config: &Config, args: &ProbeArgs) -> Result<String, ProbeError> {
     let address = address(config)?;
     let path = if args.ready { "/readyz" } else { "/healthz" };
     let url = format!("http://{address}{path}");
+    let failed = |source| ProbeError::Request {
+        url: url.clone(),
+        source,
+    };
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(args.timeout.max(1)))
         .no_proxy()
         .build()
-        .map_err(|e| e.to_string())?;
-    let response = client
-        .get(&url)
-        .send()
-        .await
-        .map_err(|e| format!("{url}: {}", crate::error::Report(&e)))?;
+        .map_err(failed)?;
+    let response = client.get(&url).send().await.map_err(failed)?;
     let status = response.status();
     let body = response.text().await.unwrap_or_default();
     if status.is_success() {
         Ok(body)
     } else {
-        Err(format!("{url}: {} {}", status.as_u16(), body.trim()))
+        Err(ProbeError::Answer {
+            url,
+            status: status.as_u16(),
+            body: body.trim().to_string(),
+        })
     }
 }
 
@@ -80,24 +110,20 @@ mod tests {
     fn any_address_is_asked_on_loopback() {
         let asked = |json| address(&config(json));
         assert_eq!(
-            asked(serde_json::json!({"listenAddress": "0.0.0.0", "listenPort": 3000})),
-            Ok("127.0.0.1:3000".parse().unwrap())
+            asked(serde_json::json!({"listenAddress": "0.0.0.0", "listenPort": 3000})).ok(),
+            Some("127.0.0.1:3000".parse().unwrap())
         );
         assert_eq!(
-            asked(serde_json::json!({"listenAddress": "::", "listenPort": 8080})),
-            Ok("[::1]:8080".parse().unwrap())
+            asked(serde_json::json!({"listenAddress": "::", "listenPort": 8080})).ok(),
+            Some("[::1]:8080".parse().unwrap())
         );
         assert_eq!(
-            asked(serde_json::json!({"listenAddress": "10.1.2.3"})),
-            Ok("10.1.2.3:3000".parse().unwrap())
+            asked(serde_json::json!({"listenAddress": "10.1.2.3"})).ok(),
+            Some("10.1.2.3:3000".parse().unwrap())
         );
         // `--listen-port 0` (the file refuses 0).
         let mut any_port = config(serde_json::json!({}));
         any_port.listen_port = 0;
-        assert!(
-            address(&any_port)
-                .unwrap_err()
-                .starts_with("listenPort 0 picks a free port")
-        );
+        assert!(matches!(address(&any_port), Err(ProbeError::AnyPort)));
     }
 }

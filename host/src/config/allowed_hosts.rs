@@ -14,6 +14,125 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use reqwest::Url;
 
+/// How a host pattern is written, for messages.
+const FORM: &str = "write `host`, `host:port` or `*.domain`";
+
+/// A host pattern that is not one; the message says how to write it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostPatternError {
+    /// Nothing.
+    #[error("an empty host pattern; {FORM}")]
+    Empty,
+    /// A URL rather than a host.
+    #[error("`{text}` is a URL; write the host alone, e.g. `{host}`")]
+    Url {
+        /// The pattern.
+        text: String,
+        /// The host in it.
+        host: String,
+    },
+    /// Characters no host pattern has.
+    #[error("`{0}` is not a host pattern; {FORM}")]
+    NotAPattern(String),
+    /// `[` without `]`.
+    #[error("`{0}`: missing `]` after the IPv6 address")]
+    Unclosed(String),
+    /// Brackets around something else than an IPv6 address.
+    #[error("`{text}`: `{address}` is not an IPv6 address")]
+    NotIpv6 {
+        /// The pattern.
+        text: String,
+        /// What the brackets hold.
+        address: String,
+    },
+    /// Something else than `:port` after the brackets.
+    #[error("`{0}`: expected `:port` after the IPv6 address")]
+    AfterBrackets(String),
+    /// An IPv6 address without brackets.
+    #[error("`{0}` looks like an IPv6 address; write it in brackets, as `[{0}]` or `[{0}]:8080`")]
+    Unbracketed(String),
+    /// `*` alone.
+    #[error(
+        "`{0}` would allow every host; name the hosts, or use `*.domain` for the subdomains of one domain"
+    )]
+    Everything(String),
+    /// `*` elsewhere than as the whole first label.
+    #[error("`{0}`: `*` is only allowed as the whole first label, as in `*.example.com`")]
+    Wildcard(String),
+    /// Not a host name.
+    #[error(
+        "`{0}` is not a host name: use letters, digits, `-` and dots (international names in their `xn--` form)"
+    )]
+    NotAName(String),
+    /// A name ending in a number that is no IPv4 address in plain form.
+    #[error(
+        "`{0}` is not a host name, nor an IPv4 address in the form `a.b.c.d` (no leading zeros)"
+    )]
+    NotAnAddress(String),
+    /// A port out of range.
+    #[error("`{0}`: the port must be a number from 1 to 65535")]
+    Port(String),
+}
+
+/// A list of host patterns with a bad one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{key}[{index}]`: {error}")]
+pub struct AllowedHostsError {
+    /// The list's key, e.g. `allowedHosts`.
+    pub key: String,
+    /// Which pattern.
+    pub index: usize,
+    /// What is wrong with it.
+    #[source]
+    pub error: HostPatternError,
+}
+
+/// A request URL that cannot be sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    /// Not a URL.
+    #[error("invalid URL `{url}`: {reason}")]
+    Invalid {
+        /// The URL.
+        url: String,
+        /// What the URL parser or GRW found wrong.
+        reason: String,
+    },
+    /// A scheme other than http and https.
+    #[error("only http and https URLs are allowed, got `{scheme}:` in `{url}`")]
+    Scheme {
+        /// The scheme.
+        scheme: String,
+        /// The URL.
+        url: String,
+    },
+}
+
+/// Which list refuses a host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefusedBy {
+    /// The plugin's manifest (`allowedHosts`).
+    Plugin(AllowedHosts),
+    /// GRW's configuration (`pluginAllowedHosts`).
+    Operator(AllowedHosts),
+    /// Both.
+    Both(AllowedHosts, AllowedHosts),
+}
+
+/// A host neither list, or only one, allows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("host {target} is not allowed: {}", match by {
+    RefusedBy::Plugin(plugin) => format!("the plugin's manifest does not list it in `allowedHosts` ({plugin})"),
+    RefusedBy::Operator(operator) => format!("GRW's configuration does not list it in `pluginAllowedHosts` ({operator})"),
+    RefusedBy::Both(plugin, operator) => format!("neither the plugin's manifest (`allowedHosts`: {plugin}) nor GRW's configuration (`pluginAllowedHosts`: {operator}) lists it"),
+})]
+pub struct NotAllowed {
+    /// `host:port`.
+    pub target: String,
+    /// Which list refused it.
+    pub by: RefusedBy,
+}
+
 /// One allowed host pattern, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostPattern {
@@ -29,35 +148,38 @@ pub struct HostPattern {
 impl HostPattern {
     /// Parses `host`, `host:port`, `*.domain`, `*.domain:port`, `[v6]` or
     /// `[v6]:port`. The error says what is wrong and how to write it.
-    pub fn parse(text: &str) -> Result<HostPattern, String> {
-        let form = "write `host`, `host:port` or `*.domain`";
+    pub fn parse(text: &str) -> Result<HostPattern, HostPatternError> {
+        use HostPatternError as E;
+        let owned = || text.to_string();
         if text.is_empty() {
-            return Err(format!("an empty host pattern; {form}"));
+            return Err(E::Empty);
         }
         if let Some((_, rest)) = text.split_once("://") {
             let host = rest.split(['/', '?', '#']).next().unwrap_or(rest);
-            return Err(format!(
-                "`{text}` is a URL; write the host alone, e.g. `{host}`"
-            ));
+            return Err(E::Url {
+                text: owned(),
+                host: host.to_string(),
+            });
         }
         if text.contains(|c: char| "/?#@ \t\r\n".contains(c)) {
-            return Err(format!("`{text}` is not a host pattern; {form}"));
+            return Err(E::NotAPattern(owned()));
         }
         let text_lower = text.to_ascii_lowercase();
         let (host, port) = if let Some(bracketed) = text_lower.strip_prefix('[') {
             let (address, rest) = bracketed
                 .split_once(']')
-                .ok_or_else(|| format!("`{text}`: missing `]` after the IPv6 address"))?;
-            let address: Ipv6Addr = address
-                .parse()
-                .map_err(|_| format!("`{text}`: `{address}` is not an IPv6 address"))?;
-            let port =
-                match rest {
-                    "" => None,
-                    _ => Some(rest.strip_prefix(':').ok_or_else(|| {
-                        format!("`{text}`: expected `:port` after the IPv6 address")
-                    })?),
-                };
+                .ok_or_else(|| E::Unclosed(owned()))?;
+            let address: Ipv6Addr = address.parse().map_err(|_| E::NotIpv6 {
+                text: owned(),
+                address: address.to_string(),
+            })?;
+            let port = match rest {
+                "" => None,
+                _ => Some(
+                    rest.strip_prefix(':')
+                        .ok_or_else(|| E::AfterBrackets(owned()))?,
+                ),
+            };
             return Ok(HostPattern {
                 host: address.to_string(),
                 subdomains: false,
@@ -66,9 +188,7 @@ impl HostPattern {
         } else {
             match text_lower.split_once(':') {
                 Some((_, rest)) if rest.contains(':') => {
-                    return Err(format!(
-                        "`{text}` looks like an IPv6 address; write it in brackets, as `[{text}]` or `[{text}]:8080`"
-                    ));
+                    return Err(E::Unbracketed(owned()));
                 }
                 Some((host, port)) => (host, Some(parse_port(text, port)?)),
                 None => (text_lower.as_str(), None),
@@ -80,14 +200,10 @@ impl HostPattern {
             None => (false, host),
         };
         if name == "*" || host == "*" {
-            return Err(format!(
-                "`{text}` would allow every host; name the hosts, or use `*.domain` for the subdomains of one domain"
-            ));
+            return Err(E::Everything(owned()));
         }
         if name.contains('*') {
-            return Err(format!(
-                "`{text}`: `*` is only allowed as the whole first label, as in `*.example.com`"
-            ));
+            return Err(E::Wildcard(owned()));
         }
         let valid_label = |label: &str| {
             !label.is_empty()
@@ -97,9 +213,7 @@ impl HostPattern {
                     .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         };
         if !name.split('.').all(valid_label) {
-            return Err(format!(
-                "`{text}` is not a host name: use letters, digits, `-` and dots (international names in their `xn--` form)"
-            ));
+            return Err(E::NotAName(owned()));
         }
         // URLs read a name ending in a number as an IPv4 address (`1.2.3`,
         // `127.000.0.1`), so a pattern must be one in its plain form.
@@ -110,9 +224,7 @@ impl HostPattern {
         let host = match name.parse::<Ipv4Addr>() {
             Ok(address) if !subdomains => address.to_string(),
             _ if numeric_end => {
-                return Err(format!(
-                    "`{text}` is not a host name, nor an IPv4 address in the form `a.b.c.d` (no leading zeros)"
-                ));
+                return Err(E::NotAnAddress(owned()));
             }
             _ => name.to_string(),
         };
@@ -136,11 +248,11 @@ impl HostPattern {
     }
 }
 
-fn parse_port(text: &str, port: &str) -> Result<u16, String> {
+fn parse_port(text: &str, port: &str) -> Result<u16, HostPatternError> {
     port.parse::<u16>()
         .ok()
         .filter(|p| *p != 0)
-        .ok_or_else(|| format!("`{text}`: the port must be a number from 1 to 65535"))
+        .ok_or_else(|| HostPatternError::Port(text.to_string()))
 }
 
 impl fmt::Display for HostPattern {
@@ -172,11 +284,20 @@ impl AllowedHosts {
 
     /// Parses every pattern of the list named `key`; the error names the bad
     /// one (`` `allowedHosts[1]`: ... ``).
-    pub fn parse<S: AsRef<str>>(key: &str, patterns: &[S]) -> Result<AllowedHosts, String> {
+    pub fn parse<S: AsRef<str>>(
+        key: &str,
+        patterns: &[S],
+    ) -> Result<AllowedHosts, AllowedHostsError> {
         patterns
             .iter()
             .enumerate()
-            .map(|(i, p)| HostPattern::parse(p.as_ref()).map_err(|e| format!("`{key}[{i}]`: {e}")))
+            .map(|(index, p)| {
+                HostPattern::parse(p.as_ref()).map_err(|error| AllowedHostsError {
+                    key: key.to_string(),
+                    index,
+                    error,
+                })
+            })
             .collect::<Result<Vec<_>, _>>()
             .map(AllowedHosts)
     }
@@ -230,13 +351,17 @@ pub struct Target {
 impl Target {
     /// Parses a request URL; only absolute `http` and `https` URLs with a
     /// host are accepted.
-    pub fn parse(url: &str) -> Result<Target, String> {
-        let parsed = Url::parse(url).map_err(|e| format!("invalid URL `{url}`: {e}"))?;
+    pub fn parse(url: &str) -> Result<Target, TargetError> {
+        let invalid = |reason: &str| TargetError::Invalid {
+            url: url.to_string(),
+            reason: reason.to_string(),
+        };
+        let parsed = Url::parse(url).map_err(|e| invalid(&e.to_string()))?;
         if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(format!(
-                "only http and https URLs are allowed, got `{}:` in `{url}`",
-                parsed.scheme()
-            ));
+            return Err(TargetError::Scheme {
+                scheme: parsed.scheme().to_string(),
+                url: url.to_string(),
+            });
         }
         // The URL parser already lower-cases names and writes IPv4 addresses
         // canonically; IPv6 addresses come in brackets.
@@ -245,14 +370,14 @@ impl Target {
                 .trim_start_matches('[')
                 .trim_end_matches(']')
                 .parse::<Ipv6Addr>()
-                .map_err(|_| format!("invalid URL `{url}`: bad IPv6 address"))?
+                .map_err(|_| invalid("bad IPv6 address"))?
                 .to_string(),
             Some(h) if !h.is_empty() => h.trim_end_matches('.').to_ascii_lowercase(),
-            _ => return Err(format!("invalid URL `{url}`: it names no host")),
+            _ => return Err(invalid("it names no host")),
         };
         let port = parsed
             .port_or_known_default()
-            .ok_or_else(|| format!("invalid URL `{url}`: no port"))?;
+            .ok_or_else(|| invalid("no port"))?;
         Ok(Target {
             url: parsed,
             host,
@@ -262,22 +387,19 @@ impl Target {
 
     /// Checks the target against the plugin's and the operator's lists; the
     /// error says which list refuses it, in the words a user sees.
-    pub fn check(&self, plugin: &AllowedHosts, operator: &AllowedHosts) -> Result<(), String> {
+    pub fn check(&self, plugin: &AllowedHosts, operator: &AllowedHosts) -> Result<(), NotAllowed> {
         let by_plugin = plugin.allows(&self.host, self.port);
         let by_operator = operator.allows(&self.host, self.port);
-        let why = match (by_plugin, by_operator) {
+        let by = match (by_plugin, by_operator) {
             (true, true) => return Ok(()),
-            (false, true) => {
-                format!("the plugin's manifest does not list it in `allowedHosts` ({plugin})")
-            }
-            (true, false) => {
-                format!("GRW's configuration does not list it in `pluginAllowedHosts` ({operator})")
-            }
-            (false, false) => format!(
-                "neither the plugin's manifest (`allowedHosts`: {plugin}) nor GRW's configuration (`pluginAllowedHosts`: {operator}) lists it"
-            ),
+            (false, true) => RefusedBy::Plugin(plugin.clone()),
+            (true, false) => RefusedBy::Operator(operator.clone()),
+            (false, false) => RefusedBy::Both(plugin.clone(), operator.clone()),
         };
-        Err(format!("host {self} is not allowed: {why}"))
+        Err(NotAllowed {
+            target: self.to_string(),
+            by,
+        })
     }
 }
 
@@ -370,10 +492,12 @@ mod tests {
             ("[::1]8080", "expected `:port` after the IPv6 address"),
         ];
         for (text, want) in cases {
-            let err = HostPattern::parse(text).unwrap_err();
+            let err = HostPattern::parse(text).unwrap_err().to_string();
             assert!(err.contains(want), "{text:?}: {err}");
         }
-        let err = AllowedHosts::parse("allowedHosts", &["ok.example", "bad host"]).unwrap_err();
+        let err = AllowedHosts::parse("allowedHosts", &["ok.example", "bad host"])
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("`allowedHosts[1]`: `bad host`"), "{err}");
     }
 
@@ -412,7 +536,7 @@ mod tests {
             ("example.com/hook", "invalid URL `example.com/hook`"),
             ("http://", "invalid URL"),
         ] {
-            let err = Target::parse(url).unwrap_err();
+            let err = Target::parse(url).unwrap_err().to_string();
             assert!(err.contains(want), "{url}: {err}");
         }
     }
@@ -424,15 +548,21 @@ mod tests {
         let other = list(&["*.example.com"]);
         assert_eq!(target.check(&slack, &slack), Ok(()));
         assert_eq!(
-            target.check(&other, &slack).unwrap_err(),
+            target.check(&other, &slack).unwrap_err().to_string(),
             "host hooks.slack.com:443 is not allowed: the plugin's manifest does not list it in `allowedHosts` (*.example.com)"
         );
         assert_eq!(
-            target.check(&slack, &AllowedHosts::none()).unwrap_err(),
+            target
+                .check(&slack, &AllowedHosts::none())
+                .unwrap_err()
+                .to_string(),
             "host hooks.slack.com:443 is not allowed: GRW's configuration does not list it in `pluginAllowedHosts` (empty)"
         );
         assert_eq!(
-            target.check(&AllowedHosts::none(), &other).unwrap_err(),
+            target
+                .check(&AllowedHosts::none(), &other)
+                .unwrap_err()
+                .to_string(),
             "host hooks.slack.com:443 is not allowed: neither the plugin's manifest (`allowedHosts`: empty) nor GRW's configuration (`pluginAllowedHosts`: *.example.com) lists it"
         );
         let other_port = list(&["hooks.slack.com:8443"]);

@@ -47,15 +47,18 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 pub use accepted::{AuthType, BUILT_IN_ANALYZERS, LogLevel, LogType};
-pub use allowed_hosts::{AllowedHosts, HostPattern, Target};
+pub use allowed_hosts::{
+    AllowedHosts, AllowedHostsError, HostPattern, HostPatternError, NotAllowed, RefusedBy, Target,
+    TargetError,
+};
 pub use compat_body::{FilterError, NotifierFilter, PAIR_MEMBERS, PairConditions, PairError};
 pub use de::InvalidKey;
 pub use error::ConfigError;
 pub use file::parse;
 pub use flags::Flags;
 pub use subscription::{
-    Destination, MAX_PLUGIN_NAME_LEN, MAX_SUBSCRIPTION_NAME_LEN, PayloadFormat, PluginName,
-    RetryConfig, SubscriptionConfig, SubscriptionName, WebhookConfig,
+    BadName, Destination, MAX_PLUGIN_NAME_LEN, MAX_SUBSCRIPTION_NAME_LEN, PayloadFormat,
+    PluginName, RetryConfig, SubscriptionConfig, SubscriptionName, WebhookConfig,
 };
 pub use types::*;
 pub use values::{Parsed, Seconds, is_http_url};

@@ -37,6 +37,16 @@ const PAYLOADS: &[(&str, PayloadFormat)] = &[
     ("cloudevents", PayloadFormat::CloudEvents),
 ];
 
+/// A name that is not of its form.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected {expected}, got {got}")]
+pub struct BadName {
+    /// What the name must be.
+    pub expected: &'static str,
+    /// What was given, as JSON, shortened.
+    pub got: String,
+}
+
 /// A string newtype checked once, when it is made: `parse` (whose error
 /// says what the value must be), `as_str`, `Display`, and serde as a plain
 /// string that is checked when read.
@@ -50,16 +60,15 @@ macro_rules! checked_name {
             const EXPECTED: &'static str = $expected;
 
             /// Checks `name`; the error says what the name must be.
-            pub fn parse(name: &str) -> Result<$name, String> {
+            pub fn parse(name: &str) -> Result<$name, BadName> {
                 let valid: fn(&str) -> bool = $valid;
                 if valid(name) {
                     Ok($name(name.to_string()))
                 } else {
-                    Err(format!(
-                        "expected {}, got {}",
-                        Self::EXPECTED,
-                        de::show(&Value::from(name))
-                    ))
+                    Err(BadName {
+                        expected: Self::EXPECTED,
+                        got: de::show(&Value::from(name)),
+                    })
                 }
             }
 

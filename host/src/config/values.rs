@@ -20,7 +20,7 @@ use super::accepted::{
     AUTH_TYPES, AuthType, BUILT_IN_ANALYZERS, EVENT_TYPES, LOG_LEVELS, LOG_TYPES, LogLevel,
     LogType, NAME_EXPECTED, URL_EXPECTED,
 };
-use super::allowed_hosts::AllowedHosts;
+use super::allowed_hosts::{AllowedHosts, HostPattern};
 use super::de::{self, Refusal, show};
 use crate::event::ChangeType;
 
@@ -279,16 +279,21 @@ impl<const MAX: u64> serde::Serialize for Seconds<MAX> {
 
 /// From a command-line value.
 impl<const MAX: u64> std::str::FromStr for Seconds<MAX> {
-    type Err = String;
+    type Err = NotSeconds;
 
-    fn from_str(text: &str) -> Result<Self, String> {
+    fn from_str(text: &str) -> Result<Self, NotSeconds> {
         text.trim()
             .parse::<f64>()
             .ok()
             .and_then(Seconds::new)
-            .ok_or_else(|| format!("expected {}", Self::expected()))
+            .ok_or_else(|| NotSeconds(Self::expected()))
     }
 }
+
+/// Text that is not a number of seconds in range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected {0}")]
+pub struct NotSeconds(String);
 
 /// A required group/version/kind part: non-empty, no white space, no `/`.
 pub(super) struct Name(pub(super) String);
@@ -447,10 +452,7 @@ pub(super) fn allowed_hosts<'de, D: Deserializer<'de>>(
                 if s.is_empty() {
                     return Err(Refusal::Expected);
                 }
-                // The message of a list of one names its item `[0]`.
-                AllowedHosts::parse("", &[s]).map_err(|e| {
-                    Refusal::Message(e.strip_prefix("`[0]`: ").unwrap_or(&e).to_string())
-                })?;
+                HostPattern::parse(s).map_err(|e| Refusal::Message(e.to_string()))?;
                 Ok(Pattern(s.to_string()))
             })
         }

@@ -52,15 +52,62 @@ use crate::kube::Discovery;
 pub use crate::leader::Delivered;
 use crate::leader::Deliveries;
 use crate::metrics::{Metrics, QueueGauges};
-use crate::plugin::Plugins;
+use crate::plugin::{LookupError, Plugins};
 use crate::watch::{Watch, WatchKey, Watches};
+
+/// A subscription naming a plugin that cannot serve it.
+#[derive(Debug, thiserror::Error)]
+#[error("subscription `{subscription}`: `{field}`: {lookup}")]
+pub struct PluginMissing {
+    /// The subscription.
+    pub subscription: String,
+    /// `filters` or `plugin`.
+    pub field: &'static str,
+    /// Why the plugin does not serve.
+    #[source]
+    pub lookup: LookupError,
+}
+
+/// Why the notification engine cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The outbox cannot be opened or read.
+    #[error(transparent)]
+    Outbox(#[from] OutboxError),
+    /// Two subscriptions of the configuration have one name.
+    #[error("{origin}: subscription name `{name}` is used twice")]
+    NameTwice {
+        /// The second one's key.
+        origin: String,
+        /// The name.
+        name: String,
+    },
+    /// A configured subscription names a plugin that cannot serve it.
+    #[error("{origin}: {missing}")]
+    Plugin {
+        /// The subscription's key.
+        origin: String,
+        /// Which plugin and why.
+        #[source]
+        missing: PluginMissing,
+    },
+}
 
 /// Why a subscription cannot be created, deleted or changed.
 #[derive(Debug, thiserror::Error)]
 pub enum SubscriptionError {
-    /// The definition is wrong; the message says where.
-    #[error("{0}")]
-    Invalid(String),
+    /// It names a plugin that cannot serve it.
+    #[error(transparent)]
+    Plugin(#[from] PluginMissing),
+    /// Its kind is not served.
+    #[error("subscription `{name}`: `kind`: {error}")]
+    Kind {
+        /// The subscription.
+        name: String,
+        /// Why the kind does not resolve.
+        #[source]
+        error: crate::kube::ResolveError,
+    },
     /// A subscription of that name exists.
     #[error("subscription `{0}` already exists; delete it first or pick another name")]
     Exists(String),
@@ -183,7 +230,7 @@ impl Notifications {
         discovery: Arc<Discovery>,
         plugins: Arc<Plugins>,
         metrics: Arc<Metrics>,
-    ) -> anyhow::Result<Arc<Notifications>> {
+    ) -> Result<Arc<Notifications>, OpenError> {
         let outbox = Outbox::open(config.data_dir.as_deref())?;
         let mut configured: Vec<(Subscription, String)> = subscription::from_compat_config(config)
             .into_iter()
@@ -193,7 +240,10 @@ impl Notifications {
             let origin = format!("config key `subscriptions[{i}]`");
             let sub = Subscription::new(definition, Source::Config);
             if configured.iter().any(|(c, _)| c.name == sub.name) {
-                anyhow::bail!("{origin}: subscription name `{}` is used twice", sub.name);
+                return Err(OpenError::NameTwice {
+                    origin,
+                    name: sub.name,
+                });
             }
             configured.push((sub, origin));
         }
@@ -228,7 +278,7 @@ impl Notifications {
             }
             engine
                 .check_plugins(&sub)
-                .map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+                .map_err(|missing| OpenError::Plugin { origin, missing })?;
             if stored.get(&sub.name).is_some_and(|v| v["source"] == "api") {
                 let dropped = engine.outbox.delete_subscription(&sub.name)?;
                 tracing::warn!(subscription = %sub.name, dropped_deliveries = dropped, "the config now defines a subscription with the name of one created through the API; the config one replaces it");
@@ -306,12 +356,15 @@ impl Notifications {
             return Err(SubscriptionError::Replicated);
         }
         let sub = Subscription::new(definition, Source::Api);
-        self.check_plugins(&sub)
-            .map_err(SubscriptionError::Invalid)?;
+        self.check_plugins(&sub)?;
         if self.discovery.is_loaded() {
-            self.discovery.catalog().resolve(&sub.kind).map_err(|e| {
-                SubscriptionError::Invalid(format!("subscription `{}`: `kind`: {e}", sub.name))
-            })?;
+            self.discovery
+                .catalog()
+                .resolve(&sub.kind)
+                .map_err(|error| SubscriptionError::Kind {
+                    name: sub.name.clone(),
+                    error,
+                })?;
         }
         if self.subs.read().contains_key(&sub.name) {
             return Err(SubscriptionError::Exists(sub.name));
@@ -520,18 +573,23 @@ impl Notifications {
 
     /// Filter plugins must be loaded filters, a plugin destination a loaded
     /// notifier; a plugin still loading is taken on trust.
-    fn check_plugins(&self, sub: &Subscription) -> Result<(), String> {
+    fn check_plugins(&self, sub: &Subscription) -> Result<(), PluginMissing> {
+        let missing = |field, lookup| PluginMissing {
+            subscription: sub.name.clone(),
+            field,
+            lookup,
+        };
         for name in sub.filters.iter().filter(|n| !self.plugins.is_loading(n)) {
             self.plugins
                 .filter(name)
-                .map_err(|e| format!("subscription `{}`: `filters`: {e}", sub.name))?;
+                .map_err(|e| missing("filters", e))?;
         }
         if let SinkSpec::Plugin(name) = &sub.sink
             && !self.plugins.is_loading(name)
         {
             self.plugins
                 .notifier(name)
-                .map_err(|e| format!("subscription `{}`: `plugin`: {e}", sub.name))?;
+                .map_err(|e| missing("plugin", e))?;
         }
         Ok(())
     }

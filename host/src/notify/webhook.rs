@@ -27,6 +27,26 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(3600);
 /// Characters of a refusing receiver's body kept in the reason.
 const BODY_EXCERPT_CHARS: usize = 200;
 
+/// A webhook destination that cannot be sent to.
+#[derive(Debug, thiserror::Error)]
+pub enum WebhookError {
+    /// The URL does not parse.
+    #[error("invalid URL {url:?}")]
+    Url {
+        /// The URL.
+        url: String,
+        /// Why.
+        #[source]
+        source: url::ParseError,
+    },
+    /// A header name that is not one.
+    #[error("{0:?} is not a valid header name")]
+    HeaderName(String),
+    /// A header value HTTP cannot carry.
+    #[error("{0:?} cannot be sent as a header value")]
+    HeaderValue(String),
+}
+
 /// One webhook destination.
 pub struct Webhook {
     client: reqwest::Client,
@@ -46,8 +66,11 @@ impl Webhook {
         secret: Option<&str>,
         timeout: Duration,
         payload: PayloadFormat,
-    ) -> Result<Webhook, String> {
-        let url = reqwest::Url::parse(url).map_err(|e| format!("invalid URL {url:?}: {e}"))?;
+    ) -> Result<Webhook, WebhookError> {
+        let url = reqwest::Url::parse(url).map_err(|source| WebhookError::Url {
+            url: url.to_string(),
+            source,
+        })?;
         let mut headers = HeaderMap::new();
         let content_type = match payload {
             PayloadFormat::CloudEvents => "application/cloudevents+json",
@@ -57,7 +80,7 @@ impl Webhook {
         headers.insert("grw-subscription", value(subscription)?);
         for (name, v) in extra_headers {
             let name = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| format!("{name:?} is not a valid header name"))?;
+                .map_err(|_| WebhookError::HeaderName(name.clone()))?;
             headers.insert(name, value(v)?);
         }
         Ok(Webhook {
@@ -82,7 +105,10 @@ impl Webhook {
             ("grw-name", delivery.name.as_str()),
         ];
         for (name, v) in text_headers {
-            headers.insert(name, value(v).map_err(SendError::Reject)?);
+            headers.insert(
+                name,
+                value(v).map_err(|e| SendError::Reject(e.to_string()))?,
+            );
         }
         if let Some(secret) = &self.secret {
             let timestamp = SystemTime::now()
@@ -91,12 +117,12 @@ impl Webhook {
                 .to_string();
             headers.insert(
                 "grw-timestamp",
-                value(&timestamp).map_err(SendError::Reject)?,
+                value(&timestamp).map_err(|e| SendError::Reject(e.to_string()))?,
             );
             let signature = format!("sha256={}", sign(secret, &timestamp, &delivery.payload));
             headers.insert(
                 "grw-signature",
-                value(&signature).map_err(SendError::Reject)?,
+                value(&signature).map_err(|e| SendError::Reject(e.to_string()))?,
             );
         }
         let response = self
@@ -174,8 +200,8 @@ pub fn sign(secret: &[u8], timestamp: &str, body: &[u8]) -> String {
         .collect()
 }
 
-fn value(v: &str) -> Result<HeaderValue, String> {
-    HeaderValue::from_str(v).map_err(|_| format!("{v:?} cannot be sent as a header value"))
+fn value(v: &str) -> Result<HeaderValue, WebhookError> {
+    HeaderValue::from_str(v).map_err(|_| WebhookError::HeaderValue(v.to_string()))
 }
 
 fn describe(e: &reqwest::Error) -> String {

@@ -62,7 +62,7 @@ impl Sink {
                 sub.payload,
             ) {
                 Ok(w) => Sink::Webhook(Box::new(w)),
-                Err(e) => Sink::Broken(e),
+                Err(e) => Sink::Broken(crate::error::Report(&e).to_string()),
             },
             SinkSpec::Nats(config) => Sink::Nats(Box::new(config.clone()), None),
             SinkSpec::Plugin(name) => Sink::Plugin(name.clone()),
@@ -86,7 +86,9 @@ impl Sink {
             }
             Sink::Plugin(name) => {
                 plugins.loaded(name).await;
-                let plugin = plugins.notifier(name).map_err(SendError::retry)?;
+                let plugin = plugins
+                    .notifier(name)
+                    .map_err(|e| SendError::retry(e.to_string()))?;
                 let change = item.change()?;
                 let gvk = item.queued.announcement.gvk.clone();
                 tokio::task::spawn_blocking(move || plugin.deliver(&gvk, &change))

@@ -27,7 +27,7 @@ use grw_plugin_services::Services;
 use grw_sdk::{ObjectSource, ObjectView};
 
 use super::analysis::{CacheReader, Found, Relationship};
-use super::{Interest, PluginError};
+use super::{CallFailed, Interest, PluginError};
 use crate::gvk::Gvk;
 use crate::store::{ChangeType, StoredObject};
 
@@ -131,7 +131,7 @@ pub(super) fn analyze(
     gvk: &Gvk,
     object: &Arc<StoredObject>,
     reader: Arc<dyn CacheReader>,
-) -> Result<Vec<Relationship>, String> {
+) -> Result<Vec<Relationship>, CallFailed> {
     let view = ObjectView::from_source(Box::new(HostObject {
         gvk: gvk.clone(),
         object: object.clone(),
@@ -140,7 +140,7 @@ pub(super) fn analyze(
     let cache = HostCache(reader);
     catch_unwind(AssertUnwindSafe(|| analyzer.analyze(&view, &cache)))
         .map(|found| found.into_iter().map(host_relationship).collect())
-        .map_err(|panic| format!("panicked: {}", panic_message(&*panic)))
+        .map_err(|panic| CallFailed::Panic(panic_message(&*panic)))
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
@@ -399,7 +399,7 @@ mod tests {
         );
         let error = analyze(&Panics, &gvk, &object, Arc::new(Kinds::default())).unwrap_err();
         assert_eq!(
-            error,
+            error.to_string(),
             "panicked: index out of bounds: the len is 0 but the index is 3"
         );
     }

@@ -84,18 +84,17 @@ pub fn exported_world(
         };
         let Some(contract) = Contract::of(version) else {
             let (major, minor, _) = WIT_VERSION;
-            return Err(PluginError::Version(format!(
-                "built against grw:plugin@{version}, which this GRW cannot load: it loads grw:plugin@{major}.{minor}.x (current) and grw:plugin@0.1.x; rebuild the plugin against a compatible wit/plugin.wit ({})",
-                match built_with {
+            return Err(PluginError::Version {
+                version: version.to_string(),
+                current: format!("{major}.{minor}"),
+                hint: match built_with {
                     Some(toolchain) => toolchain.update_hint(),
                     None => "with grw-sdk, update the SDK",
-                }
-            )));
+                },
+            });
         };
         if contract == Contract::V0_1 && kind == PluginKind::Analyzer {
-            return Err(PluginError::Version(format!(
-                "an analyzer built against grw:plugin@{version}: GRW never ran 0.1 analyzers; rebuild it against grw:plugin@0.2"
-            )));
+            return Err(PluginError::OldAnalyzer(version.to_string()));
         }
         return Ok(ExportedWorld {
             kind,
@@ -112,14 +111,7 @@ pub fn exported_world(
         None if exports.iter().any(|e| e.starts_with("wasi:cli/run")) => " (it looks like a command-line program: build a library crate (`crate-type = [\"cdylib\"]`) that exports a plugin world, e.g. with grw_sdk::export_filter!)".to_string(),
         None => String::new(),
     };
-    Err(PluginError::WrongWorld(format!(
-        "the component exports no GRW plugin interface (it exports: {}){hint}; build it for one of the worlds filter-plugin, notifier-plugin or analyzer-plugin of wit/plugin.wit",
-        if exports.is_empty() {
-            "nothing".to_string()
-        } else {
-            exports.join(", ")
-        }
-    )))
+    Err(PluginError::NoPluginWorld { exports, hint })
 }
 
 /// Interfaces GRW links for every plugin: its own `log` and `types`, and
@@ -179,14 +171,10 @@ pub fn check_imports(
     } else {
         "a plugin may import grw:plugin/log, WASI 0.2 (cli, io, clocks, random; filesystem and sockets without any file or network access) and, for notifiers, grw:plugin/outbound-http".into()
     };
-    Err(PluginError::Forbidden(format!(
-        "the component imports {}, which GRW does not grant: {advice}",
-        refused
-            .iter()
-            .map(|n| format!("`{n}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    )))
+    Err(PluginError::Forbidden {
+        imports: refused,
+        advice,
+    })
 }
 
 #[cfg(test)]

@@ -21,37 +21,79 @@
 //! fails to load leaves it serving as a previous version would, and
 //! removing the file brings it back.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::ffi::OsString;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use notify::event::{AccessKind, AccessMode, EventKind, ModifyKind};
-use notify::{RecursiveMode, Watcher};
 use parking_lot::{Mutex, RwLock};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use super::reload::FileEvent;
 use super::stats::StatsSnapshot;
 use super::{
     ArtifactCache, BUILT_IN, FailMode, Interest, Limits, Manifest, Origin, Plugin, PluginEngine,
-    PluginError, PluginKind, error_chain,
+    PluginError, PluginKind,
 };
 use crate::config::AllowedHosts;
+use crate::error::Report;
 use crate::metrics::Metrics;
 
-/// File events closer together than this are one change: a rename into
-/// place, or a ConfigMap volume's symlink swap, is a burst of events.
-const COALESCE: Duration = Duration::from_millis(5);
-
-/// A burst of events is handled after this long at most, however long it
-/// goes on.
-const COALESCE_AT_MOST: Duration = Duration::from_millis(50);
-
-/// A file being written whose writer neither writes nor closes it for this
-/// long is taken as complete (e.g. a writer that keeps it open).
-const WRITE_QUIET: Duration = Duration::from_secs(2);
+/// Why no plugin of a name and kind serves.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LookupError {
+    /// There is no plugin directory.
+    #[error("unknown {} plugin `{name}`: no plugin directory is configured (pluginDir)", kind.as_str())]
+    NoDirectory {
+        /// The kind asked for.
+        kind: PluginKind,
+        /// The name asked for.
+        name: String,
+    },
+    /// No plugin has that name.
+    #[error(
+        "unknown {} plugin `{name}`; loaded plugins: {}",
+        kind.as_str(),
+        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+    )]
+    Unknown {
+        /// The kind asked for.
+        kind: PluginKind,
+        /// The name asked for.
+        name: String,
+        /// The plugins there are.
+        known: Vec<String>,
+    },
+    /// Its first version is being compiled.
+    #[error("{} plugin `{name}` is loading: its component is being compiled", kind.as_str())]
+    Loading {
+        /// The kind asked for.
+        kind: PluginKind,
+        /// The name asked for.
+        name: String,
+    },
+    /// A plugin of another kind has that name.
+    #[error("plugin `{name}` is a {} plugin, not a {}", is.as_str(), kind.as_str())]
+    WrongKind {
+        /// The kind asked for.
+        kind: PluginKind,
+        /// The name asked for.
+        name: String,
+        /// The kind it is.
+        is: PluginKind,
+    },
+    /// No version of it loaded.
+    #[error("{} plugin `{name}` is not loaded: {error}", kind.as_str())]
+    NotLoaded {
+        /// The kind asked for.
+        kind: PluginKind,
+        /// The name asked for.
+        name: String,
+        /// Why its file did not load.
+        error: String,
+    },
+}
 
 /// Where a plugin stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -188,15 +230,15 @@ struct Candidate {
 /// Every plugin of the plugin directory.
 pub struct Plugins {
     engine: Option<Arc<PluginEngine>>,
-    dir: Option<PathBuf>,
+    pub(super) dir: Option<PathBuf>,
     defaults: Limits,
     /// What the operator lets notifiers reach (`pluginAllowedHosts`).
     operator_hosts: AllowedHosts,
     metrics: Arc<Metrics>,
     entries: RwLock<BTreeMap<String, Entry>>,
-    watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    pub(super) watcher: Mutex<Option<file_watcher::RecommendedWatcher>>,
     /// Wakes the reload thread.
-    wake: Mutex<Option<std::sync::mpsc::Sender<FileEvent>>>,
+    pub(super) wake: Mutex<Option<std::sync::mpsc::Sender<FileEvent>>>,
     /// Counts the changes of serving versions: a plugin loaded, replaced
     /// or removed.
     changes: tokio::sync::watch::Sender<u64>,
@@ -232,11 +274,7 @@ impl Plugins {
     pub fn start_built_in(&self, names: &[String]) -> Result<(), PluginError> {
         for name in names {
             let Some(analyzer) = BUILT_IN.iter().find(|b| b.name == name) else {
-                let known: Vec<&str> = BUILT_IN.iter().map(|b| b.name).collect();
-                return Err(PluginError::Config(format!(
-                    "`builtinAnalyzers`: GRW has no built-in analyzer `{name}`; it has {}",
-                    known.join(", ")
-                )));
+                return Err(PluginError::UnknownBuiltIn(name.clone()));
             };
             let plugin = Arc::new(Plugin::built_in(analyzer, self.metrics.clone())?);
             tracing::info!(plugin = %name, "built-in analyzer started");
@@ -312,7 +350,7 @@ impl Plugins {
     /// plugin named in `being_written` that fails to load is left as it was,
     /// to be tried again when its writer is done. Returns the loads and
     /// whether a plugin is still being written.
-    fn scan_except(
+    pub(super) fn scan_except(
         self: &Arc<Self>,
         being_written: &HashSet<String>,
     ) -> (Vec<std::thread::JoinHandle<()>>, bool) {
@@ -492,7 +530,7 @@ impl Plugins {
                 self.changes.send_modify(|n| *n += 1);
             }
             Err(e) if incomplete => {
-                tracing::debug!(plugin = %name, error = %error_chain(&e), "plugin files are still being written; trying again when they are complete");
+                tracing::debug!(plugin = %name, error = %Report(&e), "plugin files are still being written; trying again when they are complete");
                 let mut entries = self.entries.write();
                 if current(&entries)
                     && let Some(entry) = entries.get_mut(&name)
@@ -504,10 +542,7 @@ impl Plugins {
                 // The writer may have finished while this version compiled:
                 // have the directory looked at again.
                 if let Some(wake) = &*self.wake.lock() {
-                    let _ = wake.send(FileEvent {
-                        files: Vec::new(),
-                        what: Change::Done,
-                    });
+                    let _ = wake.send(FileEvent::rescan());
                 }
             }
             Err(e) => {
@@ -525,7 +560,7 @@ impl Plugins {
         let mut entries = self.entries.write();
         let entry = entries.entry(name.to_string()).or_default();
         let serving = entry.serving.is_some();
-        let message = error_chain(&error);
+        let message = Report(&error).to_string();
         tracing::warn!(plugin = name, error = %message, previous_version_serving = serving, "plugin failed to load");
         entry.fingerprint = fingerprint;
         entry.loading = None;
@@ -533,119 +568,51 @@ impl Plugins {
         entry.load_error = Some(message);
     }
 
-    /// Follows the directory: a change is loaded [`COALESCE`] after its
-    /// last file event, plus the compile time for content not seen before.
-    pub fn watch(self: &Arc<Self>) -> Result<(), String> {
-        let Some(dir) = self.dir.clone() else {
-            return Ok(());
-        };
-        let (tx, rx) = std::sync::mpsc::channel::<FileEvent>();
-        *self.wake.lock() = Some(tx.clone());
-        let mut watcher =
-            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-                if let Ok(event) = event
-                    && let Some(event) = FileEvent::of(event)
-                {
-                    let _ = tx.send(event);
-                }
-            })
-            .map_err(|e| format!("cannot watch the plugin directory {}: {e}", dir.display()))?;
-        watcher
-            .watch(&dir, RecursiveMode::NonRecursive)
-            .map_err(|e| format!("cannot watch the plugin directory {}: {e}", dir.display()))?;
-        *self.watcher.lock() = Some(watcher);
-        let plugins = Arc::downgrade(self);
-        std::thread::Builder::new()
-            .name("grw-plugin-reload".into())
-            .spawn(move || {
-                let mut writes = Writes::default();
-                let mut next = None;
-                loop {
-                    let first = match next.take() {
-                        Some(event) => event,
-                        None => match rx.recv() {
-                            Ok(event) => event,
-                            Err(_) => return,
-                        },
-                    };
-                    writes.expire();
-                    writes.note(first);
-                    // The rest of the burst.
-                    let started = Instant::now();
-                    while started.elapsed() < COALESCE_AT_MOST {
-                        match rx.recv_timeout(COALESCE) {
-                            Ok(event) => writes.note(event),
-                            Err(_) => break,
-                        }
-                    }
-                    loop {
-                        let Some(plugins) = plugins.upgrade() else {
-                            return;
-                        };
-                        let (_, held_back) = plugins.scan_except(&writes.in_progress());
-                        drop(plugins);
-                        if !held_back {
-                            break;
-                        }
-                        // A writer is still at work: try again at its next
-                        // event, or once it has been quiet long enough.
-                        match rx.recv_timeout(writes.quiet_left()) {
-                            Ok(event) => {
-                                next = Some(event);
-                                break;
-                            }
-                            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => writes.expire(),
-                            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
-                        }
-                    }
-                }
-            })
-            .map_err(|e| e.to_string())?;
-        Ok(())
-    }
-
     /// The serving filter plugin `name`, or why there is none.
-    pub fn filter(&self, name: &str) -> Result<Arc<Plugin>, String> {
+    pub fn filter(&self, name: &str) -> Result<Arc<Plugin>, LookupError> {
         self.serving(name, PluginKind::Filter)
     }
 
     /// The serving notifier plugin `name`, or why there is none.
-    pub fn notifier(&self, name: &str) -> Result<Arc<Plugin>, String> {
+    pub fn notifier(&self, name: &str) -> Result<Arc<Plugin>, LookupError> {
         self.serving(name, PluginKind::Notifier)
     }
 
-    fn serving(&self, name: &str, kind: PluginKind) -> Result<Arc<Plugin>, String> {
-        let kind_name = kind.as_str();
+    fn serving(&self, name: &str, kind: PluginKind) -> Result<Arc<Plugin>, LookupError> {
+        let name_of = || name.to_string();
         if self.dir.is_none() {
-            return Err(format!(
-                "unknown {kind_name} plugin `{name}`: no plugin directory is configured (pluginDir)"
-            ));
+            return Err(LookupError::NoDirectory {
+                kind,
+                name: name_of(),
+            });
         }
         let entries = self.entries.read();
         let Some(entry) = entries.get(name) else {
-            let known: Vec<&str> = entries.keys().map(String::as_str).collect();
-            return Err(format!(
-                "unknown {kind_name} plugin `{name}`; loaded plugins: {}",
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
-            ));
+            return Err(LookupError::Unknown {
+                kind,
+                name: name_of(),
+                known: entries.keys().cloned().collect(),
+            });
         };
         match &entry.serving {
-            None if entry.loading.is_some() => Err(format!(
-                "{kind_name} plugin `{name}` is loading: its component is being compiled"
-            )),
+            None if entry.loading.is_some() => Err(LookupError::Loading {
+                kind,
+                name: name_of(),
+            }),
             Some(p) if p.kind == kind => Ok(p.clone()),
-            Some(p) => Err(format!(
-                "plugin `{name}` is a {} plugin, not a {kind_name}",
-                p.kind.as_str()
-            )),
-            None => Err(format!(
-                "{kind_name} plugin `{name}` is not loaded: {}",
-                entry.load_error.as_deref().unwrap_or("unknown error")
-            )),
+            Some(p) => Err(LookupError::WrongKind {
+                kind,
+                name: name_of(),
+                is: p.kind,
+            }),
+            None => Err(LookupError::NotLoaded {
+                kind,
+                name: name_of(),
+                error: entry
+                    .load_error
+                    .clone()
+                    .unwrap_or_else(|| "unknown error".into()),
+            }),
         }
     }
 
@@ -760,91 +727,6 @@ fn status(name: &str, entry: &Entry) -> PluginStatus {
     }
 }
 
-/// A file event that may change what the directory holds.
-struct FileEvent {
-    /// File names (in the plugin directory) it concerns.
-    files: Vec<OsString>,
-    what: Change,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Change {
-    /// Written to (or created, or truncated): complete only when closed.
-    Writing,
-    /// Closed after writing, renamed or removed: complete.
-    Done,
-}
-
-impl FileEvent {
-    /// The events that matter; opening, reading and closing a file without
-    /// writing (GRW's own reads among them) do not.
-    fn of(event: notify::Event) -> Option<FileEvent> {
-        let what = match event.kind {
-            EventKind::Access(AccessKind::Close(AccessMode::Write)) => Change::Done,
-            EventKind::Access(_) => return None,
-            EventKind::Create(_) => Change::Writing,
-            EventKind::Modify(ModifyKind::Name(_)) | EventKind::Remove(_) => Change::Done,
-            EventKind::Modify(ModifyKind::Metadata(_)) => Change::Done,
-            EventKind::Modify(_) => Change::Writing,
-            EventKind::Any | EventKind::Other => Change::Done,
-        };
-        let files = event
-            .paths
-            .iter()
-            .filter_map(|p| p.file_name().map(OsString::from))
-            .collect();
-        Some(FileEvent { files, what })
-    }
-}
-
-/// Files being written: seen written to and not yet closed.
-#[derive(Default)]
-struct Writes {
-    open: HashMap<OsString, Instant>,
-}
-
-impl Writes {
-    fn note(&mut self, event: FileEvent) {
-        for file in event.files {
-            match event.what {
-                Change::Writing => {
-                    self.open.insert(file, Instant::now());
-                }
-                Change::Done => {
-                    self.open.remove(&file);
-                }
-            }
-        }
-    }
-
-    /// Plugins (by name) one of whose files is being written.
-    fn in_progress(&self) -> HashSet<String> {
-        self.open
-            .keys()
-            .filter_map(|f| {
-                let path = Path::new(f);
-                let ext = path.extension()?;
-                (ext == "wasm" || ext == "json")
-                    .then(|| path.file_stem()?.to_str().map(str::to_string))?
-            })
-            .collect()
-    }
-
-    /// How long until the longest-quiet writer counts as done.
-    fn quiet_left(&self) -> Duration {
-        self.open
-            .values()
-            .map(|t| WRITE_QUIET.saturating_sub(t.elapsed()))
-            .min()
-            .unwrap_or_default()
-    }
-
-    /// Forgets writers quiet for [`WRITE_QUIET`].
-    fn expire(&mut self) {
-        self.open.retain(|_, t| t.elapsed() < WRITE_QUIET);
-    }
-}
-
 /// Names of the `*.wasm` files of `dir`, skipping hidden and temporary files.
 fn plugin_names(dir: &Path) -> std::io::Result<Vec<String>> {
     let mut names = Vec::new();
@@ -869,11 +751,11 @@ mod tests {
     fn lookups_name_the_kind_asked_for() {
         let plugins = Plugins::none(Arc::new(Metrics::new()));
         assert_eq!(
-            plugins.notifier("chat").err().unwrap(),
+            plugins.notifier("chat").err().unwrap().to_string(),
             "unknown notifier plugin `chat`: no plugin directory is configured (pluginDir)"
         );
         assert_eq!(
-            plugins.filter("shop").err().unwrap(),
+            plugins.filter("shop").err().unwrap().to_string(),
             "unknown filter plugin `shop`: no plugin directory is configured (pluginDir)"
         );
         let dir = tempfile::tempdir().unwrap();
@@ -887,7 +769,7 @@ mod tests {
         .unwrap();
         plugins.scan();
         assert_eq!(
-            plugins.notifier("chat").err().unwrap(),
+            plugins.notifier("chat").err().unwrap().to_string(),
             "unknown notifier plugin `chat`; loaded plugins: none"
         );
     }

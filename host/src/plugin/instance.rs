@@ -131,9 +131,7 @@ impl Linked {
                 Pre::Analyzer(v0_2::analyzer::AnalyzerPluginPre::new(pre).map_err(link_error)?)
             }
             (PluginKind::Analyzer, Contract::V0_1) => {
-                return Err(PluginError::Version(
-                    "analyzer plugins need grw:plugin@0.2; 0.1 had none".into(),
-                ));
+                return Err(PluginError::OldAnalyzer("0.1".into()));
             }
         };
         Ok(Linked {

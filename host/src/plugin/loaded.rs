@@ -17,10 +17,11 @@ use super::instance::{Instance, Linked};
 use super::outbound::OutboundHttp;
 use super::pool::{Pool, Taken};
 use super::{
-    CallError, Contract, FailMode, Interest, Limits, Manifest, PluginEngine, PluginError,
-    PluginKind, Stats, Toolchain,
+    CallError, CallFailure, Contract, FailMode, Interest, Limits, Manifest, PluginEngine,
+    PluginError, PluginKind, Stats, Toolchain,
 };
 use crate::config::AllowedHosts;
+use crate::error::Report;
 use crate::gvk::Gvk;
 use crate::metrics::{Metrics, PluginCallMetrics};
 use crate::store::{Change, StoredObject};
@@ -116,12 +117,64 @@ struct Health {
     last_error: Option<String>,
 }
 
+/// Why a call that was made produced no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum CallFailed {
+    /// It trapped, ran past its deadline or over its memory.
+    #[error(transparent)]
+    Call(CallError),
+    /// No instance could be made for it.
+    #[error("could not be started again")]
+    Restart(#[source] PluginError),
+    /// A built-in analyzer panicked.
+    #[error("panicked: {0}")]
+    Panic(String),
+    /// The plugin is not of the kind the call is for.
+    #[error("is no {} plugin", .0.as_str())]
+    NotOfKind(PluginKind),
+}
+
+impl CallFailed {
+    /// The kind of failure, as counted.
+    pub fn failure(&self) -> CallFailure {
+        match self {
+            CallFailed::Call(e) => e.failure,
+            CallFailed::Restart(PluginError::Instantiate(c) | PluginError::Init(c)) => c.failure,
+            CallFailed::Restart(_) | CallFailed::Panic(_) | CallFailed::NotOfKind(_) => {
+                CallFailure::Trap
+            }
+        }
+    }
+}
+
+/// Why an analyzer gave no relationships for an object.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalyzeError {
+    /// The plugin is no analyzer.
+    #[error("plugin `{name}` is a {} plugin, not an analyzer", kind.as_str())]
+    NotAnAnalyzer {
+        /// The plugin.
+        name: Arc<str>,
+        /// Its kind.
+        kind: PluginKind,
+    },
+    /// The call was made and failed.
+    #[error(transparent)]
+    Failed(#[from] CallFailed),
+    /// The call was not made: the crash-loop breaker is open.
+    #[error("keeps failing and is resting (crash-loop breaker open); last error: {last_error}")]
+    Resting {
+        /// The failure that opened the breaker, or the last one since.
+        last_error: String,
+    },
+}
+
 /// Why a call produced no answer.
 enum Unanswered {
     /// The breaker is open for this much longer.
     Resting(Duration),
-    /// The call failed (trap, timeout, memory); the description.
-    Failed(String),
+    /// The call failed.
+    Failed(CallFailed),
 }
 
 impl Plugin {
@@ -145,13 +198,11 @@ impl Plugin {
         if let Some(expected) = manifest.kind
             && expected != kind
         {
-            return Err(PluginError::WrongWorld(format!(
-                "the manifest says `{}` but the component is a {} plugin (it exports {}@{})",
-                expected.as_str(),
-                kind.as_str(),
-                kind.interface(),
-                world.version
-            )));
+            return Err(PluginError::KindMismatch {
+                manifest: expected,
+                component: kind,
+                version: world.version,
+            });
         }
         check_imports(engine, &compiled.component, kind, built_with)?;
         manifest.apply_kind_defaults(kind);
@@ -280,8 +331,9 @@ impl Plugin {
         match self.call(&change.object, |instance| instance.deliver(gvk, change)) {
             Ok(delivered) => delivered,
             Err(Unanswered::Failed(why)) => Err(DeliveryError::retry(format!(
-                "notifier plugin `{}` {why}",
-                self.name
+                "notifier plugin `{}` {}",
+                self.name,
+                Report(&why)
             ))),
             Err(Unanswered::Resting(left)) => Err(DeliveryError::Retry {
                 reason: format!(
@@ -306,13 +358,12 @@ impl Plugin {
         gvk: &Gvk,
         object: &Arc<StoredObject>,
         reader: Arc<dyn CacheReader>,
-    ) -> Result<Vec<Relationship>, String> {
+    ) -> Result<Vec<Relationship>, AnalyzeError> {
         if self.kind != PluginKind::Analyzer {
-            return Err(format!(
-                "plugin `{}` is a {} plugin, not an analyzer",
-                self.name,
-                self.kind.as_str()
-            ));
+            return Err(AnalyzeError::NotAnAnalyzer {
+                name: self.name.clone(),
+                kind: self.kind,
+            });
         }
         if !self.interest.wants_kind(gvk) {
             return Ok(Vec::new());
@@ -327,11 +378,10 @@ impl Plugin {
         };
         match answer {
             Ok(found) => Ok(found),
-            Err(Unanswered::Failed(why)) => Err(why),
-            Err(Unanswered::Resting(_)) => Err(format!(
-                "keeps failing and is resting (crash-loop breaker open); last error: {}",
-                self.last_call_error().as_deref().unwrap_or("unknown")
-            )),
+            Err(Unanswered::Failed(why)) => Err(AnalyzeError::Failed(why)),
+            Err(Unanswered::Resting(_)) => Err(AnalyzeError::Resting {
+                last_error: self.last_call_error().unwrap_or_else(|| "unknown".into()),
+            }),
         }
     }
 
@@ -348,14 +398,7 @@ impl Plugin {
             return Err(Unanswered::Resting(left));
         }
         let Code::Component { linked, pool } = &self.code else {
-            return self.answered(
-                object,
-                started,
-                Err((
-                    super::CallFailure::Trap,
-                    "is built in; it has no instances".into(),
-                )),
-            );
+            return self.answered(object, started, Err(CallFailed::NotOfKind(self.kind)));
         };
         let instance = match pool.take() {
             Taken::Idle(instance) => Ok(instance),
@@ -376,26 +419,15 @@ impl Plugin {
                 Some(Err(failure)) => {
                     // The instance is dropped: its state may be corrupt after a trap.
                     pool.discard();
-                    Err((failure.failure, failure.describe()))
+                    tracing::debug!(plugin = %self.name, detail = %failure.detail, "the failed call, as wasmtime reports it");
+                    Err(CallFailed::Call(failure))
                 }
                 None => {
                     pool.put(instance);
-                    Err((
-                        super::CallFailure::Trap,
-                        format!("is no {} plugin", self.kind.as_str()),
-                    ))
+                    Err(CallFailed::NotOfKind(self.kind))
                 }
             },
-            Err(e) => {
-                let failure = match &e {
-                    PluginError::Instantiate(c) | PluginError::Init(c) => c.failure,
-                    _ => super::CallFailure::Trap,
-                };
-                Err((
-                    failure,
-                    format!("could not be started again: {}", super::error_chain(&e)),
-                ))
-            }
+            Err(e) => Err(CallFailed::Restart(e)),
         };
         self.answered(object, started, result)
     }
@@ -405,14 +437,14 @@ impl Plugin {
     fn call_native<R>(
         &self,
         object: &StoredObject,
-        op: impl FnOnce() -> Result<R, String>,
+        op: impl FnOnce() -> Result<R, CallFailed>,
     ) -> Result<R, Unanswered> {
         let started = Instant::now();
         if let Some(left) = self.resting(started) {
             self.stats.skipped();
             return Err(Unanswered::Resting(left));
         }
-        let result = op().map_err(|why| (super::CallFailure::Trap, why));
+        let result = op();
         self.answered(object, started, result)
     }
 
@@ -421,7 +453,7 @@ impl Plugin {
         &self,
         object: &StoredObject,
         started: Instant,
-        result: Result<R, (super::CallFailure, String)>,
+        result: Result<R, CallFailed>,
     ) -> Result<R, Unanswered> {
         let elapsed = started.elapsed();
         match result {
@@ -430,13 +462,15 @@ impl Plugin {
                 self.answered.answered(elapsed.as_secs_f64());
                 Ok(answer)
             }
-            Err((failure, message)) => {
+            Err(failed) => {
+                let failure = failed.failure();
+                let message = Report(&failed).to_string();
                 self.stats.failure(elapsed, failure);
                 self.metrics
                     .plugin_call(&self.name, elapsed.as_secs_f64(), Some(failure.as_str()));
                 tracing::warn!(plugin = %self.name, reason = failure.as_str(), error = %message, object = %object.key(), "plugin call failed");
                 self.record_failure(started, &message);
-                Err(Unanswered::Failed(message))
+                Err(Unanswered::Failed(failed))
             }
         }
     }

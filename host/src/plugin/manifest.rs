@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::PluginError;
-use crate::config::AllowedHosts;
+use crate::config::{AllowedHosts, AllowedHostsError};
 
 /// What kind of plugin a component is, by the world it was built for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -126,6 +126,62 @@ pub struct Manifest {
     pub allowed_hosts: AllowedHosts,
 }
 
+/// A manifest that is not right; the message names the member.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// Not JSON.
+    #[error("not valid JSON")]
+    NotJson(#[source] serde_json::Error),
+    /// JSON, but not an object.
+    #[error("must be a JSON object")]
+    NotAnObject,
+    /// `kind` names no plugin kind.
+    #[error("`kind` must be filter, notifier or analyzer, got \"{0}\"")]
+    Kind(String),
+    /// A limit that is not a positive whole number.
+    #[error("`limits.{name}` must be a positive whole number, got {got}")]
+    Limit {
+        /// The limit.
+        name: String,
+        /// What it holds, as JSON.
+        got: String,
+    },
+    /// A limit GRW does not have.
+    #[error(
+        "unknown member `limits.{0}`; accepted: timeoutMs, memoryMb, breakerFailures, breakerWindowMs, instances"
+    )]
+    UnknownLimit(String),
+    /// An `allowedHosts` entry that is not a string.
+    #[error(
+        "`allowedHosts[{index}]` must be a string (`host`, `host:port` or `*.domain`), got {got}"
+    )]
+    AllowedHost {
+        /// Which entry.
+        index: usize,
+        /// What it holds, as JSON.
+        got: String,
+    },
+    /// An `allowedHosts` entry that is no host pattern.
+    #[error(transparent)]
+    AllowedHosts(#[from] AllowedHostsError),
+    /// A member of the wrong type.
+    #[error("`{key}` must be {want}, got {got}")]
+    WrongType {
+        /// The member.
+        key: String,
+        /// What it must be.
+        want: &'static str,
+        /// What it holds, as JSON.
+        got: String,
+    },
+    /// A member manifests do not have.
+    #[error("unknown member `{0}`; accepted: kind, config, failMode, limits, allowedHosts")]
+    UnknownMember(String),
+    /// `grw plugin --config` is not JSON.
+    #[error("--config is not valid JSON")]
+    ConfigFlag(#[source] serde_json::Error),
+}
+
 impl Manifest {
     /// The manifest of a plugin without `NAME.json`.
     pub fn default_with(limits: Limits) -> Self {
@@ -141,11 +197,11 @@ impl Manifest {
 
     /// Parses `NAME.json`; errors name the member and what was expected.
     pub fn parse(text: &str, defaults: Limits) -> Result<Manifest, PluginError> {
-        let bad = |m: String| PluginError::Manifest(m);
+        let bad = PluginError::Manifest;
         let value: Value =
-            serde_json::from_str(text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+            serde_json::from_str(text).map_err(|e| bad(ManifestError::NotJson(e)))?;
         let Value::Object(map) = value else {
-            return Err(bad("must be a JSON object".into()));
+            return Err(bad(ManifestError::NotAnObject));
         };
         let mut manifest = Manifest::default_with(defaults);
         for (key, v) in &map {
@@ -155,11 +211,7 @@ impl Manifest {
                         "filter" => PluginKind::Filter,
                         "notifier" => PluginKind::Notifier,
                         "analyzer" => PluginKind::Analyzer,
-                        _ => {
-                            return Err(bad(format!(
-                                "`kind` must be filter, notifier or analyzer, got \"{s}\""
-                            )));
-                        }
+                        _ => return Err(bad(ManifestError::Kind(s.clone()))),
                     })
                 }
                 ("config", v) => manifest.config = v.clone(),
@@ -172,9 +224,10 @@ impl Manifest {
                 ("limits", Value::Object(limits)) => {
                     for (name, v) in limits {
                         let n = v.as_u64().filter(|n| *n > 0).ok_or_else(|| {
-                            bad(format!(
-                                "`limits.{name}` must be a positive whole number, got {v}"
-                            ))
+                            bad(ManifestError::Limit {
+                                name: name.clone(),
+                                got: v.to_string(),
+                            })
                         })?;
                         match name.as_str() {
                             "timeoutMs" => {
@@ -192,9 +245,7 @@ impl Manifest {
                             }
                             "instances" => manifest.limits.instances = n.min(MAX_INSTANCES) as u32,
                             other => {
-                                return Err(bad(format!(
-                                    "unknown member `limits.{other}`; accepted: timeoutMs, memoryMb, breakerFailures, breakerWindowMs, instances"
-                                )));
+                                return Err(bad(ManifestError::UnknownLimit(other.to_string())));
                             }
                         }
                     }
@@ -205,14 +256,15 @@ impl Manifest {
                         .enumerate()
                         .map(|(i, v)| {
                             v.as_str().ok_or_else(|| {
-                                bad(format!(
-                                    "`allowedHosts[{i}]` must be a string (`host`, `host:port` or `*.domain`), got {v}"
-                                ))
+                                bad(ManifestError::AllowedHost {
+                                    index: i,
+                                    got: v.to_string(),
+                                })
                             })
                         })
                         .collect::<Result<Vec<_>, _>>()?;
-                    manifest.allowed_hosts =
-                        AllowedHosts::parse("allowedHosts", &patterns).map_err(bad)?;
+                    manifest.allowed_hosts = AllowedHosts::parse("allowedHosts", &patterns)
+                        .map_err(|e| bad(ManifestError::AllowedHosts(e)))?;
                 }
                 ("kind" | "failMode" | "limits" | "allowedHosts", v) => {
                     let want = match key.as_str() {
@@ -223,13 +275,13 @@ impl Manifest {
                         }
                         _ => "an object",
                     };
-                    return Err(bad(format!("`{key}` must be {want}, got {v}")));
+                    return Err(bad(ManifestError::WrongType {
+                        key: key.clone(),
+                        want,
+                        got: v.to_string(),
+                    }));
                 }
-                (other, _) => {
-                    return Err(bad(format!(
-                        "unknown member `{other}`; accepted: kind, config, failMode, limits, allowedHosts"
-                    )));
-                }
+                (other, _) => return Err(bad(ManifestError::UnknownMember(other.to_string()))),
             }
         }
         Ok(manifest)
@@ -324,9 +376,8 @@ mod tests {
             ),
         ];
         for (text, want) in cases {
-            let err = Manifest::parse(text, Limits::default())
-                .unwrap_err()
-                .to_string();
+            let err = Manifest::parse(text, Limits::default()).unwrap_err();
+            let err = crate::error::Report(&err).to_string();
             assert!(err.contains(want), "{text}: {err}");
         }
     }

@@ -32,6 +32,7 @@ mod loaded;
 mod manifest;
 mod outbound;
 mod pool;
+mod reload;
 mod stats;
 mod toolchain;
 mod v0_1;
@@ -42,15 +43,15 @@ use std::error::Error as StdError;
 pub use analysis::{CacheReader, Found, Relationship};
 pub use builtin::{BUILT_IN, BuiltIn};
 pub use contract::{Contract, ExportedWorld, LOADABLE, WIT_VERSION, exported_world};
-pub use directory::{CodeOrigin, PluginState, PluginStatus, Plugins};
+pub use directory::{CodeOrigin, LookupError, PluginState, PluginStatus, Plugins};
 pub use engine::{
     ArtifactCache, CACHE_FORMAT, Compiled, DEFAULT_CACHE_MAX_BYTES, PARALLEL_COMPILES,
     PluginEngine, default_cache_dir,
 };
 pub use guest::MemoryLimitExceeded;
 pub use interest::Interest;
-pub use loaded::{DeliveryError, Origin, Plugin};
-pub use manifest::{FailMode, Limits, Manifest, NOTIFIER_TIMEOUT, PluginKind};
+pub use loaded::{AnalyzeError, CallFailed, DeliveryError, Origin, Plugin};
+pub use manifest::{FailMode, Limits, Manifest, ManifestError, NOTIFIER_TIMEOUT, PluginKind};
 pub use outbound::MAX_RESPONSE_BODY;
 pub use stats::Stats;
 pub use toolchain::Toolchain;
@@ -71,20 +72,65 @@ pub enum PluginError {
         source: std::io::Error,
     },
     /// The manifest is malformed.
-    #[error("manifest: {0}")]
-    Manifest(String),
+    #[error("manifest")]
+    Manifest(#[source] ManifestError),
     /// Not a WebAssembly component (or corrupt).
     #[error("not a valid WebAssembly component")]
     Invalid(#[source] BoxError),
-    /// A component of another kind than expected, or of no GRW world.
-    #[error("{0}")]
-    WrongWorld(String),
-    /// Built against an incompatible version of the WIT contract.
-    #[error("{0}")]
-    Version(String),
-    /// Imports something GRW does not grant; the message names it.
-    #[error("{0}")]
-    Forbidden(String),
+    /// A component of another kind than its manifest says.
+    #[error(
+        "the manifest says `{}` but the component is a {} plugin (it exports {}@{version})",
+        manifest.as_str(),
+        component.as_str(),
+        component.interface()
+    )]
+    KindMismatch {
+        /// The manifest's `kind`.
+        manifest: PluginKind,
+        /// What the component exports.
+        component: PluginKind,
+        /// Its contract version.
+        version: String,
+    },
+    /// A component of no GRW world.
+    #[error(
+        "the component exports no GRW plugin interface (it exports: {}){hint}; build it for one of the worlds filter-plugin, notifier-plugin or analyzer-plugin of wit/plugin.wit",
+        if exports.is_empty() { "nothing".to_string() } else { exports.join(", ") }
+    )]
+    NoPluginWorld {
+        /// What it exports.
+        exports: Vec<String>,
+        /// How to build one for the toolchain that built it, if known.
+        hint: String,
+    },
+    /// Built against a version of the WIT contract this GRW cannot load.
+    #[error(
+        "built against grw:plugin@{version}, which this GRW cannot load: it loads grw:plugin@{current}.x (current) and grw:plugin@0.1.x; rebuild the plugin against a compatible wit/plugin.wit ({hint})"
+    )]
+    Version {
+        /// The version it was built against.
+        version: String,
+        /// The current contract, `major.minor`.
+        current: String,
+        /// How to update, for the toolchain that built it.
+        hint: &'static str,
+    },
+    /// An analyzer of contract 0.1, which never had analyzers.
+    #[error(
+        "an analyzer built against grw:plugin@{0}: GRW never ran 0.1 analyzers; rebuild it against grw:plugin@0.2"
+    )]
+    OldAnalyzer(String),
+    /// Imports something GRW does not grant.
+    #[error(
+        "the component imports {}, which GRW does not grant: {advice}",
+        imports.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+    )]
+    Forbidden {
+        /// The imports refused.
+        imports: Vec<String>,
+        /// What to do instead.
+        advice: String,
+    },
     /// Cannot be linked against what GRW grants.
     #[error("cannot link")]
     Link(#[source] BoxError),
@@ -101,9 +147,28 @@ pub enum PluginError {
     /// The wasmtime engine could not be set up.
     #[error("plugin engine")]
     Engine(#[source] BoxError),
-    /// GRW's own plugin settings are wrong (e.g. `pluginAllowedHosts`).
-    #[error("config key {0}")]
-    Config(String),
+    /// The plugin directory cannot be followed.
+    #[error("cannot watch the plugin directory {}", .dir.display())]
+    Watch {
+        /// The directory.
+        dir: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: file_watcher::Error,
+    },
+    /// A thread of the plugin runtime cannot be started.
+    #[error("cannot start a thread")]
+    Thread {
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `builtinAnalyzers` names an analyzer GRW does not have.
+    #[error(
+        "`builtinAnalyzers`: GRW has no built-in analyzer `{0}`; it has {known}",
+        known = BUILT_IN.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
+    )]
+    UnknownBuiltIn(String),
 }
 
 impl PluginError {
@@ -111,27 +176,6 @@ impl PluginError {
     pub(crate) fn source_of(e: wasmtime::Error) -> BoxError {
         e.into_boxed_dyn_error()
     }
-}
-
-/// The error and its sources in one line: `a: b: c`. What the status API
-/// and the command line show. A failed call ([`CallError`]) ends the line
-/// with its one-line description; wasmtime's trap and the guest's backtrace
-/// below it are for `debug` logs.
-pub fn error_chain(error: &(dyn StdError + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut current = error;
-    while !current.is::<CallError>()
-        && let Some(cause) = current.source()
-    {
-        let cause_text = cause.to_string();
-        // Some errors repeat their source's text in their own.
-        if !text.ends_with(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        current = cause;
-    }
-    text
 }
 
 /// Why one call did not produce an answer.
@@ -169,38 +213,36 @@ impl CallFailure {
     }
 }
 
-/// A call that produced no answer: why, and wasmtime's error.
+/// A call that produced no answer: why, in one line, and wasmtime's error.
+///
+/// wasmtime's error (a trap with the guest's backtrace, many lines) is kept
+/// beside the description rather than as its source, so that a report of
+/// the error chain ([`crate::error::Report`]) ends with the one line; the
+/// whole of it is logged at `debug` when the call fails.
 #[derive(Debug, thiserror::Error)]
-#[error("{}", describe(*failure, source))]
+#[error("{}", describe(*failure, detail))]
 pub struct CallError {
     /// The kind of failure.
     pub failure: CallFailure,
     /// wasmtime's error: a trap with the guest's backtrace, or the limit's.
-    #[source]
-    pub source: BoxError,
+    pub detail: BoxError,
 }
 
 impl CallError {
     pub(crate) fn new(e: wasmtime::Error) -> CallError {
         CallError {
             failure: CallFailure::classify(&e),
-            source: e.into_boxed_dyn_error(),
+            detail: e.into_boxed_dyn_error(),
         }
-    }
-
-    /// A one-line description for logs and the status API, without the
-    /// wasm backtrace (which is logged at `debug`).
-    pub fn describe(&self) -> String {
-        self.to_string()
     }
 }
 
-fn describe(failure: CallFailure, source: &BoxError) -> String {
+fn describe(failure: CallFailure, detail: &BoxError) -> String {
     match failure {
         CallFailure::Timeout => "did not answer before its deadline (limits.timeoutMs)".into(),
         CallFailure::Memory => "exceeded its memory limit (limits.memoryMb)".into(),
         CallFailure::Trap => {
-            let mut root: &(dyn StdError + 'static) = source.as_ref();
+            let mut root: &(dyn StdError + 'static) = detail.as_ref();
             while let Some(next) = root.source() {
                 root = next;
             }

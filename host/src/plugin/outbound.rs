@@ -60,10 +60,10 @@ impl OutboundHttp {
     /// Sends `request` if both lists allow its host, within `deadline`.
     /// Errors are the text the plugin receives.
     fn send(&self, plugin: &str, request: Request, deadline: Instant) -> Result<Response, String> {
-        let target = Target::parse(&request.url)?;
+        let target = Target::parse(&request.url).map_err(|e| e.to_string())?;
         if let Err(refusal) = target.check(&self.plugin_hosts, &self.operator_hosts) {
             tracing::warn!(plugin, url = %request.url, "{refusal}");
-            return Err(refusal);
+            return Err(refusal.to_string());
         }
         let method = reqwest::Method::from_bytes(request.method.as_bytes())
             .map_err(|_| format!("invalid HTTP method `{}`", request.method))?;

@@ -521,6 +521,7 @@ impl Worker {
         let found = match answer {
             Ok(found) => found,
             Err(error) => {
+                let error = crate::error::Report(&error).to_string();
                 tracing::warn!(analyzer = %analyzer.name, object = %subject, %error, "analysis failed; the object's last edges are kept, marked stale");
                 let mut graph = self.relations.graph.write();
                 let subject = graph.key(

@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 use parking_lot::Mutex;
 use serde::Serialize;
 
-pub use replay::{Recording, ReplayError};
+pub use replay::{BadEvent, Recording, ReplayError};
 
 use crate::config::WatchOptions;
 use crate::gvk::{Gvk, KindRef, ResourceInfo};
@@ -392,9 +392,9 @@ impl Watches {
     /// Takes out the pending kinds that `resolve` now finds, to be watched;
     /// the others stay pending with the new reason. Kinds that stay pending
     /// never leave the list, so the status API always shows them.
-    pub fn take_resolvable(
+    pub fn take_resolvable<E: std::fmt::Display>(
         &self,
-        resolve: impl Fn(&KindRef) -> Result<ResourceInfo, String>,
+        resolve: impl Fn(&KindRef) -> Result<ResourceInfo, E>,
     ) -> Vec<(ResourceInfo, WatchOptions)> {
         let mut ready = Vec::new();
         self.pending
@@ -405,7 +405,7 @@ impl Watches {
                     false
                 }
                 Err(reason) => {
-                    pending.reason = reason;
+                    pending.reason = reason.to_string();
                     true
                 }
             });

@@ -36,15 +36,36 @@ pub enum ReplayError {
         source: std::io::Error,
     },
     /// A line is not a watch event.
-    #[error("recording {path}, line {line}: {reason}")]
+    #[error("recording {}, line {line}", .path.display())]
     Line {
         /// The file.
         path: PathBuf,
         /// 1-based line number.
         line: usize,
         /// What is wrong with it.
-        reason: String,
+        #[source]
+        reason: BadEvent,
     },
+}
+
+/// What is wrong with a line of a recording.
+#[derive(Debug, thiserror::Error)]
+pub enum BadEvent {
+    /// Not JSON.
+    #[error("not JSON")]
+    NotJson(#[source] serde_json::Error),
+    /// No event type.
+    #[error("`type` must be ADDED, MODIFIED or DELETED")]
+    Type,
+    /// No object.
+    #[error("`object` must be a Kubernetes object")]
+    Object,
+    /// An object without its kind.
+    #[error("the object has no `apiVersion` and `kind`")]
+    Kind,
+    /// An object without a name.
+    #[error("the object has no `metadata.name`")]
+    Name,
 }
 
 impl Recording {
@@ -62,7 +83,7 @@ impl Recording {
             if line.trim().is_empty() {
                 continue;
             }
-            let bad = |reason: String| ReplayError::Line {
+            let bad = |reason: BadEvent| ReplayError::Line {
                 path: path.to_path_buf(),
                 line: index + 1,
                 reason,
@@ -88,27 +109,27 @@ impl Recording {
     }
 }
 
-fn parse_event(line: &str) -> Result<(Gvk, ChangeType, Value), String> {
-    let mut event: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+fn parse_event(line: &str) -> Result<(Gvk, ChangeType, Value), BadEvent> {
+    let mut event: Value = serde_json::from_str(line).map_err(BadEvent::NotJson)?;
     let kind = event["type"]
         .as_str()
         .and_then(ChangeType::parse)
-        .ok_or_else(|| "`type` must be ADDED, MODIFIED or DELETED".to_string())?;
+        .ok_or(BadEvent::Type)?;
     let object = event
         .get_mut("object")
         .filter(|o| o.is_object())
         .map(Value::take)
-        .ok_or_else(|| "`object` must be a Kubernetes object".to_string())?;
+        .ok_or(BadEvent::Object)?;
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     let kind_name = object["kind"].as_str().unwrap_or_default();
     if api_version.is_empty() || kind_name.is_empty() {
-        return Err("the object has no `apiVersion` and `kind`".into());
+        return Err(BadEvent::Kind);
     }
     if object["metadata"]["name"]
         .as_str()
         .is_none_or(str::is_empty)
     {
-        return Err("the object has no `metadata.name`".into());
+        return Err(BadEvent::Name);
     }
     let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
     Ok((Gvk::new(group, version, kind_name), kind, object))
@@ -180,7 +201,8 @@ mod tests {
             let mut file = tempfile::NamedTempFile::new().unwrap();
             writeln!(file, r#"{{"type":"ADDED","object":{{"kind":"Node","apiVersion":"v1","metadata":{{"name":"a"}}}}}}"#).unwrap();
             writeln!(file, "{line}").unwrap();
-            let err = Recording::read(file.path()).err().unwrap().to_string();
+            let err = Recording::read(file.path()).err().unwrap();
+            let err = crate::error::Report(&err).to_string();
             assert!(err.contains(want), "{err}");
         }
         let err = Recording::read(Path::new("/nonexistent.jsonl"))
