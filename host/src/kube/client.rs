@@ -67,6 +67,14 @@ impl ApiError {
             other => ApiError::Transport(other),
         }
     }
+
+    /// The error of a watch stream whose connection broke, as `kube`
+    /// reports it: for the tests of other modules, which do not see `kube`.
+    #[cfg(test)]
+    pub(crate) fn broken_connection() -> ApiError {
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        ApiError::Transport(kube::Error::ReadEvents(reset))
+    }
 }
 
 /// One page of a LIST.

@@ -5,16 +5,22 @@
 //! watch again from the last resourceVersion seen (events or bookmarks) → on
 //! `410 Gone`, list again. Errors back off exponentially; 401/403 back off
 //! slowly. The cache keeps serving its last state throughout.
+//!
+//! The loop asks the server through [`ListWatch`]: the daemon's
+//! [`KubeClient`](crate::kube::KubeClient), or in `run/tests.rs` a fake that
+//! answers from a script and records what the loop asked.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use futures::StreamExt;
+// The runtime's clock, which the tests pause; the same as std's otherwise.
+use tokio::time::Instant;
 
 use super::{Phase, Watch, WatchSettings};
 use crate::backoff::Backoff;
 use crate::error::Report;
-use crate::kube::{ApiError, KubeClient, WatchLine};
+use crate::kube::{ApiError, ListWatch, WatchLine};
 use crate::metrics::Metrics;
 use crate::store::{Origin, StoredObject};
 
@@ -22,9 +28,14 @@ use crate::store::{Origin, StoredObject};
 /// for backoff, so a server that closes watches at once is not hammered.
 const MIN_HEALTHY_WATCH: Duration = Duration::from_secs(1);
 
-pub(super) async fn run(
+/// Runs the loop of `watch` for as long as the process does.
+///
+/// Generic rather than `dyn`: a trait whose methods return `impl Future`
+/// makes no trait object, and the daemon has one client type, so the loop
+/// is compiled once for it.
+pub(super) async fn run<C: ListWatch>(
     watch: Arc<Watch>,
-    client: KubeClient,
+    client: C,
     settings: WatchSettings,
     metrics: Arc<Metrics>,
 ) {
@@ -63,7 +74,7 @@ pub(super) async fn run(
             )
             .await;
         let mut stream = match stream {
-            Ok(s) => Box::pin(s),
+            Ok(s) => s,
             Err(e) if e.is_gone() => {
                 note_relist(&watch, &metrics, &gvk, &e);
                 continue;
@@ -135,7 +146,7 @@ pub(super) async fn run(
 /// Lists every page and replaces the cache with the result; returns the list's resourceVersion.
 async fn list(
     watch: &Watch,
-    client: &KubeClient,
+    client: &impl ListWatch,
     settings: &WatchSettings,
 ) -> Result<String, ApiError> {
     let first = !watch.cache.is_synced();
@@ -228,7 +239,7 @@ impl Retry {
     }
 
     /// Records the error and waits before the next attempt.
-    async fn fail(&mut self, watch: &Watch, client: &KubeClient, e: &ApiError) {
+    async fn fail(&mut self, watch: &Watch, client: &impl ListWatch, e: &ApiError) {
         let denied = e.is_denied();
         let delay = if denied {
             self.denied.next_delay()
@@ -261,3 +272,6 @@ impl Retry {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
