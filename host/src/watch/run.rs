@@ -49,6 +49,8 @@ pub(super) async fn run<C: ListWatch>(
         .then(|| watch.cache.read().resource_version().to_string())
         .filter(|rv| !rv.is_empty());
     loop {
+        // Whether this watch starts from the list just made.
+        let fresh = resume.is_none();
         let rv = match resume.take() {
             Some(rv) => rv,
             None => match list(&watch, &client, &settings).await {
@@ -77,6 +79,7 @@ pub(super) async fn run<C: ListWatch>(
             Ok(s) => s,
             Err(e) if e.is_gone() => {
                 note_relist(&watch, &metrics, &gvk, &e);
+                retry.gone_again(fresh).await;
                 continue;
             }
             Err(e) => {
@@ -123,8 +126,14 @@ pub(super) async fn run<C: ListWatch>(
             }
         }
         metrics.objects(&gvk, watch.cache.read().len());
+        if saw_event || opened.elapsed() >= MIN_HEALTHY_WATCH {
+            retry.gone.reset();
+        }
         match failure {
-            Some(e) if e.is_gone() => note_relist(&watch, &metrics, &gvk, &e),
+            Some(e) if e.is_gone() => {
+                note_relist(&watch, &metrics, &gvk, &e);
+                retry.gone_again(fresh && !saw_event).await;
+            }
             Some(e) => {
                 resume = Some(last_rv);
                 restarted(&watch, &metrics, &gvk);
@@ -223,6 +232,11 @@ fn restarted(watch: &Watch, metrics: &Metrics, gvk: &str) {
 struct Retry {
     normal: Backoff,
     denied: Backoff,
+    /// Between lists whose own resourceVersion the server answers `410
+    /// Gone` to at once: reset only by a watch that held (a list that
+    /// succeeds does not count), so a server in that state gets a list
+    /// less and less often rather than one after another.
+    gone: Backoff,
 }
 
 impl Retry {
@@ -230,6 +244,22 @@ impl Retry {
         Retry {
             normal: Backoff::new(settings.backoff.0, settings.backoff.1),
             denied: Backoff::new(settings.denied_backoff.0, settings.denied_backoff.1),
+            gone: Backoff::new(settings.backoff.0, settings.backoff.1),
+        }
+    }
+
+    /// After a `410 Gone`: waits before the relist when the watch started
+    /// from the list just made (`fresh`), as the server then refuses its
+    /// own resourceVersion; a watch that resumed from an older one relists
+    /// at once.
+    async fn gone_again(&mut self, fresh: bool) {
+        if fresh {
+            let delay = self.gone.next_delay();
+            tracing::warn!(
+                retry_in_ms = delay.as_millis() as u64,
+                "the server answered 410 Gone to the resourceVersion of its own list; listing again after a pause"
+            );
+            tokio::time::sleep(delay).await;
         }
     }
 

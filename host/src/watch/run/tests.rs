@@ -663,3 +663,53 @@ async fn a_watch_that_ends_at_once_waits_before_the_next() {
     );
     assert_backoff(h.gap(5), SECOND);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_refuses_its_own_lists_resource_version_is_listed_less_and_less() {
+    let mut h = Harness::run(vec![
+        page(10, &[], None),
+        Answer::Watch(Err(gone())),
+        page(11, &[], None),
+        Answer::Watch(Err(gone())),
+        page(12, &[], None),
+        Answer::Watch(Err(gone())),
+        page(13, &[], None),
+    ])
+    .await;
+    assert_eq!(
+        h.calls(),
+        [
+            "list",
+            "watch rv=10",
+            "list",
+            "watch rv=11",
+            "list",
+            "watch rv=12",
+            "list",
+            "watch rv=13"
+        ]
+    );
+    // Each list after the 410 waits, longer each time, though the list
+    // itself succeeds.
+    assert_backoff(h.gap(2), SECOND);
+    assert_backoff(h.gap(4), 2 * SECOND);
+    assert_backoff(h.gap(6), 4 * SECOND);
+    assert_eq!(h.gap(3), Duration::ZERO, "the watch follows its list");
+    assert_eq!(h.counters(), (3, 0, 0));
+
+    // A watch that holds starts the pause over; a 410 to a watch resuming
+    // from an older resourceVersion lists again at once.
+    h.then(vec![
+        watch(vec![added("a", 14), Step::Line(WatchLine::Error(gone()))]),
+        page(15, &[("a", 14)], None),
+        Answer::Watch(Err(gone())),
+        page(16, &[("a", 14)], None),
+    ])
+    .await;
+    assert_eq!(
+        h.calls()[8..],
+        ["list", "watch rv=15", "list", "watch rv=16"]
+    );
+    assert_eq!(h.gap(8), Duration::ZERO);
+    assert_backoff(h.gap(10), SECOND);
+}
