@@ -33,15 +33,15 @@ pub(super) fn respond(
     query: Query,
     options: StreamOptions,
 ) -> Result<Response, Problem> {
-    let subscription = watch
+    let tail = watch
         .cache
-        .subscribe(options.since)
+        .tail(options.since)
         .map_err(|e| Problem::new(StatusCode::GONE, "Expired", e.to_string()))?;
     let filters = Arc::new(options.filters);
     let gvk = watch.key.gvk.clone();
     let lines = async_stream::stream! {
         let mut last_rv = watch.cache.read().resource_version().to_string();
-        let backlog: Vec<Arc<Change>> = subscription
+        let backlog: Vec<Arc<Change>> = tail
             .backlog
             .into_iter()
             .filter(|change| query.matches(&change.object))
@@ -50,7 +50,7 @@ pub(super) fn respond(
             last_rv = change.object.resource_version().to_string();
             yield Ok::<Bytes, std::convert::Infallible>(line(&change));
         }
-        let mut live = subscription.live;
+        let mut live = tail.live;
         let deadline = options.timeout.map(|t| tokio::time::Instant::now() + t);
         let mut bookmarks = tokio::time::interval(BOOKMARK_INTERVAL);
         bookmarks.reset();

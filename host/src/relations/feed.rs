@@ -95,11 +95,11 @@ impl Queue {
             // analyzes the kind (see `Relations::wait_analyzed`).
             watch.cache.until_synced().await;
             loop {
-                // Subscribing with a snapshot misses nothing between the two.
-                let Ok(subscription) = watch.cache.subscribe(Since::Snapshot) else {
+                // A tail from a snapshot misses nothing between the two.
+                let Ok(tail) = watch.cache.tail(Since::Snapshot) else {
                     return;
                 };
-                let objects = subscription
+                let objects = tail
                     .backlog
                     .iter()
                     .map(|c| c.object.clone())
@@ -107,7 +107,7 @@ impl Queue {
                 if !queue.send(Work::Snapshot(gvk.clone(), objects)).await {
                     return;
                 }
-                let mut live = subscription.live;
+                let mut live = tail.live;
                 loop {
                     match live.recv().await {
                         Ok(change) => {

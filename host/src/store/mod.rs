@@ -71,8 +71,9 @@ pub enum Since {
     ResourceVersion(u64),
 }
 
-/// A subscriber's view: the backlog it asked for, then live changes.
-pub struct Subscription {
+/// A cache's changes from a point on, as `tail -f` shows a file: the
+/// backlog asked for, then live changes.
+pub struct Tail {
     /// Changes to deliver first, oldest first.
     pub backlog: Vec<Arc<Change>>,
     /// Live changes after the backlog.
@@ -232,7 +233,7 @@ impl Cache {
     /// missed or seen twice between the two. The changes of one list (or
     /// relist) arrive together, as one group.
     ///
-    /// Unlike [`Cache::subscribe`], no change is skipped while the reader
+    /// Unlike [`Cache::tail`], no change is skipped while the reader
     /// keeps up. Changes wait in the tap until read, up to `limit_bytes` of
     /// object JSON (a group arriving at an empty tap is always taken, however
     /// large). Past that the tap takes nothing more and sends
@@ -284,8 +285,8 @@ impl Cache {
             .is_ok_and(|r| r.is_ok())
     }
 
-    /// Subscribes to changes; see [`Since`].
-    pub fn subscribe(&self, since: Since) -> Result<Subscription, TooOld> {
+    /// The changes from a point on; see [`Since`].
+    pub fn tail(&self, since: Since) -> Result<Tail, TooOld> {
         let state = self.state.read();
         let backlog = match since {
             Since::Now => Vec::new(),
@@ -313,7 +314,7 @@ impl Cache {
                 state.history.range(start..).cloned().collect()
             }
         };
-        Ok(Subscription {
+        Ok(Tail {
             backlog,
             live: self.live.subscribe(),
         })

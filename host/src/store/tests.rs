@@ -172,12 +172,12 @@ fn resume_from_resource_version_replays_later_changes_only() {
             Origin::Watch,
         );
     }
-    let sub = cache.subscribe(Since::ResourceVersion(11)).unwrap();
+    let sub = cache.tail(Since::ResourceVersion(11)).unwrap();
     assert_eq!(
         summary(&sub.backlog),
         ["MODIFIED a/x 12", "MODIFIED a/x 13"]
     );
-    assert!(cache.subscribe(Since::ResourceVersion(10)).is_ok());
+    assert!(cache.tail(Since::ResourceVersion(10)).is_ok());
 
     // A fourth change evicts the change at 11: resuming from 10 is no longer exact.
     cache.apply(
@@ -185,7 +185,7 @@ fn resume_from_resource_version_replays_later_changes_only() {
         pod("a", "x", 14, json!({})),
         Origin::Watch,
     );
-    let err = cache.subscribe(Since::ResourceVersion(10)).err().unwrap();
+    let err = cache.tail(Since::ResourceVersion(10)).err().unwrap();
     assert_eq!(
         err,
         TooOld {
@@ -195,7 +195,7 @@ fn resume_from_resource_version_replays_later_changes_only() {
     );
     assert_eq!(
         cache
-            .subscribe(Since::ResourceVersion(11))
+            .tail(Since::ResourceVersion(11))
             .unwrap()
             .backlog
             .len(),
@@ -207,7 +207,7 @@ fn resume_from_resource_version_replays_later_changes_only() {
 async fn snapshot_then_live_changes_without_gap() {
     let cache = Cache::new(gvk(), 10);
     cache.replace(vec![pod("a", "x", 1, json!({}))], "1", Origin::Initial);
-    let mut sub = cache.subscribe(Since::Snapshot).unwrap();
+    let mut sub = cache.tail(Since::Snapshot).unwrap();
     assert_eq!(summary(&sub.backlog), ["ADDED a/x 1"]);
     cache.apply(
         ChangeType::Added,
