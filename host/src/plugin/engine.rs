@@ -22,6 +22,7 @@ use wasmtime::component::Component;
 use wasmtime::{Config, Engine};
 
 use super::PluginError;
+use super::instance::Linkers;
 
 /// How often the epoch advances. A call's deadline is counted in these ticks,
 /// so deadlines are accurate to about this much; a tick costs one atomic
@@ -90,6 +91,8 @@ impl ArtifactCache {
 /// The engine plus where compiled artifacts are kept.
 pub struct PluginEngine {
     engine: Engine,
+    /// One linker per world GRW links components in.
+    linkers: Linkers,
     cache: Option<ArtifactCache>,
     /// Why the configured cache is not used, if it is not.
     cache_refused: Option<String>,
@@ -157,6 +160,7 @@ impl PluginEngine {
             None => (None, None),
         };
         Ok(Arc::new(PluginEngine {
+            linkers: Linkers::new(&engine)?,
             engine,
             cache,
             cache_refused,
@@ -169,6 +173,11 @@ impl PluginEngine {
     /// The wasmtime engine.
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// The engine's linkers, one per world.
+    pub(super) fn linkers(&self) -> &Linkers {
+        &self.linkers
     }
 
     /// The artifact cache in use, if any.

@@ -14,7 +14,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::component::{Component, HasSelf, InstancePre, Linker};
 use wasmtime::{Engine, Store};
 
 use super::analysis::{CacheReader, Relationship};
@@ -51,103 +51,152 @@ pub(super) struct Linked {
     http: Option<Arc<OutboundHttp>>,
 }
 
-enum Pre {
-    Filter(v0_2::filter::FilterPluginPre<GuestState>),
-    Notifier(v0_2::notifier::NotifierPluginPre<GuestState>),
-    Analyzer(v0_2::analyzer::AnalyzerPluginPre<GuestState>),
-    Filter01(v0_1::filter::FilterPluginPre<GuestState>),
-    Notifier01(v0_1::notifier::NotifierPluginPre<GuestState>),
+/// The worlds GRW links components against: one row per plugin kind and
+/// contract version, with its generated bindings. Everything that differs
+/// by world (the linker's host functions, the pre-instantiated component,
+/// the live exports, `init`) is written here once; calls that exist in
+/// some worlds only (`decide`, `deliver`, `analyze`) match on [`Exports`].
+macro_rules! worlds {
+    ($($world:ident => $bindings:ident::$iface:ident::{$plugin:ident, $pre:ident, $exports:ident};)*) => {
+        /// A kind of plugin in one contract version.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub(super) enum World {
+            $($world,)*
+        }
+
+        impl World {
+            const ALL: [World; [$(World::$world),*].len()] = [$(World::$world),*];
+
+            /// Adds the world's imports (GRW's host functions) to `linker`.
+            fn add_to_linker(self, linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
+                match self {
+                    $(World::$world => $bindings::$iface::$plugin::add_to_linker::<_, HasSelf<GuestState>>(
+                        linker,
+                        |s| s,
+                    ),)*
+                }
+            }
+
+            /// Checks that `pre` has the world's exports.
+            fn pre(self, pre: InstancePre<GuestState>) -> wasmtime::Result<Pre> {
+                Ok(match self {
+                    $(World::$world => Pre::$world($bindings::$iface::$pre::new(pre)?),)*
+                })
+            }
+        }
+
+        /// A component linked in its world, not yet instantiated.
+        enum Pre {
+            $($world($bindings::$iface::$pre<GuestState>),)*
+        }
+
+        impl Pre {
+            fn engine(&self) -> &Engine {
+                match self {
+                    $(Pre::$world(p) => p.engine(),)*
+                }
+            }
+
+            fn instantiate(&self, store: &mut Store<GuestState>) -> wasmtime::Result<Exports> {
+                Ok(match self {
+                    $(Pre::$world(p) => Exports::$world(p.instantiate(store)?),)*
+                })
+            }
+        }
+
+        /// The exports of a live instance, by world.
+        enum Exports {
+            $($world($bindings::$iface::$plugin),)*
+        }
+
+        impl Exports {
+            /// Calls the world's `init`.
+            fn init(
+                &self,
+                store: &mut Store<GuestState>,
+                config: &str,
+            ) -> wasmtime::Result<Result<Interest, String>> {
+                match self {
+                    $(Exports::$world(e) => e
+                        .$exports()
+                        .call_init(store, config)
+                        .map(|r| r.map(Interest::from)),)*
+                }
+            }
+        }
+    };
 }
 
-/// The exports of a live instance, by kind and contract.
-enum Exports {
-    Filter(v0_2::filter::FilterPlugin),
-    Notifier(v0_2::notifier::NotifierPlugin),
-    Analyzer(v0_2::analyzer::AnalyzerPlugin),
-    Filter01(v0_1::filter::FilterPlugin),
-    Notifier01(v0_1::notifier::NotifierPlugin),
+worlds! {
+    Filter => v0_2::filter::{FilterPlugin, FilterPluginPre, grw_plugin_filter};
+    Notifier => v0_2::notifier::{NotifierPlugin, NotifierPluginPre, grw_plugin_notifier};
+    Analyzer => v0_2::analyzer::{AnalyzerPlugin, AnalyzerPluginPre, grw_plugin_analyzer};
+    Filter01 => v0_1::filter::{FilterPlugin, FilterPluginPre, grw_plugin_filter};
+    Notifier01 => v0_1::notifier::{NotifierPlugin, NotifierPluginPre, grw_plugin_notifier};
+}
+
+impl World {
+    /// The world a component of `kind` built against `contract` is linked
+    /// in. Analyzers exist from contract 0.2 on.
+    pub(super) fn of(kind: PluginKind, contract: Contract) -> Result<World, PluginError> {
+        Ok(match (kind, contract) {
+            (PluginKind::Filter, Contract::V0_2) => World::Filter,
+            (PluginKind::Notifier, Contract::V0_2) => World::Notifier,
+            (PluginKind::Analyzer, Contract::V0_2) => World::Analyzer,
+            (PluginKind::Filter, Contract::V0_1) => World::Filter01,
+            (PluginKind::Notifier, Contract::V0_1) => World::Notifier01,
+            (PluginKind::Analyzer, Contract::V0_1) => {
+                return Err(PluginError::OldAnalyzer("0.1".into()));
+            }
+        })
+    }
+}
+
+/// One linker per world, made once per engine: linking a component then
+/// only resolves its imports against host functions already defined.
+pub(super) struct Linkers([Linker<GuestState>; World::ALL.len()]);
+
+impl Linkers {
+    pub(super) fn new(engine: &Engine) -> Result<Linkers, PluginError> {
+        let engine_error = |e| PluginError::Engine(PluginError::source_of(e));
+        let mut made = Vec::with_capacity(World::ALL.len());
+        for world in World::ALL {
+            let mut linker = Linker::<GuestState>::new(engine);
+            wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(engine_error)?;
+            world.add_to_linker(&mut linker).map_err(engine_error)?;
+            made.push(linker);
+        }
+        let Ok(linkers) = made.try_into() else {
+            unreachable!("one linker per world");
+        };
+        Ok(Linkers(linkers))
+    }
+
+    fn get(&self, world: World) -> &Linker<GuestState> {
+        &self.0[world as usize]
+    }
 }
 
 impl Linked {
-    /// Links a compiled component of `kind`, built against `contract`.
+    /// Links a compiled component in `world` with the engine's linker.
     /// `http` is a notifier's outbound HTTP grant. The caller has checked
     /// its imports ([`super::contract::check_imports`]); linking can still
     /// fail on a mismatched signature.
     pub(super) fn new(
-        engine: &Engine,
+        linkers: &Linkers,
         component: &Component,
-        kind: PluginKind,
-        contract: Contract,
+        world: World,
         http: Option<OutboundHttp>,
     ) -> Result<Linked, PluginError> {
-        let engine_error = |e| PluginError::Engine(PluginError::source_of(e));
         let link_error = |e| PluginError::Link(PluginError::source_of(e));
-        let mut linker = Linker::<GuestState>::new(engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(engine_error)?;
-        let pre = match (kind, contract) {
-            (PluginKind::Filter, Contract::V0_2) => {
-                v0_2::filter::FilterPlugin::add_to_linker::<_, HasSelf<GuestState>>(
-                    &mut linker,
-                    |s| s,
-                )
-                .map_err(engine_error)?;
-                let pre = linker.instantiate_pre(component).map_err(link_error)?;
-                Pre::Filter(v0_2::filter::FilterPluginPre::new(pre).map_err(link_error)?)
-            }
-            (PluginKind::Notifier, Contract::V0_2) => {
-                v0_2::notifier::NotifierPlugin::add_to_linker::<_, HasSelf<GuestState>>(
-                    &mut linker,
-                    |s| s,
-                )
-                .map_err(engine_error)?;
-                let pre = linker.instantiate_pre(component).map_err(link_error)?;
-                Pre::Notifier(v0_2::notifier::NotifierPluginPre::new(pre).map_err(link_error)?)
-            }
-            (PluginKind::Filter, Contract::V0_1) => {
-                v0_1::filter::FilterPlugin::add_to_linker::<_, HasSelf<GuestState>>(
-                    &mut linker,
-                    |s| s,
-                )
-                .map_err(engine_error)?;
-                let pre = linker.instantiate_pre(component).map_err(link_error)?;
-                Pre::Filter01(v0_1::filter::FilterPluginPre::new(pre).map_err(link_error)?)
-            }
-            (PluginKind::Notifier, Contract::V0_1) => {
-                v0_1::notifier::NotifierPlugin::add_to_linker::<_, HasSelf<GuestState>>(
-                    &mut linker,
-                    |s| s,
-                )
-                .map_err(engine_error)?;
-                let pre = linker.instantiate_pre(component).map_err(link_error)?;
-                Pre::Notifier01(v0_1::notifier::NotifierPluginPre::new(pre).map_err(link_error)?)
-            }
-            (PluginKind::Analyzer, Contract::V0_2) => {
-                v0_2::analyzer::AnalyzerPlugin::add_to_linker::<_, HasSelf<GuestState>>(
-                    &mut linker,
-                    |s| s,
-                )
-                .map_err(engine_error)?;
-                let pre = linker.instantiate_pre(component).map_err(link_error)?;
-                Pre::Analyzer(v0_2::analyzer::AnalyzerPluginPre::new(pre).map_err(link_error)?)
-            }
-            (PluginKind::Analyzer, Contract::V0_1) => {
-                return Err(PluginError::OldAnalyzer("0.1".into()));
-            }
-        };
+        let pre = linkers
+            .get(world)
+            .instantiate_pre(component)
+            .map_err(link_error)?;
         Ok(Linked {
-            pre,
+            pre: world.pre(pre).map_err(link_error)?,
             http: http.map(Arc::new),
         })
-    }
-
-    fn engine(&self) -> &Engine {
-        match &self.pre {
-            Pre::Filter(p) => p.engine(),
-            Pre::Notifier(p) => p.engine(),
-            Pre::Analyzer(p) => p.engine(),
-            Pre::Filter01(p) => p.engine(),
-            Pre::Notifier01(p) => p.engine(),
-        }
     }
 
     /// A fresh instance with its own store, limits and grants, not yet
@@ -160,7 +209,7 @@ impl Linked {
         let mut state = GuestState::new(plugin.clone(), limits.memory_bytes);
         state.outbound = self.http.clone().map(Outbound::new);
         let notifier = state.outbound.is_some();
-        let mut store = Store::new(self.engine(), state);
+        let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|s| &mut s.limits);
         store.epoch_deadline_trap();
         let ticks = if notifier {
@@ -169,14 +218,10 @@ impl Linked {
             deadline_ticks(limits.timeout)
         };
         store.set_epoch_deadline(init_ticks(ticks));
-        let failed = |e| PluginError::Instantiate(CallError::new(e));
-        let exports = match &self.pre {
-            Pre::Filter(p) => Exports::Filter(p.instantiate(&mut store).map_err(failed)?),
-            Pre::Notifier(p) => Exports::Notifier(p.instantiate(&mut store).map_err(failed)?),
-            Pre::Analyzer(p) => Exports::Analyzer(p.instantiate(&mut store).map_err(failed)?),
-            Pre::Filter01(p) => Exports::Filter01(p.instantiate(&mut store).map_err(failed)?),
-            Pre::Notifier01(p) => Exports::Notifier01(p.instantiate(&mut store).map_err(failed)?),
-        };
+        let exports = self
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| PluginError::Instantiate(CallError::new(e)))?;
         Ok(Instance {
             store,
             exports,
@@ -219,29 +264,7 @@ impl Instance {
     pub(super) fn init(&mut self, config: &str) -> Result<Interest, PluginError> {
         self.start_call();
         self.store.set_epoch_deadline(init_ticks(self.ticks));
-        let store = &mut self.store;
-        let answer = match &self.exports {
-            Exports::Filter(e) => e
-                .grw_plugin_filter()
-                .call_init(store, config)
-                .map(|r| r.map(Interest::from)),
-            Exports::Notifier(e) => e
-                .grw_plugin_notifier()
-                .call_init(store, config)
-                .map(|r| r.map(Interest::from)),
-            Exports::Analyzer(e) => e
-                .grw_plugin_analyzer()
-                .call_init(store, config)
-                .map(|r| r.map(Interest::from)),
-            Exports::Filter01(e) => e
-                .grw_plugin_filter()
-                .call_init(store, config)
-                .map(|r| r.map(Interest::from)),
-            Exports::Notifier01(e) => e
-                .grw_plugin_notifier()
-                .call_init(store, config)
-                .map(|r| r.map(Interest::from)),
-        };
+        let answer = self.exports.init(&mut self.store, config);
         match answer {
             Ok(Ok(interest)) => Ok(interest),
             Ok(Err(message)) => Err(PluginError::ConfigRejected(message)),

@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 use super::analysis::{CacheReader, Relationship};
 use super::builtin::{self, BuiltIn, Native};
 use super::contract::{check_imports, exported_world};
-use super::instance::{Instance, Linked};
+use super::instance::{Instance, Linked, World};
 use super::outbound::OutboundHttp;
 use super::pool::{Pool, Taken};
 use super::{
@@ -221,10 +221,9 @@ impl Plugin {
             _ => None,
         };
         let linked = Linked::new(
-            engine.engine(),
+            engine.linkers(),
             &compiled.component,
-            kind,
-            world.contract,
+            World::of(kind, world.contract)?,
             http,
         )?;
         let name: Arc<str> = name.into();
