@@ -360,14 +360,12 @@ fn compile_and_load(wasm: &dyn Fn(&str) -> Vec<u8>) {
                 assert!(c.from_cache);
             })
         }));
-        let config = if package.contains("namespace") {
-            r#"{"include":["shop"]}"#
-        } else if package.contains("label") {
-            SELECTOR
-        } else if package.contains("field-filter") {
-            PHASE
-        } else {
-            r#"{"paths":["spec"]}"#
+        let config = match package {
+            "grw-plugin-namespace-filter" => r#"{"include":["shop"]}"#,
+            "grw-plugin-label-filter" => SELECTOR,
+            "grw-plugin-field-filter" => PHASE,
+            "grw-plugin-restart-filter" => r#"{"minRestarts": 3}"#,
+            _ => r#"{"paths":["spec"]}"#,
         };
         let full = median((0..10).map(|_| {
             time(|| {
