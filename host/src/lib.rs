@@ -34,3 +34,6 @@ pub mod selectors;
 pub mod store;
 pub mod time;
 pub mod watch;
+
+#[cfg(test)]
+mod layering;
