@@ -80,3 +80,15 @@ pub(super) const EVENT_TYPES: &[(&str, ChangeType)] = &[
 /// `references`, `services` and `istio-gateways`), which
 /// `builtinAnalyzers` may name.
 pub const BUILT_IN_ANALYZERS: [&str; 4] = ["istio-gateways", "ownership", "references", "services"];
+
+/// The first path segments of GRW's own routes, which the Kubernetes API's
+/// prefix (`kubeApiPathPrefix`) must not take.
+pub const OWN_ROUTE_SEGMENTS: &[&str] = &[
+    "analyze",
+    "api",
+    "healthz",
+    "manage",
+    "metrics",
+    "readyz",
+    "resources",
+];

@@ -37,9 +37,9 @@ use super::types::{
     ClientConfig, Config, LeaderElection, NotifierConfig, WatchOptions, WatchedResource,
 };
 use super::values::{
-    ApiGroup, Count, HttpUrl, ListenAddress, Name, Parsed, Port, Seconds, allowed_hosts,
-    built_in_analyzers, event_types, expand_home, namespace, optional_parsed, optional_url,
-    pem_base64, query_params,
+    ApiGroup, Count, HttpUrl, ListenAddress, Name, Parsed, PathPrefix, Port, Seconds,
+    allowed_hosts, built_in_analyzers, event_types, expand_home, namespace, optional_parsed,
+    optional_url, pem_base64, query_params,
 };
 use crate::gvk::Gvk;
 
@@ -52,6 +52,7 @@ impl Default for Config {
             log_type: LogType::Json,
             listen_address: IpAddr::V4(Ipv4Addr::LOCALHOST),
             listen_port: 3000,
+            kube_api_path_prefix: "/kube".into(),
             initial_resources: Vec::new(),
             global_webhook_urls: Vec::new(),
             sync_api_groups: true,
@@ -172,6 +173,7 @@ struct File {
     log_type: Option<LogType>,
     listen_address: Option<ListenAddress>,
     listen_port: Option<Port>,
+    kube_api_path_prefix: Option<PathPrefix>,
     #[serde(deserialize_with = "resources")]
     initial_watching_resources: Vec<WatchedResource>,
     #[serde(deserialize_with = "global_urls")]
@@ -445,6 +447,9 @@ impl Resolver<'_> {
             log_type: file.log_type.unwrap_or(defaults.log_type),
             listen_address,
             listen_port,
+            kube_api_path_prefix: file
+                .kube_api_path_prefix
+                .map_or(defaults.kube_api_path_prefix, |p| p.0),
             initial_resources: file.initial_watching_resources,
             global_webhook_urls: file.global_webhook_urls,
             sync_api_groups: file

@@ -26,6 +26,9 @@ pub struct Config {
     pub listen_address: IpAddr,
     /// Port of the HTTP API (`listenPort`, default 3000).
     pub listen_port: u16,
+    /// Where the Kubernetes API is served on the API listener
+    /// (`kubeApiPathPrefix`, default `/kube`).
+    pub kube_api_path_prefix: String,
     /// Kinds watched from start-up (`initialWatchingResources`).
     pub initial_resources: Vec<WatchedResource>,
     /// Receive every event of every initial kind (`globalWebhookUrls`).

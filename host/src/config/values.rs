@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::accepted::{
     AUTH_TYPES, AuthType, BUILT_IN_ANALYZERS, EVENT_TYPES, LOG_LEVELS, LOG_TYPES, LogLevel,
-    LogType, NAME_EXPECTED, URL_EXPECTED,
+    LogType, NAME_EXPECTED, OWN_ROUTE_SEGMENTS, URL_EXPECTED,
 };
 use super::allowed_hosts::{AllowedHosts, HostPattern};
 use super::de::{self, Refusal, show};
@@ -156,6 +156,40 @@ impl<'de> Deserialize<'de> for ListenAddress {
                 }
                 _ => Err(Refusal::Expected),
             }
+        })
+    }
+}
+
+/// Where the Kubernetes API is served on the API listener: `/kube`, or
+/// deeper (`/grw/kube`); not a path GRW's own routes begin with.
+pub(super) struct PathPrefix(pub(super) String);
+
+/// What `kubeApiPathPrefix` accepts.
+const PATH_PREFIX_EXPECTED: &str = "a path such as /kube: segments of letters, digits, `-`, `.` or `_` after each `/`, no `/` at the end";
+
+impl<'de> Deserialize<'de> for PathPrefix {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        de::string_then(deserializer, PATH_PREFIX_EXPECTED, |s| {
+            let segments: Vec<&str> = match s.strip_prefix('/') {
+                Some(rest) => rest.split('/').collect(),
+                None => return Err(Refusal::Expected),
+            };
+            let valid = |segment: &&str| {
+                !segment.is_empty()
+                    && segment
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
+            };
+            if !segments.iter().all(valid) {
+                return Err(Refusal::Expected);
+            }
+            if OWN_ROUTE_SEGMENTS.contains(&segments[0]) {
+                return Err(Refusal::Message(format!(
+                    "{s:?} begins like GRW's own routes (/{}/...); choose another first segment, such as /kube",
+                    segments[0]
+                )));
+            }
+            Ok(PathPrefix(s.to_string()))
         })
     }
 }

@@ -99,6 +99,7 @@ fn full_config_sets_every_key() {
         log_type: LogType::Pretty,
         listen_address: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
         listen_port: 8080,
+        kube_api_path_prefix: "/kube".into(),
         initial_resources: vec![
             WatchedResource {
                 gvk: Gvk::new("", "v1", "Pod"),
@@ -199,6 +200,7 @@ fn empty_object_gives_every_default() {
         "127.0.0.1".parse::<IpAddr>().unwrap()
     );
     assert_eq!(config.listen_port, 3000);
+    assert_eq!(config.kube_api_path_prefix, "/kube");
     assert!(config.initial_resources.is_empty());
     assert!(config.global_webhook_urls.is_empty());
     assert!(config.sync_api_groups);
@@ -285,6 +287,12 @@ fn example_of_the_earlier_grw_parses_without_warnings() {
 }
 
 #[test]
+fn the_kubernetes_api_prefix_may_be_deeper() {
+    let (config, _) = parse_ok(r#"{"kubeApiPathPrefix": "/grw-1/kube.v1"}"#);
+    assert_eq!(config.kube_api_path_prefix, "/grw-1/kube.v1");
+}
+
+#[test]
 fn bad_values_are_errors_naming_the_key() {
     let pod = r#"{"version": "v1", "kind": "Pod"}"#;
     let cases: Vec<(String, &str)> = vec![
@@ -295,6 +303,18 @@ fn bad_values_are_errors_naming_the_key() {
         (r#"{"listenPort": 0}"#.into(), "config key `listenPort`: expected a number from 1 to 65535, got 0"),
         (r#"{"listenPort": 70000}"#.into(), "expected a number from 1 to 65535, got 70000"),
         (r#"{"listenPort": 80.5}"#.into(), "expected a number from 1 to 65535, got 80.5"),
+        (
+            r#"{"kubeApiPathPrefix": "kube"}"#.into(),
+            r#"config key `kubeApiPathPrefix`: expected a path such as /kube: segments of letters, digits, `-`, `.` or `_` after each `/`, no `/` at the end, got "kube""#,
+        ),
+        (
+            r#"{"kubeApiPathPrefix": "/kube/"}"#.into(),
+            r#"config key `kubeApiPathPrefix`: expected a path such as /kube: segments of letters, digits, `-`, `.` or `_` after each `/`, no `/` at the end, got "/kube/""#,
+        ),
+        (
+            r#"{"kubeApiPathPrefix": "/api/kube"}"#.into(),
+            r#"config key `kubeApiPathPrefix`: "/api/kube" begins like GRW's own routes (/api/...); choose another first segment, such as /kube"#,
+        ),
         (
             r#"{"minLogLevel": "verbose"}"#.into(),
             r#"config key `minLogLevel`: expected one of silly, trace, debug, info, warn, error, fatal, got "verbose""#,
