@@ -100,7 +100,7 @@ impl From<KindError> for Problem {
 /// A kind the catalog does not know makes discovery be read again, at most
 /// this often, before the request is answered 404: the kind (a CRD) may have
 /// been installed since the last refresh.
-const REFRESH_ON_MISS: std::time::Duration = std::time::Duration::from_secs(5);
+pub(super) const REFRESH_ON_MISS: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Resolves a kind through discovery; one not found is looked up again in a
 /// fresh catalog (see [`REFRESH_ON_MISS`]).

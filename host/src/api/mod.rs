@@ -1,10 +1,12 @@
-//! The HTTP API: the native JSON API (`/api/v1/...`), the compatibility
-//! routes of the earlier GRW, and operations (`/healthz`, `/readyz`,
-//! `/metrics`). One file per route group.
+//! The HTTP API: the native JSON API (`/api/v1/...`), the Kubernetes API
+//! (under `kubeApiPathPrefix`), the compatibility routes of the earlier GRW,
+//! and operations (`/healthz`, `/readyz`, `/metrics`). One file (or folder)
+//! per route group.
 
 mod auth;
 mod compat;
 mod kinds;
+mod kubernetes;
 mod native;
 mod ops;
 mod params;
@@ -62,6 +64,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     let max_body = state.config.max_request_body_bytes;
     Router::new()
         .merge(native::routes())
+        .merge(kubernetes::routes(&state.config.kube_api_path_prefix))
         .merge(compat::routes())
         .merge(ops::routes())
         .merge(plugins::routes())

@@ -38,6 +38,9 @@ pub struct Catalog {
     pub resource_lists: BTreeMap<String, Value>,
     /// Every resource of every group version, subresources left out.
     pub resources: Vec<ResourceEntry>,
+    /// The server's `/version` document; `Null` when unknown (a replay, or
+    /// the server did not answer it).
+    pub version: Value,
 }
 
 /// Why a kind could not be resolved.
@@ -74,6 +77,47 @@ fn list(candidates: &[ResourceInfo]) -> String {
 #[error("discovery failed")]
 pub struct DiscoveryError(#[from] pub ApiError);
 
+/// The short names and categories the API server gives the built-in
+/// kinds, for catalogs that have no server to ask (a replay): `kubectl get
+/// deploy` and `kubectl get all` then work there too.
+const WELL_KNOWN_NAMES: &[(&str, &str, &[&str], &[&str])] = &[
+    ("", "configmaps", &["cm"], &[]),
+    ("", "endpoints", &["ep"], &[]),
+    ("", "events", &["ev"], &[]),
+    ("", "limitranges", &["limits"], &[]),
+    ("", "namespaces", &["ns"], &[]),
+    ("", "nodes", &["no"], &[]),
+    ("", "persistentvolumeclaims", &["pvc"], &[]),
+    ("", "persistentvolumes", &["pv"], &[]),
+    ("", "pods", &["po"], &["all"]),
+    ("", "replicationcontrollers", &["rc"], &["all"]),
+    ("", "resourcequotas", &["quota"], &[]),
+    ("", "serviceaccounts", &["sa"], &[]),
+    ("", "services", &["svc"], &["all"]),
+    ("apps", "daemonsets", &["ds"], &["all"]),
+    ("apps", "deployments", &["deploy"], &["all"]),
+    ("apps", "replicasets", &["rs"], &["all"]),
+    ("apps", "statefulsets", &["sts"], &["all"]),
+    ("autoscaling", "horizontalpodautoscalers", &["hpa"], &["all"]),
+    ("batch", "cronjobs", &["cj"], &["all"]),
+    ("batch", "jobs", &[], &["all"]),
+    ("events.k8s.io", "events", &["ev"], &[]),
+    ("networking.k8s.io", "ingresses", &["ing"], &[]),
+    ("networking.k8s.io", "networkpolicies", &["netpol"], &[]),
+    ("policy", "poddisruptionbudgets", &["pdb"], &[]),
+    ("storage.k8s.io", "storageclasses", &["sc"], &[]),
+    ("apiextensions.k8s.io", "customresourcedefinitions", &["crd", "crds"], &[]),
+    ("networking.istio.io", "gateways", &["gw"], &["istio-io", "networking-istio-io"]),
+    ("networking.istio.io", "virtualservices", &["vs"], &["istio-io", "networking-istio-io"]),
+];
+
+fn well_known_names(info: &ResourceInfo) -> (&'static [&'static str], &'static [&'static str]) {
+    WELL_KNOWN_NAMES
+        .iter()
+        .find(|(group, plural, ..)| *group == info.gvk.group && *plural == info.plural)
+        .map_or((&[], &[]), |(_, _, short, categories)| (*short, *categories))
+}
+
 impl Catalog {
     /// A catalog of fixed resources (the replay source: no server to ask).
     pub fn fixed(resources: Vec<ResourceInfo>) -> Catalog {
@@ -81,6 +125,7 @@ impl Catalog {
         let entries: Vec<ResourceEntry> = resources
             .into_iter()
             .map(|info| {
+                let (short_names, categories) = well_known_names(&info);
                 resource_lists
                     .entry(info.gvk.api_version())
                     .or_default()
@@ -88,10 +133,11 @@ impl Catalog {
                         "name": info.plural, "singularName": info.gvk.kind.to_lowercase(),
                         "namespaced": info.namespaced, "kind": info.gvk.kind,
                         "verbs": ["get", "list", "watch"],
+                        "shortNames": short_names, "categories": categories,
                     }));
                 ResourceEntry {
                     singular: info.gvk.kind.to_lowercase(),
-                    short_names: Vec::new(),
+                    short_names: short_names.iter().map(|s| s.to_string()).collect(),
                     preferred: true,
                     info,
                 }
@@ -120,6 +166,7 @@ impl Catalog {
                 })
                 .collect(),
             resources: entries,
+            version: Value::Null,
         };
         catalog.add_grw_kinds();
         catalog
@@ -324,6 +371,13 @@ impl Discovery {
         *self.refreshed.lock() = Some(std::time::Instant::now());
         let core = client.get_json("/api").await?;
         let api_groups = client.get_json("/apis").await?;
+        let version = match client.get_json("/version").await {
+            Ok(version) => version,
+            Err(e) => {
+                tracing::warn!(error = %crate::error::Report(&e), "the API server's /version could not be read");
+                Value::Null
+            }
+        };
         let mut group_versions: Vec<(String, String, bool)> = Vec::new();
         for v in core["versions"].as_array().into_iter().flatten() {
             if let Some(v) = v.as_str() {
@@ -349,6 +403,7 @@ impl Discovery {
                 .await;
         let mut catalog = Catalog {
             api_groups,
+            version,
             ..Catalog::default()
         };
         for (gv, preferred, result) in fetched {

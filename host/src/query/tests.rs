@@ -200,6 +200,24 @@ fn foreign_continue_tokens_are_rejected() {
     let key = ObjectKey::new("", "node-a");
     let token = ContinueToken::after(&key).to_string();
     assert_eq!(ContinueToken::parse(&token).unwrap().key(), &key);
+    assert_eq!(
+        ContinueToken::parse(&token).unwrap().resource_version(),
+        None
+    );
+
+    let key = ObjectKey::new("shop", "web-1");
+    let token = ContinueToken::after_at(&key, 321).to_string();
+    let parsed = ContinueToken::parse(&token).unwrap();
+    assert_eq!((parsed.key(), parsed.resource_version()), (&key, Some(321)));
+    use base64::Engine as _;
+    let encode = |raw: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw);
+    for bad in ["k2:x\0shop\0web", "k2:321\0shop", "k2:\0shop\0web"] {
+        assert_eq!(
+            ContinueToken::parse(&encode(bad)),
+            Err(InvalidContinue),
+            "{bad:?}"
+        );
+    }
 }
 
 #[test]

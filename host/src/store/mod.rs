@@ -168,6 +168,10 @@ impl Cache {
     ) -> Vec<Arc<Change>> {
         let mut state = self.state.write();
         let position = parse_rv(list_rv).max(state.last_position);
+        // The first list is the starting point: what happened before it
+        // cannot be replayed, so resuming is possible from its
+        // resourceVersion on, not before.
+        let first = origin == Origin::Initial && state.history.is_empty();
         let mut changes = Vec::new();
         let mut seen = BTreeSet::new();
         for object in objects {
@@ -199,8 +203,7 @@ impl Cache {
         if !published.is_empty() {
             state.tap(published.clone(), &self.gvk);
         }
-        if origin == Origin::Initial && state.history.is_empty() {
-            // The first list is the starting point: resuming is possible from its resourceVersion on.
+        if first {
             state.history_floor = position;
         }
         state.last_position = position;
@@ -416,6 +419,18 @@ impl CacheView<'_> {
     /// The resourceVersion the cache reflects (last list, event or bookmark).
     pub fn resource_version(&self) -> &str {
         &self.0.resource_version
+    }
+
+    /// The cache's position: the largest resourceVersion it has reached,
+    /// as a number.
+    pub fn position(&self) -> u64 {
+        self.0.last_position
+    }
+
+    /// The oldest resourceVersion a stream can resume from
+    /// ([`Cache::tail`] with an older one is [`TooOld`]).
+    pub fn oldest_resumable(&self) -> u64 {
+        self.0.history_floor
     }
 
     /// One object by key.

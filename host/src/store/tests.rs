@@ -162,6 +162,35 @@ fn indexes_follow_updates_and_deletes() {
 }
 
 #[test]
+fn nothing_before_the_first_list_can_be_replayed() {
+    // Room for every change: only the first list bounds the history.
+    let cache = Cache::new(gvk(), 100);
+    cache.replace(
+        vec![pod("a", "x", 7, json!({})), pod("a", "y", 10, json!({}))],
+        "10",
+        Origin::Initial,
+    );
+    cache.apply(
+        ChangeType::Modified,
+        pod("a", "x", 11, json!({})),
+        Origin::Watch,
+    );
+    assert_eq!(cache.read().oldest_resumable(), 10);
+    assert_eq!(cache.read().position(), 11);
+    // What changed before the list (a deletion, say) is unknown: a client
+    // resuming from there must list again.
+    assert_eq!(
+        cache.tail(Since::ResourceVersion(9)).err(),
+        Some(TooOld {
+            requested: 9,
+            oldest: 10
+        })
+    );
+    let from_list = cache.tail(Since::ResourceVersion(10)).unwrap();
+    assert_eq!(summary(&from_list.backlog), ["MODIFIED a/x 11"]);
+}
+
+#[test]
 fn resume_from_resource_version_replays_later_changes_only() {
     let cache = Cache::new(gvk(), 3);
     cache.replace(vec![pod("a", "x", 10, json!({}))], "10", Origin::Initial);

@@ -1,0 +1,376 @@
+//! The Kubernetes API, served from the cache under `kubeApiPathPrefix`
+//! (`/kube`): discovery, and `get`, `list` and `watch` of every resource the
+//! API server has, so that kubectl, client-go, kube-rs and every other
+//! client read from GRW by changing a kubeconfig's `server`.
+//!
+//! The same caches and query engine answer as for the native API; this
+//! module only reads requests and shapes answers the Kubernetes way: the
+//! API server's paths, `ListOptions`, `Status` errors, `Table`s for kubectl,
+//! `PartialObjectMetadata` for metadata-only clients, aggregated discovery.
+//! GRW serves reads: other methods are `405` (writes go to the API server),
+//! and answers are JSON only (`406` for a client accepting only protobuf).
+
+mod discovery;
+mod negotiate;
+mod options;
+mod path;
+mod read;
+mod status;
+mod watch;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use serde_json::{Value, json};
+
+use self::discovery::Served;
+use self::negotiate::{Endpoint, Representation, negotiate};
+use self::options::ListOptions;
+use self::path::{GroupVersion, KubePath, ResourcePath};
+use self::read::{ListMeta, json_response};
+use self::status::{KubeError, Status, Subject};
+use super::AppState;
+use crate::gvk::ResourceInfo;
+use crate::store::StoredObject;
+
+/// The routes, under `prefix`.
+pub(super) fn routes(prefix: &str) -> Router<Arc<AppState>> {
+    Router::new()
+        .route(prefix, any(handle))
+        .route(&format!("{prefix}/{{*path}}"), any(handle))
+}
+
+/// One request to a resource, resolved.
+pub(crate) struct KubeRequest<'a> {
+    /// The resource, as discovery knows it.
+    pub resource: ResourceInfo,
+    /// The namespace of the path; `None` for cluster-scoped resources and
+    /// lists across namespaces.
+    pub namespace: Option<&'a str>,
+    /// The object's name; `None` for the collection.
+    pub name: Option<&'a str>,
+    /// How the answer is written.
+    pub representation: Representation,
+}
+
+impl KubeRequest<'_> {
+    /// The resource as errors name it.
+    fn subject(&self) -> Subject<'_> {
+        Subject {
+            group: &self.resource.gvk.group,
+            resource: &self.resource.plural,
+        }
+    }
+}
+
+async fn handle(
+    State(state): State<Arc<AppState>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let prefix = state.config.kube_api_path_prefix.as_str();
+    let path = uri.path().strip_prefix(prefix).unwrap_or_default();
+    match serve(&state, &method, path, uri.query(), &headers).await {
+        Ok(response) => response,
+        Err(error) => error.into_response(),
+    }
+}
+
+async fn serve(
+    state: &AppState,
+    method: &Method,
+    path: &str,
+    query: Option<&str>,
+    headers: &HeaderMap,
+) -> Result<Response, KubeError> {
+    if method != Method::GET && method != Method::HEAD {
+        return Err(Status::method_not_allowed(method.as_str()).into());
+    }
+    let path = KubePath::parse(path);
+    let endpoint = match path {
+        KubePath::CoreVersions | KubePath::Groups => Endpoint::Discovery,
+        KubePath::Resource(_) => Endpoint::Resource,
+        _ => Endpoint::Other,
+    };
+    let representation =
+        negotiate(headers, endpoint).map_err(|_| KubeError::from(Status::not_acceptable()))?;
+    let served = || Served::new(&state.discovery.catalog());
+    let document = match path {
+        KubePath::Resource(resource) => {
+            return serve_resource(state, resource, representation, query).await;
+        }
+        KubePath::Version => version(&state.discovery.catalog().version),
+        KubePath::CoreVersions | KubePath::Groups => {
+            let core = path == KubePath::CoreVersions;
+            return Ok(match representation {
+                Representation::Aggregated(version) => {
+                    discovery_response(&served().aggregated(core, version), representation, headers)
+                }
+                _ if core => discovery_response(&served().core_versions(), representation, headers),
+                _ => discovery_response(&served().group_list(), representation, headers),
+            });
+        }
+        KubePath::Group(group) => served().group(group).ok_or(KubeError::PageNotFound)?,
+        KubePath::Resources(GroupVersion { group, version }) => served()
+            .resource_list(group, version)
+            .ok_or(KubeError::PageNotFound)?,
+        KubePath::Unknown => return Err(KubeError::PageNotFound),
+    };
+    Ok(discovery_response(&document, representation, headers))
+}
+
+/// `/version`: the API server's, or, for a replay, one saying so.
+fn version(of_server: &Value) -> Value {
+    if of_server.is_object() {
+        return of_server.clone();
+    }
+    json!({
+        "major": "",
+        "minor": "",
+        "gitVersion": "v0.0.0-grw-replay",
+        "gitCommit": "",
+        "gitTreeState": "",
+        "buildDate": "",
+        "goVersion": "",
+        "compiler": "",
+        // Go's names, as the API server reports its platform.
+        "platform": format!("{}/{}", std::env::consts::OS, match std::env::consts::ARCH {
+            "x86_64" => "amd64",
+            "aarch64" => "arm64",
+            other => other,
+        }),
+    })
+}
+
+/// A discovery document, with the headers that let clients cache it: an
+/// `ETag` (a matching `If-None-Match` gets `304 Not Modified`) and `Vary:
+/// Accept`, since one path has two representations.
+fn discovery_response(
+    document: &Value,
+    representation: Representation,
+    headers: &HeaderMap,
+) -> Response {
+    use sha2::Digest as _;
+    let body = document.to_string();
+    let digest = sha2::Sha256::digest(body.as_bytes());
+    let etag = format!(
+        "\"{}\"",
+        digest
+            .iter()
+            .map(|b| format!("{b:02X}"))
+            .collect::<String>()
+    );
+    let content_type = match representation {
+        Representation::Aggregated(version) => {
+            format!("application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList")
+        }
+        _ => "application/json".to_string(),
+    };
+    let unchanged = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|tags| tags.split(',').any(|t| t.trim() == etag));
+    let mut response = if unchanged {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        json_response(body.into_bytes())
+    };
+    let out = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(&content_type) {
+        out.insert(header::CONTENT_TYPE, value);
+    }
+    if let Ok(value) = HeaderValue::from_str(&etag) {
+        out.insert(header::ETAG, value);
+    }
+    out.insert(header::VARY, HeaderValue::from_static("Accept"));
+    response
+}
+
+async fn serve_resource(
+    state: &AppState,
+    path: ResourcePath<'_>,
+    representation: Representation,
+    query: Option<&str>,
+) -> Result<Response, KubeError> {
+    let resource = resolve(state, path.group_version, path.resource)
+        .await
+        .ok_or(KubeError::PageNotFound)?;
+    // The API server has no route for a namespace path of a cluster-scoped
+    // resource, nor for a namespaced object outside a namespace.
+    if path.namespace.is_some() && !resource.namespaced
+        || path.namespace.is_none() && resource.namespaced && path.name.is_some()
+    {
+        return Err(KubeError::PageNotFound);
+    }
+    if let Some(subresource) = path.subresource {
+        return Err(Status::no_subresource(&resource, subresource).into());
+    }
+    let options = ListOptions::parse(query, path.watch_segment)?;
+    let request = KubeRequest {
+        resource,
+        namespace: path.namespace,
+        name: path.name,
+        representation,
+    };
+    if options.watch {
+        watch::serve(state, &request, options).await
+    } else {
+        read::serve(state, &request, options).await
+    }
+}
+
+/// The resource a path names, exactly; one discovery does not know yet
+/// (a CRD just installed) makes discovery be read again first.
+async fn resolve(
+    state: &AppState,
+    group_version: GroupVersion<'_>,
+    plural: &str,
+) -> Option<ResourceInfo> {
+    let find = |catalog: &crate::kube::Catalog| {
+        catalog
+            .resources
+            .iter()
+            .map(|e| &e.info)
+            .find(|info| {
+                info.plural == plural
+                    && info.gvk.group == group_version.group
+                    && info.gvk.version == group_version.version
+            })
+            .cloned()
+    };
+    if let Some(found) = find(&state.discovery.catalog()) {
+        return Some(found);
+    }
+    let catalog = state
+        .discovery
+        .refresh_if_older(super::kinds::REFRESH_ON_MISS)
+        .await;
+    find(&catalog)
+}
+
+/// The columns the API server's default table has: a kind without printer
+/// columns of its own.
+fn default_columns() -> Value {
+    json!([
+        {"name": "Name", "type": "string", "format": "name", "description": "Name of the object", "priority": 0},
+        {"name": "Created At", "type": "date", "format": "", "description": "When the object was created", "priority": 0},
+    ])
+}
+
+/// How much of each object a table row carries (`includeObject`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IncludeObject {
+    None,
+    Metadata,
+    Object,
+}
+
+impl IncludeObject {
+    fn parse(value: Option<&str>) -> Result<IncludeObject, Status> {
+        match value.unwrap_or("") {
+            "" | "Metadata" => Ok(IncludeObject::Metadata),
+            "None" => Ok(IncludeObject::None),
+            "Object" => Ok(IncludeObject::Object),
+            other => Err(Status::bad_request(format!(
+                "includeObject: unsupported value {other:?}: supported values are \"None\", \"Metadata\", \"Object\""
+            ))),
+        }
+    }
+}
+
+/// Rows of tables, for lists, single objects and watch events.
+pub(crate) struct TableWriter {
+    version: &'static str,
+    include: IncludeObject,
+}
+
+impl TableWriter {
+    fn new(
+        _request: &KubeRequest<'_>,
+        version: &'static str,
+        options: &ListOptions,
+    ) -> TableWriter {
+        TableWriter {
+            version,
+            include: IncludeObject::parse(options.include_object.as_deref())
+                .unwrap_or(IncludeObject::Metadata),
+        }
+    }
+
+    fn row(&self, object: &StoredObject) -> Value {
+        let value = object.to_value();
+        let mut row = json!({
+            "cells": [value["metadata"]["name"], value["metadata"]["creationTimestamp"]],
+        });
+        match self.include {
+            IncludeObject::None => {}
+            IncludeObject::Metadata => {
+                row["object"] = json!({
+                    "kind": "PartialObjectMetadata",
+                    "apiVersion": format!("meta.k8s.io/{}", self.version),
+                    "metadata": value["metadata"],
+                });
+            }
+            IncludeObject::Object => row["object"] = value,
+        }
+        row
+    }
+
+    fn table(&self, rows: Vec<Value>, metadata: Value, headers: bool) -> Vec<u8> {
+        let mut table = json!({
+            "kind": "Table",
+            "apiVersion": format!("meta.k8s.io/{}", self.version),
+            "metadata": metadata,
+            "rows": rows,
+        });
+        table["columnDefinitions"] = if headers {
+            default_columns()
+        } else {
+            Value::Null
+        };
+        table.to_string().into_bytes()
+    }
+
+    /// The table of one watch event; only the first has column definitions.
+    fn event(&self, object: &StoredObject, first: bool) -> Vec<u8> {
+        self.table(vec![self.row(object)], json!({}), first)
+    }
+}
+
+fn table_of_one(
+    request: &KubeRequest<'_>,
+    object: &StoredObject,
+    version: &'static str,
+    options: &ListOptions,
+) -> Result<Vec<u8>, Status> {
+    IncludeObject::parse(options.include_object.as_deref())?;
+    let writer = TableWriter::new(request, version, options);
+    let rv = object.resource_version().to_string();
+    Ok(writer.table(
+        vec![writer.row(object)],
+        json!({"resourceVersion": rv}),
+        true,
+    ))
+}
+
+fn table_of_list(
+    request: &KubeRequest<'_>,
+    objects: &[Arc<StoredObject>],
+    version: &'static str,
+    options: &ListOptions,
+    meta: &ListMeta<'_>,
+) -> Result<Vec<u8>, Status> {
+    IncludeObject::parse(options.include_object.as_deref())?;
+    let writer = TableWriter::new(request, version, options);
+    let rows = objects.iter().map(|o| writer.row(o)).collect();
+    let mut metadata = json!({"resourceVersion": meta.resource_version});
+    if let Some(token) = meta.continue_token {
+        metadata["continue"] = json!(token);
+    }
+    Ok(writer.table(rows, metadata, true))
+}

@@ -1,0 +1,296 @@
+//! `get` and `list` of any resource, from the cache, with the API server's
+//! meaning of `resourceVersion`, `resourceVersionMatch`, `limit` and
+//! `continue` as far as a cache can honour it:
+//!
+//! | resourceVersion | match | answer |
+//! |---|---|---|
+//! | unset or `0` | – | the cache as it is |
+//! | `N` | unset or `NotOlderThan` | the cache once it reached `N` (waits up to 3 s, then `504 Timeout`, cause `ResourceVersionTooLarge`) |
+//! | `N` | `Exact` | the cache if it is exactly at `N` (after the same wait); older: `410 Expired`, since a cache keeps no past lists |
+//!
+//! A `continue` token carries the first page's resourceVersion, and every
+//! page reports it, as the API server's pages do; later pages read the
+//! cache as it is then, after the last key of the page before. A client
+//! that watches from the list's resourceVersion so gets every change a
+//! later page may already have shown, again: nothing is missed. A token
+//! whose resourceVersion the cache's history no longer reaches is `410
+//! Expired`, as the API server's expired tokens are.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use super::KubeRequest;
+use super::negotiate::Representation;
+use super::options::{ListOptions, Match, Version};
+use super::status::{KubeError, Status, Subject};
+use crate::api::AppState;
+use crate::api::kinds::{KindError, synced_watch};
+use crate::gvk::ResourceInfo;
+use crate::query::{ContinueToken, PageRequest, Query};
+use crate::store::{Cache, ObjectKey, StoredObject};
+use crate::watch::Watch;
+
+/// How long a read waits for the cache to reach the resourceVersion asked
+/// for: the API server's watch cache waits as long.
+const FRESHNESS_WAIT: Duration = Duration::from_secs(3);
+/// How often the cache's position is looked at meanwhile. Bookmarks move it
+/// without a change event, so it is polled.
+const FRESHNESS_POLL: Duration = Duration::from_millis(20);
+
+/// A get or a list.
+pub(super) async fn serve(
+    state: &AppState,
+    request: &KubeRequest<'_>,
+    options: ListOptions,
+) -> Result<Response, KubeError> {
+    let watch = cached(state, request).await?;
+    match request.name {
+        Some(name) => get(request, &watch, name, &options).await,
+        None => list(request, &watch, options).await,
+    }
+}
+
+/// The synced watch holding the request's objects, started on demand.
+pub(super) async fn cached(
+    state: &AppState,
+    request: &KubeRequest<'_>,
+) -> Result<Arc<Watch>, KubeError> {
+    synced_watch(state, &request.resource, request.namespace)
+        .await
+        .map_err(|e| kind_error(e, &request.resource, request.name).into())
+}
+
+async fn get(
+    request: &KubeRequest<'_>,
+    watch: &Watch,
+    name: &str,
+    options: &ListOptions,
+) -> Result<Response, KubeError> {
+    if let Version::At(at_least) = options.version {
+        fresh(&watch.cache, at_least).await?;
+    }
+    let key = ObjectKey::new(request.namespace.unwrap_or(""), name);
+    let object = watch.cache.read().get(&key).cloned();
+    let Some(object) = object else {
+        return Err(Status::not_found(request.subject(), name).into());
+    };
+    let body = match request.representation {
+        Representation::Metadata(version) => partial_metadata(&object, version),
+        Representation::Table(version) => super::table_of_one(request, &object, version, options)?,
+        Representation::Plain | Representation::Aggregated(_) => object.json().to_vec(),
+    };
+    Ok(json_response(body))
+}
+
+async fn list(
+    request: &KubeRequest<'_>,
+    watch: &Watch,
+    options: ListOptions,
+) -> Result<Response, KubeError> {
+    let cache = &watch.cache;
+    let (at, exact) = match (options.version, options.matching) {
+        (Version::At(n), Some(Match::Exact)) => (Some(n), true),
+        (Version::At(n), _) => (Some(n), false),
+        (Version::Unset | Version::Any, _) => (None, false),
+    };
+    if let Some(at_least) = at {
+        fresh(cache, at_least).await?;
+    }
+    let query = request.query(&options);
+    let view = cache.read();
+    let position = view.position();
+    if let (Some(n), true) = (at, exact)
+        && n != position
+    {
+        return Err(Status::expired(format!(
+            "The resourceVersion for the provided list is too old: GRW lists from its cache, which is at resourceVersion {position}; list without resourceVersionMatch=Exact"
+        ))
+        .into());
+    }
+    let list_rv = match options
+        .continue_from
+        .as_ref()
+        .and_then(ContinueToken::resource_version)
+    {
+        Some(first_page) if first_page < view.oldest_resumable() => {
+            return Err(Status::expired(
+                "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+            )
+            .into());
+        }
+        Some(first_page) => first_page.to_string(),
+        None => view.resource_version().to_string(),
+    };
+    let page = PageRequest {
+        limit: options.limit,
+        after: options.continue_from.as_ref().map(|t| t.key().clone()),
+    };
+    let result = query.run(&view, &page);
+    drop(view);
+    let next = result
+        .next
+        .map(|t| ContinueToken::after_at(t.key(), list_rv.parse().unwrap_or(position)).to_string());
+    let meta = ListMeta {
+        resource_version: &list_rv,
+        continue_token: next.as_deref(),
+    };
+    let body = match request.representation {
+        Representation::Metadata(version) => metadata_list(&result.items, version, &meta),
+        Representation::Table(version) => {
+            super::table_of_list(request, &result.items, version, &options, &meta)?
+        }
+        Representation::Plain | Representation::Aggregated(_) => {
+            object_list(&request.resource, &result.items, &meta)
+        }
+    };
+    Ok(json_response(body))
+}
+
+/// The `metadata` of a list answer.
+pub(super) struct ListMeta<'a> {
+    /// `resourceVersion`.
+    pub resource_version: &'a str,
+    /// `continue`, when more may follow.
+    pub continue_token: Option<&'a str>,
+}
+
+impl ListMeta<'_> {
+    fn json(&self) -> serde_json::Value {
+        let mut meta = json!({"resourceVersion": self.resource_version});
+        if let Some(token) = self.continue_token {
+            meta["continue"] = json!(token);
+        }
+        meta
+    }
+}
+
+/// Waits until the cache reached `at_least`, for up to [`FRESHNESS_WAIT`].
+pub(super) async fn fresh(cache: &Cache, at_least: u64) -> Result<(), Status> {
+    let deadline = tokio::time::Instant::now() + FRESHNESS_WAIT;
+    loop {
+        let (position, rv) = {
+            let view = cache.read();
+            (view.position(), view.resource_version().to_string())
+        };
+        if position >= at_least {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(Status::too_large_resource_version(at_least, &rv));
+        }
+        tokio::time::sleep(FRESHNESS_POLL).await;
+    }
+}
+
+/// `{"kind": "{Kind}List", ...}` around the stored bytes of each item.
+fn object_list(resource: &ResourceInfo, items: &[Arc<StoredObject>], meta: &ListMeta) -> Vec<u8> {
+    let mut body =
+        Vec::with_capacity(128 + items.iter().map(|o| o.json().len() + 1).sum::<usize>());
+    body.extend_from_slice(
+        format!(
+            r#"{{"kind":"{}List","apiVersion":"{}","metadata":{},"items":["#,
+            resource.gvk.kind,
+            resource.gvk.api_version(),
+            meta.json()
+        )
+        .as_bytes(),
+    );
+    for (i, object) in items.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(object.json());
+    }
+    body.extend_from_slice(b"]}");
+    body
+}
+
+/// One object as `PartialObjectMetadata` of `meta.k8s.io/{version}`.
+pub(super) fn partial_metadata(object: &StoredObject, version: &str) -> Vec<u8> {
+    let mut body = Vec::with_capacity(256);
+    write_partial_metadata(&mut body, object, version);
+    body
+}
+
+fn write_partial_metadata(body: &mut Vec<u8>, object: &StoredObject, version: &str) {
+    body.extend_from_slice(
+        format!(
+            r#"{{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/{version}","metadata":"#
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(object.get(&["metadata"]).unwrap_or(b"{}"));
+    body.push(b'}');
+}
+
+fn metadata_list(items: &[Arc<StoredObject>], version: &str, meta: &ListMeta) -> Vec<u8> {
+    let mut body = Vec::with_capacity(128 + items.len() * 512);
+    body.extend_from_slice(
+        format!(
+            r#"{{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/{version}","metadata":{},"items":["#,
+            meta.json()
+        )
+        .as_bytes(),
+    );
+    for (i, object) in items.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        write_partial_metadata(&mut body, object, version);
+    }
+    body.extend_from_slice(b"]}");
+    body
+}
+
+/// A 200 with a JSON body.
+pub(super) fn json_response(body: Vec<u8>) -> Response {
+    let mut response = (StatusCode::OK, Body::from(body)).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, private"),
+    );
+    response
+}
+
+/// Why no cache can answer, as a `Status`.
+pub(super) fn kind_error(error: KindError, resource: &ResourceInfo, name: Option<&str>) -> Status {
+    let subject = Subject {
+        group: &resource.gvk.group,
+        resource: &resource.plural,
+    };
+    let forbidden = matches!(error, KindError::Forbidden(_) | KindError::SecretsRefused);
+    let timeout = matches!(error, KindError::SyncTimeout(..));
+    let message = crate::api::Problem::from(error).message;
+    if forbidden {
+        Status::forbidden(subject, name, &message)
+    } else if timeout {
+        Status::timeout(message, 1)
+    } else {
+        // Not watched, with on-demand watches off: GRW cannot serve it now.
+        Status::unavailable(message)
+    }
+}
+
+/// The query a list or watch runs: the path's namespace (and, for a watch
+/// of one object, its name), the selectors.
+impl KubeRequest<'_> {
+    pub(super) fn query(&self, options: &ListOptions) -> Query {
+        Query {
+            namespace: self.namespace.map(str::to_string),
+            name: self.name.map(str::to_string),
+            labels: options.labels.clone(),
+            fields: options.fields.clone(),
+            ..Query::default()
+        }
+    }
+}

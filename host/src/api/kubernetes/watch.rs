@@ -1,0 +1,272 @@
+//! `watch=true`: a stream of watch events as the API server writes them, one
+//! JSON object per line, from the cache's history and then live.
+//!
+//! Where a watch starts:
+//!
+//! | request | first events |
+//! |---|---|
+//! | `resourceVersion` unset or `0` | an `ADDED` for every object (the API server's "get state and start at most recent" and "start at any") |
+//! | `resourceVersion=N` | every change after `N`; `N` older than the history: one `ERROR` event, `410 Expired`; `N` newer than the cache: waits up to 3 s for it, then `504` |
+//! | `sendInitialEvents=true` (with `resourceVersionMatch=NotOlderThan`) | an `ADDED` for every object, then a `BOOKMARK` annotated `k8s.io/initial-events-end: "true"` at the state's resourceVersion |
+//! | `sendInitialEvents=false` | changes after `N` (or from now when unset) |
+//!
+//! With a label or field selector, an object that starts to match arrives
+//! as `ADDED` and one that stops matching as `DELETED` (its last matching
+//! state at the resourceVersion of the change), so a client's store stays
+//! exactly the selection. Bookmarks (`allowWatchBookmarks`) come every
+//! [`BOOKMARK_INTERVAL`]. A stream ends after `timeoutSeconds`, or, when
+//! none is given, after 30 to 60 minutes as the API server's do, so clients
+//! spread their reconnections; a client too slow to keep up gets `410
+//! Expired` and must list again.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::body::Body;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use bytes::Bytes;
+use serde_json::json;
+use tokio::sync::broadcast::error::RecvError;
+
+use super::KubeRequest;
+use super::negotiate::Representation;
+use super::options::{ListOptions, Version};
+use super::read::{cached, fresh, partial_metadata};
+use super::status::{KubeError, Status};
+use crate::event::ChangeType;
+use crate::gvk::Gvk;
+use crate::query::Query;
+use crate::store::{Change, Since, StoredObject};
+
+/// How often an idle stream that allows bookmarks gets one: the API
+/// server's watch cache sends them about once a minute; more often costs
+/// little and lets clients resume closer to now.
+pub(super) const BOOKMARK_INTERVAL: Duration = Duration::from_secs(15);
+
+/// A stream with no `timeoutSeconds` ends after this, plus up to as much
+/// again, chosen per stream (the API server's `--min-request-timeout`).
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
+
+/// The annotation of the bookmark that ends the initial events.
+const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+/// The annotation of that bookmark carrying an empty list of the kind,
+/// which clients use to build the list the events make up.
+const LIST_BLUEPRINT: &str = "kubernetes.io/initial-events-list-blueprint";
+
+/// Opens the watch stream.
+pub(super) async fn serve(
+    state: &crate::api::AppState,
+    request: &KubeRequest<'_>,
+    options: ListOptions,
+) -> Result<Response, KubeError> {
+    let watch = cached(state, request).await?;
+    let initial = options.send_initial_events;
+    let since = match (initial, options.version) {
+        (Some(true), _) | (None, Version::Unset | Version::Any) => Since::Snapshot,
+        (Some(false), Version::Unset | Version::Any) => Since::Now,
+        (_, Version::At(n)) => Since::ResourceVersion(n),
+    };
+    if let Version::At(n) = options.version {
+        fresh(&watch.cache, n).await?;
+    }
+    let query = request.query(&options);
+    let writer = EventWriter::new(request, &options);
+    let end_of_initial = initial == Some(true);
+    let timeout = options.timeout.unwrap_or_else(spread_default_timeout);
+    let tail = match watch.cache.tail(since) {
+        Ok(tail) => tail,
+        Err(too_old) => {
+            // A watch too old is still a 200: the error is its one event.
+            let status = Status::expired(format!(
+                "too old resource version: {} ({})",
+                too_old.requested, too_old.oldest
+            ));
+            let line = event_line("ERROR", status.body().to_string().as_bytes());
+            return Ok(stream_response(Body::from(line)));
+        }
+    };
+    let snapshot_rv = watch.cache.read().resource_version().to_string();
+    let lines = async_stream::stream! {
+        let mut writer = writer;
+        for change in &tail.backlog {
+            if let Some(line) = writer.change(change, &query) {
+                yield Ok::<Bytes, std::convert::Infallible>(line);
+            }
+        }
+        if end_of_initial {
+            yield Ok(writer.bookmark(&snapshot_rv, true));
+        }
+        let mut live = tail.live;
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut bookmarks = tokio::time::interval(BOOKMARK_INTERVAL);
+        bookmarks.reset();
+        loop {
+            let change = tokio::select! {
+                change = live.recv() => change,
+                _ = bookmarks.tick(), if writer.bookmarks => {
+                    let rv = watch.cache.read().resource_version().to_string();
+                    yield Ok(writer.bookmark(&rv, false));
+                    continue;
+                }
+                _ = tokio::time::sleep_until(deadline) => break,
+            };
+            match change {
+                Ok(change) => {
+                    if let Some(line) = writer.change(&change, &query) {
+                        yield Ok(line);
+                    }
+                }
+                Err(RecvError::Lagged(missed)) => {
+                    let status = Status::expired(format!(
+                        "the client read too slowly and missed {missed} changes; list again"
+                    ));
+                    yield Ok(event_line("ERROR", status.body().to_string().as_bytes()));
+                    break;
+                }
+                Err(RecvError::Closed) => break,
+            }
+        }
+    };
+    Ok(stream_response(Body::from_stream(lines)))
+}
+
+/// The default timeout of a stream: [`DEFAULT_TIMEOUT`] to twice that.
+fn spread_default_timeout() -> Duration {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    DEFAULT_TIMEOUT + DEFAULT_TIMEOUT.mul_f64(f64::from(nanos) / 1e9)
+}
+
+/// Writes the events of one stream in the representation asked for.
+struct EventWriter {
+    representation: Representation,
+    gvk: Gvk,
+    bookmarks: bool,
+    /// Whether a table event has been written (only the first carries the
+    /// column definitions).
+    table_started: bool,
+    table: Option<super::TableWriter>,
+}
+
+impl EventWriter {
+    fn new(request: &KubeRequest<'_>, options: &ListOptions) -> EventWriter {
+        EventWriter {
+            representation: request.representation,
+            gvk: request.resource.gvk.clone(),
+            bookmarks: options.bookmarks,
+            table_started: false,
+            table: match request.representation {
+                Representation::Table(version) => {
+                    Some(super::TableWriter::new(request, version, options))
+                }
+                _ => None,
+            },
+        }
+    }
+
+    /// The event a change makes for a client of `query`, if any: objects
+    /// entering or leaving the selection arrive as ADDED or DELETED.
+    fn change(&mut self, change: &Change, query: &Query) -> Option<Bytes> {
+        let now = query.matches(&change.object);
+        let before = change.old.as_ref().map(|old| query.matches(old));
+        let (event, object): (&str, Arc<StoredObject>) = match (change.kind, before, now) {
+            (ChangeType::Modified, Some(false), true) => ("ADDED", change.object.clone()),
+            (ChangeType::Modified, Some(true), false) => {
+                let old = change.old.as_ref()?;
+                let rv = change.object.resource_version();
+                ("DELETED", at_version(old, rv, &self.gvk)?)
+            }
+            (_, _, false) => return None,
+            (kind, _, true) => (kind.as_str(), change.object.clone()),
+        };
+        Some(self.object_event(event, &object))
+    }
+
+    fn object_event(&mut self, event: &str, object: &StoredObject) -> Bytes {
+        match self.representation {
+            Representation::Metadata(version) => {
+                event_line(event, &partial_metadata(object, version))
+            }
+            Representation::Table(_) => {
+                let first = !self.table_started;
+                self.table_started = true;
+                let table = self
+                    .table
+                    .as_ref()
+                    .map(|t| t.event(object, first))
+                    .unwrap_or_default();
+                event_line(event, &table)
+            }
+            Representation::Plain | Representation::Aggregated(_) => {
+                event_line(event, object.json())
+            }
+        }
+    }
+
+    /// A BOOKMARK at `rv`; `end_of_initial` marks the end of the initial
+    /// events.
+    fn bookmark(&self, rv: &str, end_of_initial: bool) -> Bytes {
+        let (kind, api_version, list_kind) = match self.representation {
+            Representation::Metadata(version) | Representation::Table(version) => (
+                "PartialObjectMetadata".to_string(),
+                format!("meta.k8s.io/{version}"),
+                "PartialObjectMetadataList".to_string(),
+            ),
+            Representation::Plain | Representation::Aggregated(_) => (
+                self.gvk.kind.clone(),
+                self.gvk.api_version(),
+                format!("{}List", self.gvk.kind),
+            ),
+        };
+        let mut metadata = json!({"resourceVersion": rv, "creationTimestamp": null});
+        if end_of_initial {
+            let blueprint = format!(
+                "{}\n",
+                json!({"kind": list_kind, "apiVersion": api_version, "metadata": {}, "items": null})
+            );
+            metadata["annotations"] = json!({
+                INITIAL_EVENTS_END: "true",
+                LIST_BLUEPRINT: base64::engine::general_purpose::STANDARD.encode(blueprint),
+            });
+        }
+        let object = json!({"kind": kind, "apiVersion": api_version, "metadata": metadata});
+        event_line("BOOKMARK", object.to_string().as_bytes())
+    }
+}
+
+/// `old` as it is sent when it leaves a selection: its last state, at the
+/// resourceVersion of the change that took it out.
+fn at_version(old: &StoredObject, rv: &str, gvk: &Gvk) -> Option<Arc<StoredObject>> {
+    let mut value = old.to_value();
+    value["metadata"]["resourceVersion"] = json!(rv);
+    let bytes = serde_json::to_vec(&value).ok()?;
+    StoredObject::from_json(&bytes, gvk).ok().map(Arc::new)
+}
+
+/// `{"type":"...","object":...}\n`.
+fn event_line(event: &str, object: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(object.len() + 32);
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(event.as_bytes());
+    out.extend_from_slice(b"\",\"object\":");
+    out.extend_from_slice(object);
+    out.extend_from_slice(b"}\n");
+    Bytes::from(out)
+}
+
+fn stream_response(body: Body) -> Response {
+    let mut response = body.into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, private"),
+    );
+    response
+}
