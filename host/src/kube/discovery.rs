@@ -98,7 +98,12 @@ const WELL_KNOWN_NAMES: &[(&str, &str, &[&str], &[&str])] = &[
     ("apps", "deployments", &["deploy"], &["all"]),
     ("apps", "replicasets", &["rs"], &["all"]),
     ("apps", "statefulsets", &["sts"], &["all"]),
-    ("autoscaling", "horizontalpodautoscalers", &["hpa"], &["all"]),
+    (
+        "autoscaling",
+        "horizontalpodautoscalers",
+        &["hpa"],
+        &["all"],
+    ),
     ("batch", "cronjobs", &["cj"], &["all"]),
     ("batch", "jobs", &[], &["all"]),
     ("events.k8s.io", "events", &["ev"], &[]),
@@ -106,16 +111,33 @@ const WELL_KNOWN_NAMES: &[(&str, &str, &[&str], &[&str])] = &[
     ("networking.k8s.io", "networkpolicies", &["netpol"], &[]),
     ("policy", "poddisruptionbudgets", &["pdb"], &[]),
     ("storage.k8s.io", "storageclasses", &["sc"], &[]),
-    ("apiextensions.k8s.io", "customresourcedefinitions", &["crd", "crds"], &[]),
-    ("networking.istio.io", "gateways", &["gw"], &["istio-io", "networking-istio-io"]),
-    ("networking.istio.io", "virtualservices", &["vs"], &["istio-io", "networking-istio-io"]),
+    (
+        "apiextensions.k8s.io",
+        "customresourcedefinitions",
+        &["crd", "crds"],
+        &[],
+    ),
+    (
+        "networking.istio.io",
+        "gateways",
+        &["gw"],
+        &["istio-io", "networking-istio-io"],
+    ),
+    (
+        "networking.istio.io",
+        "virtualservices",
+        &["vs"],
+        &["istio-io", "networking-istio-io"],
+    ),
 ];
 
 fn well_known_names(info: &ResourceInfo) -> (&'static [&'static str], &'static [&'static str]) {
     WELL_KNOWN_NAMES
         .iter()
         .find(|(group, plural, ..)| *group == info.gvk.group && *plural == info.plural)
-        .map_or((&[], &[]), |(_, _, short, categories)| (*short, *categories))
+        .map_or((&[], &[]), |(_, _, short, categories)| {
+            (*short, *categories)
+        })
 }
 
 impl Catalog {
