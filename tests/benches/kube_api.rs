@@ -1,0 +1,395 @@
+//! The Kubernetes API through GRW against straight to the API server (the
+//! test suite's fake, which serves every request from memory), in one run:
+//! get and list latency and throughput at 10,000 Pods, and what 100
+//! concurrent watchers cost GRW and what the API server sees of them.
+//!
+//! Run: `cargo bench -p grw-e2e --bench kube_api` (builds the release `grw`
+//! first; `GRW_BIN` names another one). `-- --quick` uses fewer requests;
+//! `-- read watch` names the parts to run.
+
+#[path = "../../host/benches/common/mod.rs"]
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use common::{Args, cpu_model, grouped};
+use grw_e2e::daemon::{Grw, as_from_a_shell};
+use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
+use serde_json::{Value, json};
+
+const PODS: usize = 10_000;
+const NAMESPACES: usize = 50;
+/// `app` label values: one selects 1% of the Pods.
+const APPS: usize = 100;
+const WATCHERS: usize = 100;
+const BURST: usize = 1_000;
+
+fn main() {
+    let args = Args::from_env();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(run(args));
+}
+
+async fn run(args: Args) {
+    let grw_bin = release_grw();
+    // SAFETY: set before any other thread of this process reads the environment.
+    unsafe { std::env::set_var("GRW_BIN", &grw_bin) };
+    println!(
+        "machine: {}, {} logical CPUs",
+        cpu_model(),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!(
+        "date: {}",
+        grw::time::rfc3339(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+        )
+    );
+    let fake = FakeApiServer::start(FakeApiOptions::default()).await;
+    let started = Instant::now();
+    for i in 0..PODS {
+        fake.create(pod(i)).unwrap();
+    }
+    let bytes: usize = fake
+        .objects("v1", "Pod")
+        .iter()
+        .map(|p| p.to_string().len())
+        .sum();
+    println!(
+        "\n{} Pods in {NAMESPACES} namespaces, mean JSON {} bytes, created in {:.1} s",
+        grouped(PODS as f64),
+        grouped((bytes / PODS) as f64),
+        started.elapsed().as_secs_f64()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "bench").unwrap();
+    let config = json!({
+        "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": fake.url(), "tokenFilePath": token},
+        "initialWatchingResources": [{"group": "", "version": "v1", "kind": "Pod"}],
+        "builtinAnalyzers": false,
+        "minLogLevel": "info",
+    });
+    let grw = Grw::start_in(dir, config, &[]).await;
+    grw.wait_ready(Duration::from_secs(120)).await;
+    println!("grw: {}", grw_bin.display());
+    let targets = [
+        ("straight to the API server", fake.url()),
+        ("through GRW", format!("{}/kube", grw.url)),
+    ];
+    if args.wants("read") {
+        read(&targets, args.quick).await;
+    }
+    if args.wants("watch") {
+        watch(&fake, &grw, &targets).await;
+    }
+}
+
+/// The release `grw`, built unless `GRW_BIN` names one.
+fn release_grw() -> PathBuf {
+    if let Some(bin) = std::env::var_os("GRW_BIN") {
+        return PathBuf::from(bin);
+    }
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = as_from_a_shell(&mut Command::new(cargo))
+        .args(["build", "--quiet", "--release", "-p", "grw", "--bin", "grw"])
+        .current_dir(&workspace)
+        .status()
+        .unwrap();
+    assert!(status.success(), "building the release grw failed");
+    let target =
+        std::env::var("CARGO_TARGET_DIR").map_or_else(|_| workspace.join("target"), PathBuf::from);
+    target.join("release").join("grw")
+}
+
+fn pod(i: usize) -> Value {
+    let app = format!("app-{}", i % APPS);
+    let hash = format!(
+        "{:010x}",
+        (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 24
+    );
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "namespace": format!("team-{}", i % NAMESPACES),
+            "name": format!("{app}-{}-{:05}", &hash[..8], i),
+            "labels": {"app": app, "pod-template-hash": &hash[..8], "tier": if i.is_multiple_of(3) { "web" } else { "backend" }},
+            "annotations": {"kubectl.kubernetes.io/restartedAt": "2026-11-20T10:00:00Z"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("{app}-{}", &hash[..8]), "uid": format!("rs-{hash}"), "controller": true, "blockOwnerDeletion": true}],
+        },
+        "spec": {
+            "nodeName": format!("node-{}", i % 40),
+            "serviceAccountName": "default",
+            "containers": [{
+                "name": "app", "image": format!("registry.example.com/{app}:1.{}", i % 7),
+                "ports": [{"containerPort": 8080, "protocol": "TCP"}],
+                "env": [{"name": "LOG_LEVEL", "value": "info"}, {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+                "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},
+                "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}, "periodSeconds": 10},
+                "volumeMounts": [{"name": "config", "mountPath": "/etc/app"}, {"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}],
+            }],
+            "volumes": [{"name": "config", "configMap": {"name": format!("{app}-config")}}, {"name": "kube-api-access", "projected": {"sources": [{"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}}, {"configMap": {"name": "kube-root-ca.crt"}}]}}],
+            "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}],
+        },
+        "status": {
+            "phase": "Running", "podIP": format!("10.{}.{}.{}", i / 65536 % 256, i / 256 % 256, i % 256), "hostIP": format!("192.168.0.{}", i % 40),
+            "startTime": "2026-11-20T10:00:05Z", "qosClass": "Burstable",
+            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-20T10:00:12Z"}, {"type": "ContainersReady", "status": "True", "lastTransitionTime": "2026-11-20T10:00:12Z"}],
+            "containerStatuses": [{"name": "app", "ready": true, "restartCount": 0, "image": format!("registry.example.com/{app}:1.{}", i % 7), "imageID": "registry.example.com/app@sha256:0123456789abcdef", "containerID": format!("containerd://{hash}{hash}"), "started": true, "state": {"running": {"startedAt": "2026-11-20T10:00:08Z"}}}],
+        },
+    })
+}
+
+/// Latencies of `requests` sequential GETs of `path(i)`, in µs, sorted.
+async fn latencies(
+    client: &reqwest::Client,
+    base: &str,
+    requests: usize,
+    path: impl Fn(usize) -> String,
+) -> Vec<f64> {
+    let mut times = Vec::with_capacity(requests);
+    for i in 0..requests {
+        let url = format!("{base}{}", path(i));
+        let started = Instant::now();
+        let response = client.get(&url).send().await.unwrap();
+        assert!(
+            response.status().is_success(),
+            "{url}: {}",
+            response.status()
+        );
+        response.bytes().await.unwrap();
+        times.push(started.elapsed().as_secs_f64() * 1e6);
+    }
+    times.sort_by(f64::total_cmp);
+    times
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// GETs per second of `clients` concurrent clients for `during`.
+async fn throughput(
+    base: &str,
+    clients: usize,
+    during: Duration,
+    path: impl Fn(usize) -> String + Send + Sync + 'static,
+) -> f64 {
+    let done = Arc::new(AtomicU64::new(0));
+    let path = Arc::new(path);
+    let deadline = Instant::now() + during;
+    let mut tasks = Vec::new();
+    for c in 0..clients {
+        let (done, path, base) = (done.clone(), path.clone(), base.to_string());
+        tasks.push(tokio::spawn(async move {
+            let client = reqwest::Client::new();
+            let mut i = c * 7919;
+            while Instant::now() < deadline {
+                let response = client
+                    .get(format!("{base}{}", path(i)))
+                    .send()
+                    .await
+                    .unwrap();
+                assert!(response.status().is_success());
+                response.bytes().await.unwrap();
+                done.fetch_add(1, Ordering::Relaxed);
+                i += 1;
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    done.load(Ordering::Relaxed) as f64 / during.as_secs_f64()
+}
+
+fn pod_path(i: usize) -> String {
+    let i = (i * 7919) % PODS;
+    let pod = pod(i);
+    format!(
+        "/api/v1/namespaces/{}/pods/{}",
+        pod["metadata"]["namespace"].as_str().unwrap(),
+        pod["metadata"]["name"].as_str().unwrap()
+    )
+}
+
+async fn read(targets: &[(&str, String)], quick: bool) {
+    let scale = if quick { 4 } else { 1 };
+    let client = reqwest::Client::new();
+    println!("\n| request | target | requests | median µs | p99 µs |");
+    println!("|---|---|---:|---:|---:|");
+    type Path = fn(usize) -> String;
+    let cases: [(&str, usize, Path); 4] = [
+        ("get one Pod", 2_000, pod_path),
+        ("list a namespace (200 Pods)", 200, |i| {
+            format!("/api/v1/namespaces/team-{}/pods", i % NAMESPACES)
+        }),
+        ("list 1% by label, all namespaces (100 Pods)", 200, |i| {
+            format!("/api/v1/pods?labelSelector=app%3Dapp-{}", i % APPS)
+        }),
+        ("list all 10,000 Pods", 20, |_| "/api/v1/pods".to_string()),
+    ];
+    for (name, requests, path) in cases {
+        for (target, base) in targets {
+            // Warm up: connections, caches.
+            latencies(&client, base, 5, path).await;
+            let times = latencies(&client, base, requests / scale, path).await;
+            println!(
+                "| {name} | {target} | {} | {} | {} |",
+                grouped(times.len() as f64),
+                grouped(percentile(&times, 0.5)),
+                grouped(percentile(&times, 0.99))
+            );
+        }
+    }
+    println!("\n| request | target | concurrent clients | requests per second |");
+    println!("|---|---|---:|---:|");
+    for (target, base) in targets {
+        let rate = throughput(
+            base,
+            16,
+            Duration::from_secs(3 / scale.min(3) as u64 + 1),
+            pod_path,
+        )
+        .await;
+        println!("| get one Pod | {target} | 16 | {} |", grouped(rate));
+    }
+    for (target, base) in targets {
+        let rate = throughput(base, 16, Duration::from_secs(3), |i| {
+            format!("/api/v1/pods?labelSelector=app%3Dapp-{}", i % APPS)
+        })
+        .await;
+        println!("| list 1% by label | {target} | 16 | {} |", grouped(rate));
+    }
+}
+
+/// CPU seconds a process used so far (user + system).
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name, which is in parentheses.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    kib / 1024.0
+}
+
+/// Opens `n` watches of every Pod from `rv` and returns, per watcher, a
+/// task that ends when it has read `marker`.
+async fn watchers(
+    base: &str,
+    rv: &str,
+    n: usize,
+    marker: &str,
+) -> Vec<tokio::task::JoinHandle<usize>> {
+    let mut tasks = Vec::new();
+    for _ in 0..n {
+        let url = format!("{base}/api/v1/pods?watch=true&resourceVersion={rv}");
+        let response = reqwest::Client::new().get(url).send().await.unwrap();
+        assert!(response.status().is_success());
+        let marker = marker.as_bytes().to_vec();
+        tasks.push(tokio::spawn(async move {
+            let mut response = response;
+            let mut events = 0;
+            let mut tail: Vec<u8> = Vec::new();
+            while let Some(chunk) = response.chunk().await.unwrap() {
+                events += chunk.iter().filter(|b| **b == b'\n').count();
+                tail.extend_from_slice(&chunk);
+                if tail.windows(marker.len()).any(|w| w == marker.as_slice()) {
+                    return events;
+                }
+                let keep = tail.len().saturating_sub(marker.len());
+                tail.drain(..keep);
+            }
+            events
+        }));
+    }
+    tasks
+}
+
+async fn watch(fake: &FakeApiServer, grw: &Grw, targets: &[(&str, String)]) {
+    println!(
+        "\n{WATCHERS} concurrent watchers of every Pod, then a burst of {BURST} Pod changes made at the API server as fast as it takes them:\n"
+    );
+    println!(
+        "| target | watches the watchers add at the API server | events the API server sends for the burst | all watchers had the last change after s | GRW CPU s over the burst | GRW VmRSS MiB: before / with the watchers / after the burst |"
+    );
+    println!("|---|---:|---:|---:|---:|---|");
+    let pid = grw.pid();
+    for (round, (target, base)) in targets.iter().enumerate() {
+        let (_, list) = get_json(&format!("{base}/api/v1/pods?limit=1")).await;
+        let rv = list["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let rss_before = rss_mib(pid);
+        let before_watches = fake.open_watches();
+        let marker = format!("burst-{round}-last");
+        let tasks = watchers(base, &rv, WATCHERS, &marker).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let added = fake.open_watches() - before_watches;
+        let rss_with = rss_mib(pid);
+        let cpu_before = cpu_seconds(pid);
+        let started = Instant::now();
+        for i in 0..BURST {
+            let mut changed = pod(i * 7 % PODS);
+            let label = if i == BURST - 1 {
+                marker.clone()
+            } else {
+                format!("burst-{round}-{i}")
+            };
+            changed["metadata"]["labels"]["change"] = json!(label);
+            fake.update(changed).unwrap();
+        }
+        let mut events = 0;
+        for task in tasks {
+            events += tokio::time::timeout(Duration::from_secs(120), task)
+                .await
+                .unwrap()
+                .unwrap();
+        }
+        let elapsed = started.elapsed().as_secs_f64();
+        let cpu = cpu_seconds(pid) - cpu_before;
+        // Through GRW the API server sends the burst once, to GRW's own
+        // watch; straight, once per watcher.
+        let sent = if *target == "through GRW" {
+            BURST
+        } else {
+            events
+        };
+        println!(
+            "| {target} | {added} | {} | {elapsed:.2} | {cpu:.2} | {rss_before:.1} / {rss_with:.1} / {:.1} |",
+            grouped(sent as f64),
+            rss_mib(pid)
+        );
+    }
+}
+
+async fn get_json(url: &str) -> (u16, Value) {
+    let response = reqwest::get(url).await.unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
+}
