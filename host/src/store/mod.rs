@@ -78,6 +78,9 @@ pub struct Tail {
     pub backlog: Vec<Arc<Change>>,
     /// Live changes after the backlog.
     pub live: broadcast::Receiver<Arc<Change>>,
+    /// The resourceVersion the cache had reached when the backlog was
+    /// taken: the backlog brings a reader to it.
+    pub resource_version: String,
 }
 
 /// The requested resourceVersion is older than the history kept.
@@ -320,6 +323,7 @@ impl Cache {
         Ok(Tail {
             backlog,
             live: self.live.subscribe(),
+            resource_version: state.resource_version.clone(),
         })
     }
 

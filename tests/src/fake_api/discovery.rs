@@ -44,6 +44,8 @@ pub(crate) struct ResourceDef {
     pub listable: bool,
     /// Whether the resource is defined by a CustomResourceDefinition.
     pub crd: bool,
+    /// A CRD's `additionalPrinterColumns`, the same in every version.
+    pub printer_columns: Vec<Value>,
 }
 
 impl ResourceDef {
@@ -70,6 +72,7 @@ impl ResourceDef {
             subresources: subresources.iter().map(|s| s.to_string()).collect(),
             listable: true,
             crd: false,
+            printer_columns: Vec::new(),
         }
     }
 
@@ -93,6 +96,7 @@ impl ResourceDef {
             subresources: Vec::new(),
             listable: true,
             crd: true,
+            printer_columns: Vec::new(),
         }
     }
 

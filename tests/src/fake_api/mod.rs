@@ -356,6 +356,23 @@ impl FakeApiServer {
             .expect("creating the CustomResourceDefinition object");
     }
 
+    /// Like [`FakeApiServer::add_crd`], with `additionalPrinterColumns`
+    /// (`[{"name", "type", "jsonPath", ...}]`) in its versions.
+    pub fn add_crd_with_columns(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+        plural: &str,
+        columns: Value,
+    ) {
+        let mut def = ResourceDef::custom(group, version, kind, plural, true);
+        def.printer_columns = columns.as_array().cloned().unwrap_or_default();
+        self.shared
+            .mutate(|s| s.install_crd(def))
+            .expect("creating the CustomResourceDefinition object");
+    }
+
     /// Installs the Istio Gateway and VirtualService CRDs (`networking.istio.io`,
     /// `v1beta1` and `v1`), as [`FakeApiOptions::istio_crds_installed`] does at start.
     pub fn add_istio_crds(&self) {

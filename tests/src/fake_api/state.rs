@@ -532,7 +532,7 @@ fn crd_object(def: &ResourceDef) -> Value {
         .versions
         .iter()
         .map(|v| {
-            json!({
+            let mut version = json!({
                 "name": v,
                 "served": true,
                 "storage": *v == storage,
@@ -540,7 +540,11 @@ fn crd_object(def: &ResourceDef) -> Value {
                     "type": "object",
                     "x-kubernetes-preserve-unknown-fields": true,
                 }},
-            })
+            });
+            if !def.printer_columns.is_empty() {
+                version["additionalPrinterColumns"] = json!(def.printer_columns);
+            }
+            version
         })
         .collect();
     let condition = |t: &str, reason: &str, message: &str| {

@@ -87,7 +87,6 @@ pub(super) async fn serve(
             return Ok(stream_response(Body::from(line)));
         }
     };
-    let snapshot_rv = watch.cache.read().resource_version().to_string();
     let lines = async_stream::stream! {
         let mut writer = writer;
         for change in &tail.backlog {
@@ -96,7 +95,7 @@ pub(super) async fn serve(
             }
         }
         if end_of_initial {
-            yield Ok(writer.bookmark(&snapshot_rv, true));
+            yield Ok(writer.bookmark(&tail.resource_version, true));
         }
         let mut live = tail.live;
         let deadline = tokio::time::Instant::now() + timeout;
