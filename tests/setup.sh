@@ -28,6 +28,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 toolchains="${GRW_TOOLCHAINS:-$root/target/toolchains}"
 componentize_py=0.25.1
 pytest=9.2.0
+# The official Kubernetes clients the tests read GRW with (tests/clients).
+kubernetes_python=37.0.2
+kubernetes_js=1.4.0
 componentize_js=0.23.0
 weval=0.5.1
 rolldown=1.3.2
@@ -77,13 +80,14 @@ fi
 clang-14 --version | head -1
 
 # Python plugins: componentize-py (and pytest for their native tests) in a
-# virtual environment of their own.
+# virtual environment of their own, with the Kubernetes client.
 python="$toolchains/python"
 if [ "$("$python/bin/componentize-py" --version 2>/dev/null)" != "componentize-py $componentize_py" ] ||
-    ! "$python/bin/pytest" --version 2>/dev/null | grep -qx "pytest $pytest"; then
+    ! "$python/bin/pytest" --version 2>/dev/null | grep -qx "pytest $pytest" ||
+    [ "$("$python/bin/python" -c 'import kubernetes; print(kubernetes.__version__)' 2>/dev/null)" != "$kubernetes_python" ]; then
     python3 -m venv "$python"
     "$python/bin/pip" install --quiet --disable-pip-version-check \
-        "componentize-py==$componentize_py" "pytest==$pytest"
+        "componentize-py==$componentize_py" "pytest==$pytest" "kubernetes==$kubernetes_python"
 fi
 "$python/bin/componentize-py" --version
 
@@ -96,9 +100,11 @@ js="$toolchains/js"
 version() { node -p "require('$js/node_modules/$1/package.json').version" 2>/dev/null || true; }
 if [ "$(version @bytecodealliance/componentize-js)" != "$componentize_js" ] ||
     [ "$(version rolldown)" != "$rolldown" ] ||
-    [ "$(version typescript)" != "$typescript" ]; then
+    [ "$(version typescript)" != "$typescript" ] ||
+    [ "$(version @kubernetes/client-node)" != "$kubernetes_js" ]; then
     npm install --silent --no-audit --no-fund --prefix "$js" \
-        "@bytecodealliance/componentize-js@$componentize_js" "rolldown@$rolldown" "typescript@$typescript"
+        "@bytecodealliance/componentize-js@$componentize_js" "rolldown@$rolldown" "typescript@$typescript" \
+        "@kubernetes/client-node@$kubernetes_js"
 fi
 echo "componentize-js $componentize_js, typescript $typescript (node $(node --version))"
 
