@@ -94,6 +94,9 @@ pub(crate) struct Shared {
     /// Set when the server shuts down.
     pub(crate) shutdown_tx: tokio::sync::watch::Sender<bool>,
     pub(crate) open_watches: AtomicUsize,
+    /// Events sent on watch streams so far: changes, initial events and
+    /// the bookmark closing them, errors; periodic bookmarks are not counted.
+    pub(crate) watch_events_sent: AtomicUsize,
     pub(crate) bookmark_interval: Duration,
     pub(crate) addr: SocketAddr,
 }
@@ -173,6 +176,7 @@ impl FakeApiServer {
             drop_tx,
             shutdown_tx,
             open_watches: AtomicUsize::new(0),
+            watch_events_sent: AtomicUsize::new(0),
             bookmark_interval: options.bookmark_interval,
             addr,
         });
@@ -420,5 +424,12 @@ impl FakeApiServer {
     /// The number of watch streams currently open.
     pub fn open_watches(&self) -> usize {
         self.shared.open_watches.load(Ordering::SeqCst)
+    }
+
+    /// The number of events sent on watch streams since the server started:
+    /// changes, initial events and the bookmark closing them, errors;
+    /// periodic bookmarks are not counted.
+    pub fn watch_events_sent(&self) -> usize {
+        self.shared.watch_events_sent.load(Ordering::SeqCst)
     }
 }

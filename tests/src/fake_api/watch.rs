@@ -138,6 +138,7 @@ pub(crate) fn watch(
             if tx.send(Ok(line)).await.is_err() {
                 return;
             }
+            shared.watch_events_sent.fetch_add(1, Ordering::Relaxed);
         }
         if !expired {
             follow(&shared, &spec, from_rv, signals, &tx).await;
@@ -181,6 +182,7 @@ async fn follow(
             if tx.send(Ok(line)).await.is_err() {
                 return;
             }
+            shared.watch_events_sent.fetch_add(1, Ordering::Relaxed);
         }
         last_rv = rv;
         if ended {
