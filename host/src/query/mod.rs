@@ -144,6 +144,13 @@ impl Query {
         Page { items, next }
     }
 
+    /// How many objects match after `after`, without collecting them.
+    pub fn count_after(&self, view: &CacheView<'_>, after: Option<&ObjectKey>) -> usize {
+        self.candidates(view, after)
+            .filter(|object| self.matches(object))
+            .count()
+    }
+
     /// Objects that may match, in key order, after `after`.
     fn candidates<'v>(
         &self,

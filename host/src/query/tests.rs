@@ -161,6 +161,12 @@ fn pages_cover_every_match_exactly_once() {
             let page = q.run(&view, &request);
             assert!(page.items.len() <= 4);
             seen.extend(names(&page));
+            // What the later pages hold, counted without reading them.
+            let later = page
+                .next
+                .as_ref()
+                .map(|t| q.count_after(&view, Some(t.key())));
+            assert_eq!(later.unwrap_or(0), all.len() - seen.len(), "{q:?}");
             match page.next {
                 Some(token) => {
                     let parsed = ContinueToken::parse(&token.to_string()).unwrap();

@@ -16,6 +16,7 @@ mod options;
 mod path;
 mod read;
 mod status;
+mod table;
 mod watch;
 
 use std::sync::Arc;
@@ -31,11 +32,10 @@ use self::discovery::Served;
 use self::negotiate::{Endpoint, Representation, negotiate};
 use self::options::ListOptions;
 use self::path::{GroupVersion, KubePath, ResourcePath};
-use self::read::{ListMeta, json_response};
+use self::read::json_response;
 use self::status::{KubeError, Status, Subject};
 use super::AppState;
 use crate::gvk::ResourceInfo;
-use crate::store::StoredObject;
 
 /// The routes, under `prefix`.
 pub(super) fn routes(prefix: &str) -> Router<Arc<AppState>> {
@@ -251,126 +251,4 @@ async fn resolve(
         .refresh_if_older(super::kinds::REFRESH_ON_MISS)
         .await;
     find(&catalog)
-}
-
-/// The columns the API server's default table has: a kind without printer
-/// columns of its own.
-fn default_columns() -> Value {
-    json!([
-        {"name": "Name", "type": "string", "format": "name", "description": "Name of the object", "priority": 0},
-        {"name": "Created At", "type": "date", "format": "", "description": "When the object was created", "priority": 0},
-    ])
-}
-
-/// How much of each object a table row carries (`includeObject`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum IncludeObject {
-    None,
-    Metadata,
-    Object,
-}
-
-impl IncludeObject {
-    fn parse(value: Option<&str>) -> Result<IncludeObject, Status> {
-        match value.unwrap_or("") {
-            "" | "Metadata" => Ok(IncludeObject::Metadata),
-            "None" => Ok(IncludeObject::None),
-            "Object" => Ok(IncludeObject::Object),
-            other => Err(Status::bad_request(format!(
-                "includeObject: unsupported value {other:?}: supported values are \"None\", \"Metadata\", \"Object\""
-            ))),
-        }
-    }
-}
-
-/// Rows of tables, for lists, single objects and watch events.
-pub(crate) struct TableWriter {
-    version: &'static str,
-    include: IncludeObject,
-}
-
-impl TableWriter {
-    fn new(
-        _request: &KubeRequest<'_>,
-        version: &'static str,
-        options: &ListOptions,
-    ) -> TableWriter {
-        TableWriter {
-            version,
-            include: IncludeObject::parse(options.include_object.as_deref())
-                .unwrap_or(IncludeObject::Metadata),
-        }
-    }
-
-    fn row(&self, object: &StoredObject) -> Value {
-        let value = object.to_value();
-        let mut row = json!({
-            "cells": [value["metadata"]["name"], value["metadata"]["creationTimestamp"]],
-        });
-        match self.include {
-            IncludeObject::None => {}
-            IncludeObject::Metadata => {
-                row["object"] = json!({
-                    "kind": "PartialObjectMetadata",
-                    "apiVersion": format!("meta.k8s.io/{}", self.version),
-                    "metadata": value["metadata"],
-                });
-            }
-            IncludeObject::Object => row["object"] = value,
-        }
-        row
-    }
-
-    fn table(&self, rows: Vec<Value>, metadata: Value, headers: bool) -> Vec<u8> {
-        let mut table = json!({
-            "kind": "Table",
-            "apiVersion": format!("meta.k8s.io/{}", self.version),
-            "metadata": metadata,
-            "rows": rows,
-        });
-        table["columnDefinitions"] = if headers {
-            default_columns()
-        } else {
-            Value::Null
-        };
-        table.to_string().into_bytes()
-    }
-
-    /// The table of one watch event; only the first has column definitions.
-    fn event(&self, object: &StoredObject, first: bool) -> Vec<u8> {
-        self.table(vec![self.row(object)], json!({}), first)
-    }
-}
-
-fn table_of_one(
-    request: &KubeRequest<'_>,
-    object: &StoredObject,
-    version: &'static str,
-    options: &ListOptions,
-) -> Result<Vec<u8>, Status> {
-    IncludeObject::parse(options.include_object.as_deref())?;
-    let writer = TableWriter::new(request, version, options);
-    let rv = object.resource_version().to_string();
-    Ok(writer.table(
-        vec![writer.row(object)],
-        json!({"resourceVersion": rv}),
-        true,
-    ))
-}
-
-fn table_of_list(
-    request: &KubeRequest<'_>,
-    objects: &[Arc<StoredObject>],
-    version: &'static str,
-    options: &ListOptions,
-    meta: &ListMeta<'_>,
-) -> Result<Vec<u8>, Status> {
-    IncludeObject::parse(options.include_object.as_deref())?;
-    let writer = TableWriter::new(request, version, options);
-    let rows = objects.iter().map(|o| writer.row(o)).collect();
-    let mut metadata = json!({"resourceVersion": meta.resource_version});
-    if let Some(token) = meta.continue_token {
-        metadata["continue"] = json!(token);
-    }
-    Ok(writer.table(rows, metadata, true))
 }

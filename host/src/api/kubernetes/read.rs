@@ -17,7 +17,7 @@
 //! Expired`, as the API server's expired tokens are.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -28,6 +28,7 @@ use super::KubeRequest;
 use super::negotiate::Representation;
 use super::options::{ListOptions, Match, Version};
 use super::status::{KubeError, Status, Subject};
+use super::table;
 use crate::api::AppState;
 use crate::api::kinds::{KindError, synced_watch};
 use crate::gvk::ResourceInfo;
@@ -50,8 +51,8 @@ pub(super) async fn serve(
 ) -> Result<Response, KubeError> {
     let watch = cached(state, request).await?;
     match request.name {
-        Some(name) => get(request, &watch, name, &options).await,
-        None => list(request, &watch, options).await,
+        Some(name) => get(state, request, &watch, name, &options).await,
+        None => list(state, request, &watch, options).await,
     }
 }
 
@@ -66,6 +67,7 @@ pub(super) async fn cached(
 }
 
 async fn get(
+    state: &AppState,
     request: &KubeRequest<'_>,
     watch: &Watch,
     name: &str,
@@ -81,13 +83,17 @@ async fn get(
     };
     let body = match request.representation {
         Representation::Metadata(version) => partial_metadata(&object, version),
-        Representation::Table(version) => super::table_of_one(request, &object, version, options)?,
+        Representation::Table(version) => {
+            let (printer, include) = table::requested(state, request, version, options).await?;
+            printer.one(&object, include, SystemTime::now())
+        }
         Representation::Plain | Representation::Aggregated(_) => object.json().to_vec(),
     };
     Ok(json_response(body))
 }
 
 async fn list(
+    state: &AppState,
     request: &KubeRequest<'_>,
     watch: &Watch,
     options: ListOptions,
@@ -101,6 +107,14 @@ async fn list(
     if let Some(at_least) = at {
         fresh(cache, at_least).await?;
     }
+    // The printer first: finding a custom resource's may wait for GRW's
+    // cache of CRDs, which must not hold the list's snapshot meanwhile.
+    let table = match request.representation {
+        Representation::Table(version) => {
+            Some(table::requested(state, request, version, &options).await?)
+        }
+        _ => None,
+    };
     let query = request.query(&options);
     let view = cache.read();
     let position = view.position();
@@ -131,6 +145,15 @@ async fn list(
         after: options.continue_from.as_ref().map(|t| t.key().clone()),
     };
     let result = query.run(&view, &page);
+    // What later pages hold, as the API server reports it: only when no
+    // selector filters the list (its storage then counts keys; with one it
+    // would have to read every object, so it leaves the count out).
+    let remaining_item_count = match &result.next {
+        Some(next) if options.labels.is_empty() && options.fields.is_empty() => {
+            i64::try_from(query.count_after(&view, Some(next.key()))).ok()
+        }
+        _ => None,
+    };
     drop(view);
     let next = result
         .next
@@ -138,25 +161,31 @@ async fn list(
     let meta = ListMeta {
         resource_version: &list_rv,
         continue_token: next.as_deref(),
+        remaining_item_count,
     };
-    let body = match request.representation {
-        Representation::Metadata(version) => metadata_list(&result.items, version, &meta),
-        Representation::Table(version) => {
-            super::table_of_list(request, &result.items, version, &options, &meta)?
+    let body = match (request.representation, table) {
+        (_, Some((printer, include))) => {
+            printer.list(&result.items, include, &meta, SystemTime::now())
         }
-        Representation::Plain | Representation::Aggregated(_) => {
-            object_list(&request.resource, &result.items, &meta)
-        }
+        (Representation::Metadata(version), None) => metadata_list(&result.items, version, &meta),
+        (
+            Representation::Plain | Representation::Aggregated(_) | Representation::Table(_),
+            None,
+        ) => object_list(&request.resource, &result.items, &meta),
     };
     Ok(json_response(body))
 }
 
 /// The `metadata` of a list answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct ListMeta<'a> {
     /// `resourceVersion`.
     pub resource_version: &'a str,
     /// `continue`, when more may follow.
     pub continue_token: Option<&'a str>,
+    /// `remainingItemCount`: how many objects the next pages hold, when
+    /// known.
+    pub remaining_item_count: Option<i64>,
 }
 
 impl ListMeta<'_> {
@@ -164,6 +193,9 @@ impl ListMeta<'_> {
         let mut meta = json!({"resourceVersion": self.resource_version});
         if let Some(token) = self.continue_token {
             meta["continue"] = json!(token);
+        }
+        if let Some(count) = self.remaining_item_count {
+            meta["remainingItemCount"] = json!(count);
         }
         meta
     }

@@ -35,6 +35,7 @@ use super::negotiate::Representation;
 use super::options::{ListOptions, Version};
 use super::read::{cached, fresh, partial_metadata};
 use super::status::{KubeError, Status};
+use super::table::{self, WatchTables};
 use crate::event::ChangeType;
 use crate::gvk::Gvk;
 use crate::query::Query;
@@ -72,7 +73,14 @@ pub(super) async fn serve(
         fresh(&watch.cache, n).await?;
     }
     let query = request.query(&options);
-    let writer = EventWriter::new(request, &options);
+    let tables = match request.representation {
+        Representation::Table(version) => {
+            let (printer, include) = table::requested(state, request, version, &options).await?;
+            Some(printer.watch(include))
+        }
+        _ => None,
+    };
+    let writer = EventWriter::new(request, &options, tables);
     let end_of_initial = initial == Some(true);
     let timeout = options.timeout.unwrap_or_else(spread_default_timeout);
     let tail = match watch.cache.tail(since) {
@@ -144,25 +152,21 @@ struct EventWriter {
     representation: Representation,
     gvk: Gvk,
     bookmarks: bool,
-    /// Whether a table event has been written (only the first carries the
-    /// column definitions).
-    table_started: bool,
-    table: Option<super::TableWriter>,
+    /// The Tables of a `Table` watch.
+    tables: Option<WatchTables>,
 }
 
 impl EventWriter {
-    fn new(request: &KubeRequest<'_>, options: &ListOptions) -> EventWriter {
+    fn new(
+        request: &KubeRequest<'_>,
+        options: &ListOptions,
+        tables: Option<WatchTables>,
+    ) -> EventWriter {
         EventWriter {
             representation: request.representation,
             gvk: request.resource.gvk.clone(),
             bookmarks: options.bookmarks,
-            table_started: false,
-            table: match request.representation {
-                Representation::Table(version) => {
-                    Some(super::TableWriter::new(request, version, options))
-                }
-                _ => None,
-            },
+            tables,
         }
     }
 
@@ -190,12 +194,10 @@ impl EventWriter {
                 event_line(event, &partial_metadata(object, version))
             }
             Representation::Table(_) => {
-                let first = !self.table_started;
-                self.table_started = true;
                 let table = self
-                    .table
-                    .as_ref()
-                    .map(|t| t.event(object, first))
+                    .tables
+                    .as_mut()
+                    .map(|t| t.object(&object.to_value(), SystemTime::now()))
                     .unwrap_or_default();
                 event_line(event, &table)
             }
@@ -206,8 +208,10 @@ impl EventWriter {
     }
 
     /// A BOOKMARK at `rv`; `end_of_initial` marks the end of the initial
-    /// events.
-    fn bookmark(&self, rv: &str, end_of_initial: bool) -> Bytes {
+    /// events. In a `Table` watch the bookmark is an object of the kind
+    /// (empty but for its metadata) made into a one-row Table, as the API
+    /// server's bookmarks are.
+    fn bookmark(&mut self, rv: &str, end_of_initial: bool) -> Bytes {
         let (kind, api_version, list_kind) = match self.representation {
             Representation::Metadata(version) | Representation::Table(version) => (
                 "PartialObjectMetadata".to_string(),
@@ -230,6 +234,14 @@ impl EventWriter {
                 INITIAL_EVENTS_END: "true",
                 LIST_BLUEPRINT: base64::engine::general_purpose::STANDARD.encode(blueprint),
             });
+        }
+        if let Some(tables) = &mut self.tables {
+            let object = json!({
+                "kind": self.gvk.kind,
+                "apiVersion": self.gvk.api_version(),
+                "metadata": metadata,
+            });
+            return event_line("BOOKMARK", &tables.object(&object, SystemTime::now()));
         }
         let object = json!({"kind": kind, "apiVersion": api_version, "metadata": metadata});
         event_line("BOOKMARK", object.to_string().as_bytes())
