@@ -26,7 +26,7 @@ use serde_json::json;
 
 use super::KubeRequest;
 use super::negotiate::Representation;
-use super::options::{ListOptions, Match, Version};
+use super::options::{ListOptions, Match, Version, search_status};
 use super::status::{KubeError, Status, Subject};
 use crate::api::AppState;
 use crate::api::kinds::{KindError, synced_watch};
@@ -51,7 +51,7 @@ pub(super) async fn serve(
     let watch = cached(state, request).await?;
     match request.name {
         Some(name) => get(request, &watch, name, &options).await,
-        None => list(request, &watch, options).await,
+        None => list(state, request, &watch, options).await,
     }
 }
 
@@ -88,6 +88,7 @@ async fn get(
 }
 
 async fn list(
+    state: &AppState,
     request: &KubeRequest<'_>,
     watch: &Watch,
     options: ListOptions,
@@ -101,7 +102,7 @@ async fn list(
     if let Some(at_least) = at {
         fresh(cache, at_least).await?;
     }
-    let query = request.query(&options);
+    let query = request.query(state, &options).await?;
     let view = cache.read();
     let position = view.position();
     if let (Some(n), true) = (at, exact)
@@ -282,15 +283,26 @@ pub(super) fn kind_error(error: KindError, resource: &ResourceInfo, name: Option
 }
 
 /// The query a list or watch runs: the path's namespace (and, for a watch
-/// of one object, its name), the selectors.
+/// of one object, its name), the selectors, and GRW's search (its owner
+/// looked up now).
 impl KubeRequest<'_> {
-    pub(super) fn query(&self, options: &ListOptions) -> Query {
-        Query {
+    pub(super) async fn query(
+        &self,
+        state: &AppState,
+        options: &ListOptions,
+    ) -> Result<Query, Status> {
+        let mut query = Query {
             namespace: self.namespace.map(str::to_string),
             name: self.name.map(str::to_string),
             labels: options.labels.clone(),
             fields: options.fields.clone(),
             ..Query::default()
-        }
+        };
+        options
+            .search
+            .apply(state, &self.resource, self.namespace, &mut query)
+            .await
+            .map_err(search_status)?;
+        Ok(query)
     }
 }

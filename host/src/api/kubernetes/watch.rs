@@ -71,7 +71,7 @@ pub(super) async fn serve(
     if let Version::At(n) = options.version {
         fresh(&watch.cache, n).await?;
     }
-    let query = request.query(&options);
+    let query = request.query(state, &options).await?;
     let writer = EventWriter::new(request, &options);
     let end_of_initial = initial == Some(true);
     let timeout = options.timeout.unwrap_or_else(spread_default_timeout);
