@@ -16,7 +16,8 @@ pub const MAX_NAME_TEXT: usize = 253;
 /// at a cost per match. Shorter ones (one or two ASCII characters, or one
 /// accented letter) have no trigram: they are checked on every object the
 /// query's other conditions leave, or on all of them, a scan that costs
-/// per object (about 3 ms at 100,000 objects) but never fails.
+/// per object (about 50 ms at 100,000 objects on a loaded 2-CPU machine,
+/// BENCHMARKS.md) but never fails.
 #[derive(Clone, PartialEq, Eq)]
 pub struct NameContains {
     folded: Box<str>,

@@ -17,7 +17,8 @@
 //! Memory: one `u32` per distinct trigram of each name (a name of n bytes
 //! has at most n − 2), lists grown by an eighth at a time rather than
 //! doubled, plus one 16-byte slot per object. A Deployment's Pod name of
-//! 30 bytes costs about 130 bytes; BENCHMARKS.md has the measured figure.
+//! 29 bytes (27 distinct trigrams) costs 147 bytes, as measured in
+//! BENCHMARKS.md.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
