@@ -13,6 +13,7 @@ mod params;
 mod plugins;
 mod problem;
 mod relations;
+mod search;
 mod stream;
 mod subscriptions;
 

@@ -9,9 +9,11 @@
 //! | `GET /api/v1/kinds` | every watch and its state |
 //!
 //! `{kind}` is any form [`KindRef::parse`] accepts (`pods`, `Deployment`,
-//! `deployments.apps`, `Deployment.v1.apps`). Answers carry the cache's
-//! freshness in `grw-resource-version` and `grw-ready` headers; lists also
-//! in `metadata`.
+//! `deployments.apps`, `Deployment.v1.apps`); without a version, the
+//! group's preferred one answers. Answers carry the cache's freshness in
+//! `grw-resource-version` and `grw-ready` headers, and the kind answered
+//! in `grw-gvk`; lists also in `metadata`. Lists search by name and owner
+//! ([`super::search`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,10 +27,11 @@ use axum::routing::get;
 use serde_json::{Value, json};
 
 use super::kinds::{dedicated_watch, resolve, synced_watch};
+use super::search::Search;
 use super::stream::{self, StreamOptions};
 use super::{AppState, Params, Problem};
 use crate::config::{Parsed, PluginName, WatchOptions};
-use crate::gvk::{KindRef, ResourceInfo};
+use crate::gvk::{Gvk, KindRef, ResourceInfo};
 use crate::plugin::{LookupError, Plugin};
 use crate::query::{ContinueToken, FieldSelector, LabelSelector, PageRequest, Query};
 use crate::store::{Change, ObjectKey, Since, StoredObject};
@@ -37,11 +40,16 @@ use crate::watch::Watch;
 /// Largest page a client may ask for.
 const MAX_LIMIT: u64 = 100_000;
 
-const LIST_PARAMS: [&str; 10] = [
+const LIST_PARAMS: [&str; 15] = [
     "filter",
     "dedicated",
     "labelSelector",
     "fieldSelector",
+    "nameContains",
+    "ownerUid",
+    "ownerKind",
+    "ownerName",
+    "ownerDepth",
     "limit",
     "continue",
     "watch",
@@ -125,14 +133,22 @@ async fn list(
     raw: Option<&str>,
 ) -> Result<Response, Problem> {
     let params = Params::parse(raw, &LIST_PARAMS)?;
+    let search = Search::parse(|p| params.get(p))?;
     let resource = resource(state, kind, namespace.as_deref()).await?;
-    let query = Query {
+    let mut query = Query {
         namespace: namespace.clone(),
         labels: selector::<LabelSelector>(&params, "labelSelector")?,
         fields: selector::<FieldSelector>(&params, "fieldSelector")?,
         ..Query::default()
     };
-    if params.flag("watch")? {
+    let watching = params.flag("watch")?;
+    if watching {
+        search.check_streamable()?;
+    }
+    search
+        .apply(state, &resource, namespace.as_deref(), &mut query)
+        .await?;
+    if watching {
         for p in ["limit", "continue"] {
             if params.get(p).is_some() {
                 return Err(Problem::bad_request(
@@ -194,7 +210,7 @@ async fn list(
             result.next,
             view.resource_version(),
         );
-        return Ok(json_bytes(body, view.resource_version()));
+        return Ok(json_bytes(body, view.resource_version(), &resource.gvk));
     }
     // Plugins run outside the cache's lock: a slow plugin must not hold up the watch.
     let (candidates, rv) = {
@@ -235,7 +251,11 @@ async fn list(
         .last()
         .filter(|_| more)
         .map(|o| ContinueToken::after(o.key()));
-    Ok(json_bytes(list_body(&resource, &items, next, &rv), &rv))
+    Ok(json_bytes(
+        list_body(&resource, &items, next, &rv),
+        &rv,
+        &resource.gvk,
+    ))
 }
 
 /// The watch a list or event stream reads: with `dedicated=true`, one
@@ -351,7 +371,11 @@ async fn get_one(
     let key = ObjectKey::new(namespace.as_deref().unwrap_or(""), name);
     let view = watch.cache.read();
     match view.get(&key) {
-        Some(object) => Ok(json_bytes(object.json().to_vec(), view.resource_version())),
+        Some(object) => Ok(json_bytes(
+            object.json().to_vec(),
+            view.resource_version(),
+            &resource.gvk,
+        )),
         None => Err(Problem::not_found(format!(
             "{} `{key}` is not in the cache (at resourceVersion {})",
             resource.gvk.kind,
@@ -375,7 +399,9 @@ where
     }
 }
 
-fn json_bytes(body: Vec<u8>, rv: &str) -> Response {
+/// A JSON answer with the cache's freshness and the kind answered (the
+/// version chosen when the request named none) in headers.
+fn json_bytes(body: Vec<u8>, rv: &str, gvk: &Gvk) -> Response {
     let mut response = body.into_response();
     let headers = response.headers_mut();
     headers.insert(
@@ -386,6 +412,9 @@ fn json_bytes(body: Vec<u8>, rv: &str) -> Response {
         headers.insert("grw-resource-version", rv);
     }
     headers.insert("grw-ready", HeaderValue::from_static("true"));
+    if let Ok(gvk) = HeaderValue::from_str(&gvk.to_string()) {
+        headers.insert("grw-gvk", gvk);
+    }
     response
 }
 

@@ -2,12 +2,15 @@
 //! and paging.
 //!
 //! A query picks the smallest candidate set among the indexes its conditions
-//! can use (uid, namespace/name, label `=`/`in`/exists, owner, namespace),
-//! walks it in key order and checks every condition on each candidate; the
-//! other label requirements (`!=`, `notin`, `!key`, `>`, `<`) only filter.
+//! can use (uid, namespace/name, label `=`/`in`/exists, owner, namespace,
+//! name text), walks it in key order and checks every condition on each
+//! candidate, which intersects it with the other conditions; the other
+//! label requirements (`!=`, `notin`, `!key`, `>`, `<`) only filter.
 //! Candidates come in key order whatever the index, so a continue token is
 //! simply the last key returned.
 
+mod name;
+mod owners;
 mod paging;
 
 use std::collections::BTreeSet;
@@ -19,6 +22,8 @@ use serde_json::Value;
 pub use crate::selectors::{
     FieldSelector, FieldSelectorError, LabelSelector, Requirement, SelectorError,
 };
+pub use name::{MAX_NAME_TEXT, NameContains, NameTextError};
+pub use owners::{MAX_DESCENDANTS, descendants};
 pub use paging::{ContinueToken, InvalidContinue};
 
 use crate::config::{NotifierFilter, PairConditions};
@@ -43,6 +48,11 @@ pub struct Query {
     pub json_fields: Vec<(Vec<String>, Value)>,
     /// Only objects with an owner reference to this uid.
     pub owner_uid: Option<String>,
+    /// Only objects with an owner reference to one of these uids (an
+    /// owner and its [`descendants`], for objects under it at any depth).
+    pub owner_uid_in: Option<Arc<BTreeSet<String>>>,
+    /// Only objects whose name contains this text, ignoring case.
+    pub name_contains: Option<NameContains>,
 }
 
 impl Query {
@@ -101,6 +111,14 @@ impl Query {
                 .owner_uid
                 .as_deref()
                 .is_some_and(|o| !object.owner_uids().any(|u| u == o))
+            || self
+                .owner_uid_in
+                .as_ref()
+                .is_some_and(|set| !object.owner_uids().any(|u| set.contains(u)))
+            || self
+                .name_contains
+                .as_ref()
+                .is_some_and(|text| !text.matches(object.name()))
             || !self.labels.matches(|k| object.label(k))
         {
             return false;
@@ -195,32 +213,43 @@ impl Query {
     fn smallest_index<'v>(&self, view: &'v CacheView<'_>) -> Option<Candidates<'v>> {
         static EMPTY: BTreeSet<ObjectKey> = BTreeSet::new();
         let mut best: Option<Candidates<'v>> = None;
-        let mut consider = |candidates: Candidates<'v>| {
+        let consider = |best: &mut Option<Candidates<'v>>, candidates: Candidates<'v>| {
             if best.as_ref().is_none_or(|b| candidates.len() < b.len()) {
-                best = Some(candidates);
+                *best = Some(candidates);
             }
         };
         if let Some(ns) = &self.namespace {
-            consider(Candidates::Set(
-                view.keys_in_namespace(ns).unwrap_or(&EMPTY),
-            ));
+            consider(
+                &mut best,
+                Candidates::Set(view.keys_in_namespace(ns).unwrap_or(&EMPTY)),
+            );
         }
         if let Some(owner) = &self.owner_uid {
-            consider(Candidates::Set(view.keys_owned_by(owner).unwrap_or(&EMPTY)));
+            consider(
+                &mut best,
+                Candidates::Set(view.keys_owned_by(owner).unwrap_or(&EMPTY)),
+            );
+        }
+        if let Some(owners) = &self.owner_uid_in {
+            consider(
+                &mut best,
+                Candidates::merge(owners.iter().filter_map(|uid| view.keys_owned_by(uid))),
+            );
         }
         for requirement in self.labels.requirements() {
             match requirement {
                 Requirement::Equals { key, value } => {
-                    consider(Candidates::Set(
-                        view.keys_with_label(key, value).unwrap_or(&EMPTY),
-                    ));
+                    consider(
+                        &mut best,
+                        Candidates::Set(view.keys_with_label(key, value).unwrap_or(&EMPTY)),
+                    );
                 }
                 Requirement::In { key, values } => {
                     let sets = values.iter().filter_map(|v| view.keys_with_label(key, v));
-                    consider(Candidates::merge(sets));
+                    consider(&mut best, Candidates::merge(sets));
                 }
                 Requirement::Exists { key } => {
-                    consider(Candidates::merge(view.keys_with_label_key(key)));
+                    consider(&mut best, Candidates::merge(view.keys_with_label_key(key)));
                 }
                 // Satisfied by objects without the label, or by values no
                 // index entry names (integer comparisons): they only filter.
@@ -231,6 +260,15 @@ impl Query {
                 | Requirement::LessThan { .. } => {}
             }
         }
+        // Last, because its candidates are gathered and sorted: only worth
+        // it when fewer than any other set's, and than a scan's.
+        if let Some(text) = &self.name_contains
+            && let Some(at_most) = view.name_matches_at_most(text.folded())
+            && at_most < best.as_ref().map_or(view.len(), Candidates::len)
+            && let Some(keys) = view.keys_with_name_containing(text.folded())
+        {
+            consider(&mut best, Candidates::Merged(keys));
+        }
         best
     }
 }
@@ -239,14 +277,17 @@ impl Query {
 enum Candidates<'v> {
     /// One index entry, borrowed.
     Set(&'v BTreeSet<ObjectKey>),
-    /// The union of several entries (disjoint: one label has one value per object).
+    /// Keys gathered from several entries, sorted, each once.
     Merged(Vec<ObjectKey>),
 }
 
 impl<'v> Candidates<'v> {
+    /// The union of several entries. A label's entries are disjoint (one
+    /// value per object), owners' are not (an object may name two).
     fn merge(sets: impl Iterator<Item = &'v BTreeSet<ObjectKey>>) -> Self {
         let mut keys: Vec<ObjectKey> = sets.flatten().cloned().collect();
         keys.sort_unstable();
+        keys.dedup();
         Candidates::Merged(keys)
     }
 

@@ -26,6 +26,10 @@ fn cache() -> Cache {
     cache
 }
 
+fn text(text: &str) -> NameContains {
+    NameContains::parse(text).unwrap()
+}
+
 fn names(page: &Page) -> Vec<String> {
     page.items.iter().map(|o| o.key().to_string()).collect()
 }
@@ -124,9 +128,46 @@ fn indexed_plans_agree_with_a_full_scan() {
             labels: "app>0".parse().unwrap(),
             ..Default::default()
         },
+        // Name texts: from the name index, alone or against others.
+        Query {
+            name_contains: Some(text("DB-4")),
+            ..Default::default()
+        },
+        Query {
+            name_contains: Some(text("web")),
+            namespace: Some("shop".into()),
+            ..Default::default()
+        },
+        Query {
+            name_contains: Some(text("b-")),
+            ..Default::default()
+        },
+        Query {
+            name_contains: Some(text("ache-")),
+            labels: "idx in (2,5)".parse().unwrap(),
+            ..Default::default()
+        },
+        Query {
+            name_contains: Some(text("nothing")),
+            ..Default::default()
+        },
+        // Owners: several, one of them unknown.
+        Query {
+            owner_uid_in: Some(Arc::new(
+                ["rs-shop-web", "rs-nowhere", "rs-payments-db"]
+                    .map(String::from)
+                    .into(),
+            )),
+            ..Default::default()
+        },
+        Query {
+            owner_uid_in: Some(Arc::new(["rs-shop-web".to_string()].into())),
+            name_contains: Some(text("-9")),
+            ..Default::default()
+        },
     ];
     let expected_counts = [
-        30, 10, 12, 15, 30, 6, 15, 3, 3, 1, 1, 3, 3, 0, 0, 9, 3, 3, 6, 0,
+        30, 10, 12, 15, 30, 6, 15, 3, 3, 1, 1, 3, 3, 0, 0, 9, 3, 3, 6, 0, 3, 4, 21, 6, 0, 7, 1,
     ];
     for (q, want) in queries.iter().zip(expected_counts) {
         let page = q.run(&view, &PageRequest::default());
@@ -148,6 +189,14 @@ fn pages_cover_every_match_exactly_once() {
         },
         Query {
             namespace: Some("shop".into()),
+            ..Default::default()
+        },
+        Query {
+            name_contains: Some(text("E-")),
+            ..Default::default()
+        },
+        Query {
+            name_contains: Some(text("CACHE")),
             ..Default::default()
         },
     ] {
@@ -177,6 +226,50 @@ fn pages_cover_every_match_exactly_once() {
         }
         assert_eq!(seen, all, "{q:?}");
     }
+}
+
+#[test]
+fn the_name_index_answers_when_it_offers_the_fewest_candidates() {
+    let cache = cache();
+    let view = cache.read();
+    let plan = |q: &Query| match q.smallest_index(&view) {
+        None => "scan".to_string(),
+        Some(Candidates::Set(keys)) => format!("set of {}", keys.len()),
+        Some(Candidates::Merged(keys)) => format!("merged {}", keys.len()),
+    };
+    let by_name = |t: &str| Query {
+        name_contains: Some(text(t)),
+        ..Default::default()
+    };
+    // `b-4` is in three names: the index gathers those three.
+    assert_eq!(plan(&by_name("DB-4")), "merged 3");
+    // Under three bytes: nothing to look up, every object is checked.
+    assert_eq!(plan(&by_name("db")), "scan");
+    assert_eq!(plan(&by_name("é")), "scan");
+    // A trigram no name has: nothing to check.
+    assert_eq!(plan(&by_name("qqq")), "merged 0");
+    // The namespace's 10 objects against the name's 3: the name wins...
+    let q = Query {
+        namespace: Some("shop".into()),
+        ..by_name("db-4")
+    };
+    assert_eq!(plan(&q), "merged 3");
+    assert_eq!(names(&q.run(&view, &PageRequest::default())), ["shop/db-4"]);
+    // ...and the label's 3 against the name's 12 (`web` in every
+    // namespace): the label wins, the name only filters.
+    let q = Query {
+        labels: "idx=3".parse().unwrap(),
+        ..by_name("web")
+    };
+    assert_eq!(plan(&q), "set of 3");
+    assert_eq!(q.run(&view, &PageRequest::default()).items.len(), 3);
+    // Candidates are rechecked: `b-1` (looked up) and `-1` (a scan)
+    // select the same three `db-1` here.
+    let q = by_name("B-1");
+    assert_eq!(
+        names(&q.run(&view, &PageRequest::default())),
+        scan(&view, &by_name("-1"))
+    );
 }
 
 #[test]
@@ -266,4 +359,83 @@ fn bad_label_selectors_say_what_is_wrong() {
     );
     let err = "a>-1".parse::<LabelSelector>().unwrap_err();
     assert!(err.to_string().contains("cannot have a sign"), "{err}");
+}
+
+/// Property: through creations and deletions in a cache, a name search
+/// (indexed from three bytes, scanned below) pages through exactly what
+/// a linear scan of lower-cased names finds, whatever the text's length.
+#[test]
+fn name_searches_agree_with_a_linear_scan_through_changes() {
+    let gvk = Gvk::new("", "v1", "Pod");
+    let cache = Cache::new(gvk.clone(), 10);
+    let mut state = 0x5eed_u64;
+    let mut below = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let parts = ["web", "Web", "db", "x2", "k4q", "-", "é", "Ü", "ab"];
+    let generated: Vec<String> = (0..200)
+        .map(|_| {
+            let n = 1 + below(4);
+            (0..n).map(|_| parts[below(parts.len())]).collect()
+        })
+        .collect();
+    let object = |ns: &str, name: &str| {
+        let v = json!({"metadata": {"namespace": ns, "name": name,
+            "uid": format!("{ns}-{name}"), "resourceVersion": "1"}});
+        StoredObject::from_value(v, &gvk, false).unwrap()
+    };
+    let mut present = BTreeSet::new();
+    for round in 0..10 {
+        for _ in 0..60 {
+            let ns = ["a", "b"][below(2)];
+            let name = &generated[below(generated.len())];
+            let kind = if present.remove(&(ns, name.clone())) {
+                ChangeType::Deleted
+            } else {
+                present.insert((ns, name.clone()));
+                ChangeType::Added
+            };
+            cache.apply(kind, object(ns, name), Origin::Watch);
+        }
+        let view = cache.read();
+        for needle in [
+            "w", "B", "é", "ü", "eb", "X2", "b-", "web", "EBD", "k4q-é", "zz",
+        ] {
+            let q = Query {
+                name_contains: Some(text(needle)),
+                ..Default::default()
+            };
+            let lower = needle.to_lowercase();
+            let want: Vec<String> = present
+                .iter()
+                .filter(|(_, name)| name.to_lowercase().contains(&lower))
+                .map(|(ns, name)| format!("{ns}/{name}"))
+                .collect();
+            assert_eq!(
+                names(&q.run(&view, &PageRequest::default())),
+                want,
+                "round {round}: {needle}"
+            );
+            let mut paged = Vec::new();
+            let mut after = None;
+            loop {
+                let page = q.run(
+                    &view,
+                    &PageRequest {
+                        limit: Some(7),
+                        after: after.take(),
+                    },
+                );
+                paged.extend(names(&page));
+                match page.next {
+                    Some(token) => after = Some(token.key().clone()),
+                    None => break,
+                }
+            }
+            assert_eq!(paged, want, "round {round}: {needle}, in pages");
+        }
+    }
 }

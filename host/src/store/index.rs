@@ -2,9 +2,12 @@
 //! object keys having it, so an indexed lookup also yields objects in paging
 //! order. Cost: one `ObjectKey` clone (16 bytes plus a B-tree slot, about
 //! 40 bytes in all) per indexed value; a Pod with ten labels pays ~0.5 KB.
+//! The name index ([`NameIndex`]) is denser: a `u32` per trigram of the
+//! name.
 
 use std::collections::{BTreeSet, HashMap};
 
+use super::name_index::NameIndex;
 use super::object::{ObjectKey, StoredObject};
 
 type KeySet = BTreeSet<ObjectKey>;
@@ -15,10 +18,30 @@ pub(super) struct Indexes {
     by_label: HashMap<Box<str>, HashMap<Box<str>, KeySet>>,
     by_owner: HashMap<Box<str>, KeySet>,
     by_uid: HashMap<Box<str>, ObjectKey>,
+    by_name: NameIndex,
 }
 
 impl Indexes {
     pub(super) fn insert(&mut self, object: &StoredObject) {
+        self.by_name.insert(object.key());
+        self.insert_fields(object);
+    }
+
+    pub(super) fn remove(&mut self, object: &StoredObject) {
+        self.by_name.remove(object.key());
+        self.remove_fields(object);
+    }
+
+    /// A new version of an object: same key, so same name, and the name
+    /// index is left as it is.
+    pub(super) fn replace(&mut self, old: &StoredObject, new: &StoredObject) {
+        debug_assert_eq!(old.key(), new.key());
+        self.remove_fields(old);
+        self.insert_fields(new);
+    }
+
+    /// Every index but the name's.
+    fn insert_fields(&mut self, object: &StoredObject) {
         let key = object.key();
         self.by_namespace
             .entry(object.namespace().into())
@@ -43,7 +66,7 @@ impl Indexes {
         }
     }
 
-    pub(super) fn remove(&mut self, object: &StoredObject) {
+    fn remove_fields(&mut self, object: &StoredObject) {
         let key = object.key();
         remove_from(&mut self.by_namespace, object.namespace(), key);
         for (k, v) in object.labels() {
@@ -85,6 +108,10 @@ impl Indexes {
 
     pub(super) fn uid(&self, uid: &str) -> Option<&ObjectKey> {
         self.by_uid.get(uid)
+    }
+
+    pub(super) fn names(&self) -> &NameIndex {
+        &self.by_name
     }
 
     pub(super) fn namespaces(&self) -> impl Iterator<Item = &str> {

@@ -2,10 +2,11 @@
 //! resourceVersion it reflects, a bounded history of changes for resuming
 //! event streams, and a broadcast of live changes.
 //!
-//! Every mutation takes the write lock, updates objects and indexes, appends
-//! to the history and broadcasts while still holding it; subscribing takes the
-//! read lock. So a subscriber sees each change exactly once: either in its
-//! backlog or live, never both and never neither.
+//! Every mutation takes the write lock, updates objects and indexes (by
+//! uid, namespace, label, owner and name), appends to the history and
+//! broadcasts while still holding it; subscribing takes the read lock. So a
+//! subscriber sees each change exactly once: either in its backlog or live,
+//! never both and never neither.
 //!
 //! Consumers are bounded: a stream that falls [`BROADCAST_CAPACITY`] changes
 //! behind is cut off (and told where to resume), and a [`Tap`] holds at most
@@ -15,6 +16,7 @@
 mod change;
 mod index;
 mod json_index;
+mod name_index;
 mod object;
 mod tap;
 
@@ -26,6 +28,7 @@ use parking_lot::{RwLock, RwLockReadGuard};
 use tokio::sync::{broadcast, watch};
 
 pub use change::{Change, ChangeType, Origin};
+pub use name_index::{NameIndex, fold_name};
 pub use object::{ObjectError, ObjectKey, StoredObject};
 pub use tap::{Tap, TapReceiver, TapStatus, Tapped};
 
@@ -392,10 +395,10 @@ impl State {
 
     fn upsert(&mut self, object: Arc<StoredObject>) -> Option<Arc<StoredObject>> {
         let old = self.objects.insert(object.key().clone(), object.clone());
-        if let Some(old) = &old {
-            self.indexes.remove(old);
+        match &old {
+            Some(old) => self.indexes.replace(old, &object),
+            None => self.indexes.insert(&object),
         }
-        self.indexes.insert(&object);
         old
     }
 
@@ -481,6 +484,22 @@ impl CacheView<'_> {
     /// Keys of the objects owned by `uid`, in key order.
     pub fn keys_owned_by(&self, uid: &str) -> Option<&BTreeSet<ObjectKey>> {
         self.0.indexes.owner(uid)
+    }
+
+    /// At most how many objects have a name containing `folded` (a text
+    /// folded with [`fold_name`]), read from the name index in a few
+    /// lookups; `None` when the text is under three bytes, which the
+    /// index cannot answer.
+    pub fn name_matches_at_most(&self, folded: &str) -> Option<usize> {
+        self.0.indexes.names().estimate(folded)
+    }
+
+    /// Keys of the objects whose name may contain `folded` (a text folded
+    /// with [`fold_name`]), in key order: all that do, and perhaps a few
+    /// that only hold its trigrams, so check each. `None` when the text is
+    /// under three bytes.
+    pub fn keys_with_name_containing(&self, folded: &str) -> Option<Vec<ObjectKey>> {
+        self.0.indexes.names().candidates(folded)
     }
 
     /// Namespaces that hold at least one object.

@@ -2,10 +2,14 @@
 //! API server reads and checks them (its `ListOptions`): unknown parameters
 //! are ignored (clients send `timeout`, `pretty`...), a combination it
 //! refuses is refused with its `422 Invalid` and the same field messages.
+//! GRW's search parameters (`nameContains`, `ownerUid`, `ownerKind`,
+//! `ownerName`, `ownerDepth`; no Kubernetes parameter has these names) are
+//! read too, with the native API's rules, and refused with `400 BadRequest`.
 
 use std::time::Duration;
 
 use super::status::Status;
+use crate::api::search::{Search, SearchError};
 use crate::query::{ContinueToken, FieldSelector, LabelSelector};
 
 /// Most objects a page may hold, whatever `limit` asks.
@@ -58,6 +62,8 @@ pub(crate) struct ListOptions {
     pub send_initial_events: Option<bool>,
     /// `includeObject`, for tables.
     pub include_object: Option<String>,
+    /// GRW's name and owner search.
+    pub search: Search,
 }
 
 impl ListOptions {
@@ -101,6 +107,7 @@ impl ListOptions {
             bookmarks: flag("allowWatchBookmarks")?.unwrap_or(false),
             send_initial_events: flag("sendInitialEvents")?,
             include_object: get("includeObject").map(String::from),
+            search: Search::parse(get).map_err(search_status)?,
             ..ListOptions::default()
         };
         if let Some(limit) = get("limit").filter(|s| !s.is_empty()) {
@@ -143,6 +150,9 @@ impl ListOptions {
             _ => None,
         };
         options.check(matching)?;
+        if options.watch {
+            options.search.check_streamable().map_err(search_status)?;
+        }
         if options.continue_from.is_some() && options.version != Version::Unset && !options.watch {
             return Err(Status::bad_request(
                 "specifying resource version is not allowed when using continue",
@@ -228,6 +238,22 @@ impl ListOptions {
         } else {
             Err(Status::invalid_options(&problems))
         }
+    }
+}
+
+/// A search the request cannot run, as a `Status`: the owner's kind not
+/// synced in time or not served right now keeps its meaning (a client
+/// retries those); anything else is the request's fault.
+pub(super) fn search_status(error: SearchError) -> Status {
+    let message = error.to_string();
+    match error {
+        SearchError::OwnerKind(problem) if problem.status.as_u16() == 504 => {
+            Status::timeout(message, 1)
+        }
+        SearchError::OwnerKind(problem) if problem.status.as_u16() == 503 => {
+            Status::unavailable(message)
+        }
+        _ => Status::bad_request(message),
     }
 }
 

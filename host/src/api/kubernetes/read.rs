@@ -26,7 +26,7 @@ use serde_json::json;
 
 use super::KubeRequest;
 use super::negotiate::Representation;
-use super::options::{ListOptions, Match, Version};
+use super::options::{ListOptions, Match, Version, search_status};
 use super::status::{KubeError, Status, Subject};
 use super::table;
 use crate::api::AppState;
@@ -115,7 +115,7 @@ async fn list(
         }
         _ => None,
     };
-    let query = request.query(&options);
+    let query = request.query(state, &options).await?;
     let view = cache.read();
     let position = view.position();
     if let (Some(n), true) = (at, exact)
@@ -314,15 +314,26 @@ pub(super) fn kind_error(error: KindError, resource: &ResourceInfo, name: Option
 }
 
 /// The query a list or watch runs: the path's namespace (and, for a watch
-/// of one object, its name), the selectors.
+/// of one object, its name), the selectors, and GRW's search (its owner
+/// looked up now).
 impl KubeRequest<'_> {
-    pub(super) fn query(&self, options: &ListOptions) -> Query {
-        Query {
+    pub(super) async fn query(
+        &self,
+        state: &AppState,
+        options: &ListOptions,
+    ) -> Result<Query, Status> {
+        let mut query = Query {
             namespace: self.namespace.map(str::to_string),
             name: self.name.map(str::to_string),
             labels: options.labels.clone(),
             fields: options.fields.clone(),
             ..Query::default()
-        }
+        };
+        options
+            .search
+            .apply(state, &self.resource, self.namespace, &mut query)
+            .await
+            .map_err(search_status)?;
+        Ok(query)
     }
 }

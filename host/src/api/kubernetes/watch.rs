@@ -72,7 +72,7 @@ pub(super) async fn serve(
     if let Version::At(n) = options.version {
         fresh(&watch.cache, n).await?;
     }
-    let query = request.query(&options);
+    let query = request.query(state, &options).await?;
     let tables = match request.representation {
         Representation::Table(version) => {
             let (printer, include) = table::requested(state, request, version, &options).await?;
