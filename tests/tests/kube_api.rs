@@ -5,7 +5,7 @@
 //! and with recorded answers of a real API server (`tests/data/kube-api`:
 //! the same shapes).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -913,6 +913,460 @@ async fn discovery_lists_what_grw_serves_and_follows_crds() {
     );
     let (status, _, _) = get(&grw, "/apis/example.com/v1", None).await;
     assert_eq!(status, 404);
+}
+
+// ---- tables ------------------------------------------------------------------
+
+/// A `kubectl get` table: its headers, and each row's cells by header.
+/// Columns are cut where the header's begin (kubectl aligns every line on
+/// them), so cells with spaces (`3 (5m ago)`) stay whole.
+fn kubectl_table(output: &str) -> (Vec<String>, Vec<BTreeMap<String, String>>) {
+    let mut lines = output.lines();
+    let header = lines
+        .next()
+        .unwrap_or_else(|| panic!("no header: {output:?}"));
+    let mut starts = Vec::new();
+    let mut previous = ' ';
+    let mut spaces = 2;
+    for (i, c) in header.char_indices() {
+        // A header starts after two spaces or more (names such as
+        // `NOMINATED NODE` hold one).
+        if c != ' ' && (previous == ' ' && spaces >= 2 || i == 0) {
+            starts.push(i);
+        }
+        spaces = if c == ' ' { spaces + 1 } else { 0 };
+        previous = c;
+    }
+    let cut = |line: &str| -> Vec<String> {
+        starts
+            .iter()
+            .enumerate()
+            .map(|(n, &start)| {
+                let end = starts
+                    .get(n + 1)
+                    .copied()
+                    .unwrap_or(line.len())
+                    .min(line.len());
+                line.get(start.min(line.len())..end)
+                    .unwrap_or("")
+                    .trim()
+                    .to_string()
+            })
+            .collect()
+    };
+    let headers = cut(header);
+    let rows = lines
+        .map(|line| headers.iter().cloned().zip(cut(line)).collect())
+        .collect();
+    (headers, rows)
+}
+
+/// The row of `table` whose NAME is `name`.
+fn row<'t>(rows: &'t [BTreeMap<String, String>], name: &str) -> &'t BTreeMap<String, String> {
+    rows.iter()
+        .find(|r| r["NAME"] == name)
+        .unwrap_or_else(|| panic!("no row {name}: {rows:?}"))
+}
+
+/// Cells of `row`, by header.
+fn cells(row: &BTreeMap<String, String>, headers: &[&str]) -> Vec<String> {
+    headers.iter().map(|h| row[*h].clone()).collect()
+}
+
+/// Two pods and a Deployment of namespace `tables`, with what their
+/// columns show set.
+fn workloads(fake: &FakeApiServer) {
+    let started = "2026-11-26T06:00:00Z";
+    fake.create(json!({"apiVersion": "v1", "kind": "Pod",
+    "metadata": {"namespace": "tables", "name": "web-1", "labels": {"app": "web"}},
+    "spec": {"nodeName": "node-a", "containers": [
+        {"name": "app", "image": "shop:1"}, {"name": "side", "image": "side:1"}]},
+    "status": {"phase": "Running", "podIP": "10.1.2.3", "podIPs": [{"ip": "10.1.2.3"}],
+        "conditions": [{"type": "Ready", "status": "False"}],
+        "containerStatuses": [
+            {"name": "app", "ready": true, "restartCount": 0, "image": "shop:1", "imageID": "",
+                "state": {"running": {"startedAt": started}}},
+            {"name": "side", "ready": false, "restartCount": 2, "image": "side:1", "imageID": "",
+                "state": {"waiting": {"reason": "CrashLoopBackOff"}}},
+        ]}}))
+    .unwrap();
+    fake.create(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"namespace": "tables", "name": "web-2", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "app", "image": "shop:1"}]},
+        "status": {"phase": "Pending"}}))
+        .unwrap();
+    fake.create(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"namespace": "tables", "name": "web"},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "app", "image": "shop:1"}]}}},
+        "status": {"replicas": 3, "readyReplicas": 2, "updatedReplicas": 3, "availableReplicas": 2}}))
+    .unwrap();
+}
+
+#[tokio::test]
+async fn kubectl_prints_the_api_servers_columns_of_pods_and_deployments() {
+    let fake = cluster().await;
+    workloads(&fake);
+    let grw = grw(&fake).await;
+    let kubectl = Kubectl::for_grw(&grw);
+
+    let (headers, rows) = kubectl_table(&kubectl.run(&["get", "pods", "-n", "tables"]).await);
+    assert_eq!(headers, ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    let shown = ["READY", "STATUS", "RESTARTS"];
+    assert_eq!(
+        cells(row(&rows, "web-1"), &shown),
+        ["1/2", "CrashLoopBackOff", "2"]
+    );
+    assert_eq!(cells(row(&rows, "web-2"), &shown), ["0/1", "Pending", "0"]);
+
+    // -o wide: the priority-1 columns too.
+    let wide = kubectl
+        .run(&["get", "pods", "-n", "tables", "-o", "wide"])
+        .await;
+    let (headers, rows) = kubectl_table(&wide);
+    assert_eq!(
+        headers,
+        [
+            "NAME",
+            "READY",
+            "STATUS",
+            "RESTARTS",
+            "AGE",
+            "IP",
+            "NODE",
+            "NOMINATED NODE",
+            "READINESS GATES"
+        ],
+        "{wide}"
+    );
+    let placed = ["IP", "NODE", "NOMINATED NODE", "READINESS GATES"];
+    assert_eq!(
+        cells(row(&rows, "web-1"), &placed),
+        ["10.1.2.3", "node-a", "<none>", "<none>"]
+    );
+    assert_eq!(
+        cells(row(&rows, "web-2"), &placed),
+        ["<none>", "<none>", "<none>", "<none>"]
+    );
+    for r in &rows {
+        let age = &r["AGE"];
+        assert!(
+            age.ends_with('s') || age.ends_with('m'),
+            "{age:?} in {wide}"
+        );
+    }
+
+    // One object: a one-row table.
+    let one = kubectl
+        .run(&["get", "pod", "web-1", "-n", "tables", "-o", "wide"])
+        .await;
+    let (_, rows) = kubectl_table(&one);
+    assert_eq!(rows.len(), 1, "{one}");
+    assert_eq!(
+        cells(&rows[0], &["STATUS", "NODE"]),
+        ["CrashLoopBackOff", "node-a"]
+    );
+
+    let (headers, rows) =
+        kubectl_table(&kubectl.run(&["get", "deployments", "-n", "tables"]).await);
+    assert_eq!(headers, ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]);
+    assert_eq!(
+        cells(row(&rows, "web"), &["READY", "UP-TO-DATE", "AVAILABLE"]),
+        ["2/3", "3", "2"]
+    );
+    let (headers, rows) = kubectl_table(
+        &kubectl
+            .run(&["get", "deployments", "-n", "tables", "-o", "wide"])
+            .await,
+    );
+    assert_eq!(
+        headers,
+        [
+            "NAME",
+            "READY",
+            "UP-TO-DATE",
+            "AVAILABLE",
+            "AGE",
+            "CONTAINERS",
+            "IMAGES",
+            "SELECTOR"
+        ]
+    );
+    assert_eq!(
+        cells(row(&rows, "web"), &["CONTAINERS", "IMAGES", "SELECTOR"]),
+        ["app", "shop:1", "app=web"]
+    );
+}
+
+#[tokio::test]
+async fn kubectl_prints_a_crds_printer_columns() {
+    let fake = cluster().await;
+    fake.add_crd_with_columns(
+        "example.com",
+        "v1",
+        "Gizmo",
+        "gizmos",
+        json!([
+            {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+            {"name": "Color", "type": "string", "jsonPath": ".spec.color", "priority": 1},
+            {"name": "Ready", "type": "boolean", "jsonPath": ".status.ready"},
+            {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+        ]),
+    );
+    for (name, size, color, ready) in [("g1", 3, "blue", true), ("g2", 5, "red", false)] {
+        fake.create(json!({"apiVersion": "example.com/v1", "kind": "Gizmo",
+            "metadata": {"namespace": "tables", "name": name},
+            "spec": {"size": size, "color": color}, "status": {"ready": ready}}))
+            .unwrap();
+    }
+    let grw = grw(&fake).await;
+    let kubectl = Kubectl::for_grw(&grw);
+
+    let output = kubectl.run(&["get", "gizmos", "-n", "tables"]).await;
+    let (headers, rows) = kubectl_table(&output);
+    assert_eq!(headers, ["NAME", "SIZE", "READY", "AGE"], "{output}");
+    assert_eq!(cells(row(&rows, "g1"), &["SIZE", "READY"]), ["3", "true"]);
+    assert_eq!(cells(row(&rows, "g2"), &["SIZE", "READY"]), ["5", "false"]);
+    let wide = kubectl
+        .run(&["get", "gizmos", "-n", "tables", "-o", "wide"])
+        .await;
+    let (headers, rows) = kubectl_table(&wide);
+    assert_eq!(headers, ["NAME", "SIZE", "COLOR", "READY", "AGE"], "{wide}");
+    assert_eq!(cells(row(&rows, "g1"), &["COLOR"]), ["blue"]);
+
+    // The Table itself: the CRD's column definitions, typed cells.
+    let accept = "application/json;as=Table;v=v1;g=meta.k8s.io";
+    let (status, _, table) = get(
+        &grw,
+        "/apis/example.com/v1/namespaces/tables/gizmos?includeObject=None",
+        Some(accept),
+    )
+    .await;
+    assert_eq!(status, 200, "{table}");
+    let definitions: Vec<(&str, &str, i64)> = table["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["name"].as_str().unwrap(),
+                d["type"].as_str().unwrap(),
+                d["priority"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        definitions,
+        [
+            ("Name", "string", 0),
+            ("Size", "integer", 0),
+            ("Color", "string", 1),
+            ("Ready", "boolean", 0),
+            ("Age", "date", 0)
+        ]
+    );
+    let g1 = table["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["cells"][0] == "g1")
+        .unwrap();
+    assert_eq!(
+        g1["cells"].as_array().unwrap()[..4],
+        [json!("g1"), json!(3), json!("blue"), json!(true)]
+    );
+    assert_eq!(g1["object"], Value::Null);
+}
+
+#[tokio::test]
+async fn a_crd_grw_cannot_read_prints_name_and_age() {
+    let fake = cluster().await;
+    fake.add_crd_with_columns(
+        "example.com",
+        "v1",
+        "Gizmo",
+        "gizmos",
+        json!([{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}]),
+    );
+    fake.create(json!({"apiVersion": "example.com/v1", "kind": "Gizmo",
+        "metadata": {"namespace": "tables", "name": "g1"}, "spec": {"size": 3}}))
+        .unwrap();
+    // GRW may not list CustomResourceDefinitions.
+    fake.fail_requests("customresourcedefinitions", 403, usize::MAX);
+    let grw = grw(&fake).await;
+    let kubectl = Kubectl::for_grw(&grw);
+    let output = kubectl.run(&["get", "gizmos", "-n", "tables"]).await;
+    let (headers, rows) = kubectl_table(&output);
+    assert_eq!(headers, ["NAME", "AGE"], "{output}");
+    assert_eq!(rows.len(), 1, "{output}");
+    assert_eq!(rows[0]["NAME"], "g1");
+}
+
+#[tokio::test]
+async fn tables_follow_the_api_servers_protocol() {
+    let fake = cluster().await;
+    workloads(&fake);
+    let grw = grw(&fake).await;
+    let accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+    let recorded = fixture("table-pods.json");
+
+    // A list: the recorded Table's shape, kubectl's columns.
+    let (status, content_type, table) =
+        get(&grw, "/api/v1/namespaces/tables/pods", Some(accept)).await;
+    assert_eq!((status, content_type.as_str()), (200, "application/json"));
+    let keys = |v: &Value| {
+        v.as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect::<BTreeSet<_>>()
+    };
+    assert_eq!(keys(&table), keys(&recorded));
+    // The same columns (descriptions are GRW's own words).
+    let names = |t: &Value| -> Vec<(String, String, String, i64)> {
+        t["columnDefinitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                let text = |key: &str| d[key].as_str().unwrap().to_string();
+                (
+                    text("name"),
+                    text("type"),
+                    text("format"),
+                    d["priority"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(names(&table), names(&recorded));
+    assert_eq!(keys(&table["rows"][0]), keys(&recorded["rows"][0]));
+    assert_eq!(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+
+    // includeObject=Object: the objects; a bad value: the API server's 400.
+    let (_, _, whole) = get(
+        &grw,
+        "/api/v1/namespaces/tables/pods?includeObject=Object",
+        Some(accept),
+    )
+    .await;
+    assert_eq!(whole["rows"][0]["object"]["kind"], "Pod");
+    assert!(whole["rows"][0]["object"]["spec"].is_object(), "{whole}");
+    let (status, _, refused) = get(
+        &grw,
+        "/api/v1/namespaces/tables/pods?includeObject=All",
+        Some(accept),
+    )
+    .await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(refused["reason"], "BadRequest");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("includeObject"),
+        "{refused}"
+    );
+
+    // Pages: each Table carries the list's metadata.
+    let (_, _, page) = get(&grw, "/api/v1/namespaces/tables/pods?limit=1", Some(accept)).await;
+    assert_eq!(page["rows"].as_array().unwrap().len(), 1);
+    assert!(page["metadata"]["continue"].is_string(), "{page}");
+    assert!(page["metadata"]["resourceVersion"].is_string(), "{page}");
+    assert_eq!(page["metadata"]["remainingItemCount"], 1, "{page}");
+    // A selector leaves the count out, as the API server does.
+    let (_, _, selected) = get(
+        &grw,
+        "/api/v1/namespaces/tables/pods?limit=1&labelSelector=app%3Dweb",
+        Some(accept),
+    )
+    .await;
+    assert!(selected["metadata"]["continue"].is_string(), "{selected}");
+    assert!(
+        selected["metadata"].get("remainingItemCount").is_none(),
+        "{selected}"
+    );
+
+    // v1beta1 Tables, when asked.
+    let (_, _, beta) = get(
+        &grw,
+        "/api/v1/namespaces/tables/pods/web-1",
+        Some("application/json;as=Table;v=v1beta1;g=meta.k8s.io"),
+    )
+    .await;
+    assert_eq!(beta["apiVersion"], "meta.k8s.io/v1beta1");
+    assert_eq!(
+        beta["rows"][0]["object"]["apiVersion"],
+        "meta.k8s.io/v1beta1"
+    );
+
+    // A watch: one Table per event, the columns with the first only.
+    let response = reqwest::Client::new()
+        .get(format!(
+            "{}{PREFIX}/api/v1/namespaces/tables/pods?watch=1",
+            grw.url
+        ))
+        .header("Accept", accept)
+        .send()
+        .await
+        .unwrap();
+    let mut watch = Watch {
+        response,
+        buffer: Vec::new(),
+    };
+    let first = watch.next(Duration::from_secs(10)).await.unwrap();
+    let second = watch.next(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(first["object"]["kind"], "Table");
+    assert_eq!(names(&first["object"]), names(&recorded));
+    assert_eq!(second["object"]["columnDefinitions"], Value::Null);
+    fake.create(pod("tables", "web-3", json!({"app": "web"})))
+        .unwrap();
+    let added = loop {
+        let event = watch
+            .next(Duration::from_secs(10))
+            .await
+            .expect("the new pod's event");
+        if event["type"] == "ADDED" && event["object"]["rows"][0]["cells"][0] == "web-3" {
+            break event;
+        }
+    };
+    assert_eq!(added["object"]["columnDefinitions"], Value::Null);
+    assert_eq!(added["object"]["rows"][0]["cells"][2], "Running");
+
+    // A streaming list: its closing bookmark is a Table too, whose row
+    // keeps the bookmark's metadata whatever includeObject says.
+    let response = reqwest::Client::new()
+        .get(format!(
+            "{}{PREFIX}/api/v1/namespaces/tables/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&includeObject=None",
+            grw.url
+        ))
+        .header("Accept", accept)
+        .send()
+        .await
+        .unwrap();
+    let mut watch = Watch {
+        response,
+        buffer: Vec::new(),
+    };
+    let bookmark = loop {
+        let event = watch
+            .next(Duration::from_secs(10))
+            .await
+            .expect("the closing bookmark");
+        assert_eq!(event["object"]["kind"], "Table", "{event}");
+        if event["type"] == "BOOKMARK" {
+            break event;
+        }
+        assert_eq!(event["object"]["rows"][0]["object"], Value::Null, "{event}");
+    };
+    let row_object = &bookmark["object"]["rows"][0]["object"];
+    assert_eq!(row_object["kind"], "PartialObjectMetadata", "{bookmark}");
+    assert_eq!(
+        row_object["metadata"]["annotations"]["k8s.io/initial-events-end"],
+        "true"
+    );
 }
 
 // ---- kube-rs ----------------------------------------------------------------
