@@ -8,7 +8,8 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::broadcast::{self, error::RecvError};
 
-use crate::api::{self, ApiToken, AppState};
+use crate::api::tls::{ReloadingCertificate, TlsListener};
+use crate::api::{self, Access, AppState};
 use crate::config::{Config, WatchOptions};
 use crate::gvk::{Gvk, KindRef, ResourceInfo};
 use crate::kube::{Catalog, CrdFollowing, Discovery, KubeClient};
@@ -33,9 +34,15 @@ const CRD_DEBOUNCE: Duration = Duration::from_millis(300);
 /// Why GRW stopped before it was asked to, or could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// `apiTokenFile` cannot be read.
+    /// A listener's access check cannot be made (`apiTokenFile` cannot be read...).
     #[error(transparent)]
-    Token(#[from] crate::api::TokenError),
+    Access(#[from] crate::api::AccessError),
+    /// The TLS listener's certificate cannot be used.
+    #[error(transparent)]
+    Certificate(#[from] crate::api::tls::CertificateError),
+    /// The TLS settings cannot be made.
+    #[error("cannot set up TLS for tlsListener")]
+    Tls(#[source] rustls::Error),
     /// The recording cannot be replayed.
     #[error(transparent)]
     Replay(#[from] crate::watch::ReplayError),
@@ -51,10 +58,10 @@ pub enum RunError {
     /// The notification engine cannot start.
     #[error(transparent)]
     Notifications(#[from] crate::notify::OpenError),
-    /// The API's address cannot be listened on.
+    /// An API listener's address cannot be listened on.
     #[error("cannot listen on {address}")]
     Listen {
-        /// `listenAddress:listenPort`.
+        /// `listenAddress:listenPort`, or the TLS listener's.
         address: String,
         /// Why.
         #[source]
@@ -75,11 +82,6 @@ pub async fn run(
 ) -> Result<(), RunError> {
     let config = Arc::new(config);
     let metrics = Arc::new(Metrics::new());
-    let token = config
-        .api_token_file
-        .clone()
-        .map(ApiToken::load)
-        .transpose()?;
     let settings = WatchSettings {
         keep_managed_fields: config.keep_managed_fields,
         history_size: config.event_history_size,
@@ -154,29 +156,57 @@ pub async fn run(
             config.clone(),
         ));
     }
+    let access = Access::new(&config, client.as_ref(), &metrics)?;
+    let guard = access.guard(config.api_auth())?;
     let state = Arc::new(AppState {
         config: config.clone(),
         discovery,
         watches,
         metrics,
         client,
-        token,
         plugins,
         notifications,
         relations,
     });
-    let address = (config.listen_address, config.listen_port);
-    let listen_error = |source| RunError::Listen {
-        address: format!("{}:{}", address.0, address.1),
-        source,
+    // The TLS listener's certificate is read before anything listens: a
+    // file that cannot be used stops GRW at once.
+    let tls = match &config.tls_listener {
+        Some(tls) => {
+            let provider = api::tls::crypto_provider();
+            let certificate = Arc::new(ReloadingCertificate::load(
+                tls.cert_file.clone(),
+                tls.key_file.clone(),
+                provider.clone(),
+            )?);
+            let settings = api::tls::server_config(certificate, provider).map_err(RunError::Tls)?;
+            Some((tls, settings, access.guard(tls.auth)?))
+        }
+        None => None,
     };
-    let listener = TcpListener::bind(address).await.map_err(listen_error)?;
-    tracing::info!(address = %listener.local_addr().map_err(listen_error)?, "API listening");
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = axum::serve(listener, api::router(state)).with_graceful_shutdown(async move {
-        let _ = stop_rx.await;
-    });
-    let server = tokio::spawn(async move { server.await });
+    let listener = bind(config.listen_address, config.listen_port).await?;
+    tracing::info!(address = %local_address(&listener)?, auth = ?config.api_auth(), "API listening");
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let stopped = move || {
+        let mut stop = stop_rx.clone();
+        async move {
+            let _ = stop.wait_for(|stop| *stop).await;
+        }
+    };
+    let server =
+        axum::serve(listener, api::router(state.clone(), guard)).with_graceful_shutdown(stopped());
+    let mut servers = vec![tokio::spawn(async move { server.await })];
+    if let Some((tls, settings, guard)) = tls {
+        let tcp = bind(tls.address, tls.port).await?;
+        let address = local_address(&tcp)?;
+        let listener = TlsListener::new(tcp, settings).map_err(|source| RunError::Listen {
+            address: address.to_string(),
+            source,
+        })?;
+        tracing::info!(address = %address, auth = ?tls.auth, "TLS API listening");
+        let server =
+            axum::serve(listener, api::router(state, guard)).with_graceful_shutdown(stopped());
+        servers.push(tokio::spawn(async move { server.await }));
+    }
     shutdown.await;
     tracing::info!("stopping");
     if let Some(elector) = elector {
@@ -185,12 +215,33 @@ pub async fn run(
             tracing::warn!("the API server did not answer in time; the lease is left to expire");
         }
     }
-    let _ = stop_tx.send(());
-    match tokio::time::timeout(SHUTDOWN_GRACE, server).await {
-        Ok(result) => result?.map_err(RunError::Serve)?,
+    let _ = stop_tx.send(true);
+    let all = futures::future::join_all(servers);
+    match tokio::time::timeout(SHUTDOWN_GRACE, all).await {
+        Ok(results) => {
+            for result in results {
+                result?.map_err(RunError::Serve)?;
+            }
+        }
         Err(_) => tracing::info!("event streams still open after the grace period; exiting"),
     }
     Ok(())
+}
+
+async fn bind(address: std::net::IpAddr, port: u16) -> Result<TcpListener, RunError> {
+    TcpListener::bind((address, port))
+        .await
+        .map_err(|source| RunError::Listen {
+            address: std::net::SocketAddr::from((address, port)).to_string(),
+            source,
+        })
+}
+
+fn local_address(listener: &TcpListener) -> Result<std::net::SocketAddr, RunError> {
+    listener.local_addr().map_err(|source| RunError::Listen {
+        address: "the bound address".to_string(),
+        source,
+    })
 }
 
 /// How long start-up waits for the plugin directory to load before the API

@@ -50,6 +50,22 @@ struct SubscriptionLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReviewLabels {
+    review: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReviewResultLabels {
+    review: String,
+    result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CodeLabels {
+    code: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
     route: String,
     status: u16,
@@ -68,6 +84,39 @@ impl PluginCallMetrics {
     pub fn answered(&self, seconds: f64) {
         self.ok.inc();
         self.seconds.observe(seconds);
+    }
+}
+
+/// The metrics of `delegated` access checks, resolved once so that a
+/// request costs no label lookup; from [`Metrics::access`].
+#[derive(Clone)]
+pub struct AccessMetrics {
+    reviews: Family<ReviewResultLabels, Counter>,
+    /// Token and decision cache hits.
+    pub hits: [Counter; 2],
+    /// Entries in the token and decision caches.
+    pub entries: [Gauge; 2],
+    refused: Family<CodeLabels, Counter>,
+}
+
+/// The two questions `delegated` access asks the API server, as label values.
+pub const REVIEWS: [&str; 2] = ["TokenReview", "SubjectAccessReview"];
+
+impl AccessMetrics {
+    /// Counts one review made, of [`REVIEWS`]`[review]`, by its result
+    /// (`authenticated`, `rejected`, `allowed`, `denied`, `error`).
+    pub fn review(&self, review: usize, result: &str) {
+        self.reviews
+            .get_or_create(&ReviewResultLabels {
+                review: REVIEWS[review].to_string(),
+                result: result.to_string(),
+            })
+            .inc();
+    }
+
+    /// Counts one request refused with `code` (401, 403 or 503).
+    pub fn refused(&self, code: u16) {
+        self.refused.get_or_create(&CodeLabels { code }).inc();
     }
 }
 
@@ -94,6 +143,7 @@ pub struct Metrics {
     feed_buffered_bytes: Family<KindLabels, Gauge>,
     feed_overflows: Family<KindLabels, Counter>,
     leader: Gauge,
+    access: AccessMetrics,
 }
 
 /// Gauges of one subscription's queue, read at scrape time.
@@ -255,7 +305,40 @@ impl Metrics {
             "Times the notification feed fell notificationBufferBytes behind and caught up from the cache's state, per watched kind",
             feed_overflows.clone(),
         );
+        let reviews = Family::<ReviewResultLabels, Counter>::default();
+        registry.register(
+            "access_reviews",
+            "Reviews GRW asked the API server for, to check its callers (delegated access), per review (TokenReview, SubjectAccessReview) and result",
+            reviews.clone(),
+        );
+        let hits = Family::<ReviewLabels, Counter>::default();
+        let entries = Family::<ReviewLabels, Gauge>::default();
+        let labels = REVIEWS.map(|review| ReviewLabels {
+            review: review.to_string(),
+        });
+        let access = AccessMetrics {
+            reviews,
+            hits: [0, 1].map(|i| hits.get_or_create(&labels[i]).clone()),
+            entries: [0, 1].map(|i| entries.get_or_create(&labels[i]).clone()),
+            refused: Family::default(),
+        };
+        registry.register(
+            "access_cache_hits",
+            "Requests whose caller or decision came from the cache, or from a review another request had started, per review",
+            hits,
+        );
+        registry.register(
+            "access_cache_entries",
+            "Answers kept and reviews under way in the caches of delegated access, per review (at most delegatedAuth.cacheMaxEntries each)",
+            entries,
+        );
+        registry.register(
+            "access_refused_requests",
+            "Requests refused by the access check, per HTTP status: 401 (no or bad token), 403 (not allowed), 503 (the API server could not say)",
+            access.refused.clone(),
+        );
         Metrics {
+            access,
             subscription_filtered,
             feed_buffered_bytes,
             feed_overflows,
@@ -278,6 +361,11 @@ impl Metrics {
             plugin_loads,
             leader,
         }
+    }
+
+    /// The handles of the access checks' metrics.
+    pub fn access(&self) -> AccessMetrics {
+        self.access.clone()
     }
 
     /// Sets whether this replica delivers notifications.

@@ -300,6 +300,14 @@ pub struct EventStream {
 }
 
 impl EventStream {
+    /// The lines of a response the test requested itself.
+    pub fn new(response: reqwest::Response) -> EventStream {
+        EventStream {
+            response,
+            buffer: Vec::new(),
+        }
+    }
+
     /// The next line as JSON, or `None` when the stream ended or `timeout` passed.
     pub async fn next(&mut self, timeout: Duration) -> Option<Value> {
         let deadline = tokio::time::Instant::now() + timeout;

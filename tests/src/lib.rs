@@ -3,6 +3,7 @@
 
 pub mod daemon;
 pub mod fake_api;
+pub mod kubectl;
 pub mod nats;
 pub mod plugins;
 pub mod receiver;

@@ -315,6 +315,129 @@ fn standalone_renders_into_valid_objects_that_grant_exactly_what_it_watches() {
 }
 
 #[test]
+fn standalone_delegated_serves_tls_and_may_ask_the_api_server_about_callers() {
+    let objects = render("standalone-delegated");
+    let mut kinds = check_types(&objects);
+    kinds.sort();
+    // No shared API token: callers bring their own.
+    assert_eq!(
+        kinds,
+        [
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "ConfigMap",
+            "Namespace",
+            "PodDisruptionBudget",
+            "Role",
+            "RoleBinding",
+            "Service",
+            "ServiceAccount",
+            "StatefulSet"
+        ]
+    );
+    let config = grw_config(&objects);
+    assert_eq!(config.api_auth(), grw::config::ApiAuth::Delegated);
+    assert_eq!(config.api_token_file, None);
+    let tls = config.tls_listener.clone().unwrap();
+    assert_eq!(tls.auth, grw::config::ApiAuth::Delegated);
+    assert!(tls.address.is_unspecified());
+    assert!(config.listen_address.is_loopback());
+
+    let set: StatefulSet = typed(one(&objects, "StatefulSet"));
+    let template = &set.spec.template;
+    check_grw_container(template, &config);
+    let grw = container(template, "grw");
+    // The certificate and key are files of the Secret grw-tls.
+    for file in [&tls.cert_file, &tls.key_file] {
+        let mount = grw
+            .volume_mounts
+            .iter()
+            .flatten()
+            .find(|m| file.starts_with(&m.mount_path))
+            .unwrap_or_else(|| panic!("{file:?} is not mounted"));
+        let volume = template
+            .spec
+            .as_ref()
+            .unwrap()
+            .volumes
+            .iter()
+            .flatten()
+            .find(|v| v.name == mount.name)
+            .unwrap();
+        assert_eq!(
+            volume.secret.as_ref().unwrap().secret_name.as_deref(),
+            Some("grw-tls")
+        );
+    }
+    assert!(
+        !grw.volume_mounts
+            .iter()
+            .flatten()
+            .any(|m| m.mount_path.contains("api-token"))
+    );
+    // One port, the TLS listener's, which the probes (over HTTPS) and the
+    // Service use.
+    let ports = grw.ports.as_ref().unwrap();
+    assert_eq!(ports.len(), 1);
+    assert_eq!(ports[0].container_port, i32::from(tls.port));
+    let port_name = ports[0].name.clone().unwrap();
+    for probe in [&grw.readiness_probe, &grw.liveness_probe] {
+        let get = probe.as_ref().unwrap().http_get.as_ref().unwrap();
+        assert_eq!(get.scheme.as_deref(), Some("HTTPS"));
+        assert_eq!(
+            get.port,
+            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(port_name.clone())
+        );
+    }
+    let service: Service = typed(one(&objects, "Service"));
+    let service_ports = service.spec.unwrap().ports.unwrap();
+    assert_eq!(service_ports.len(), 1);
+    assert_eq!(
+        service_ports[0].target_port,
+        Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(port_name))
+    );
+
+    // The RBAC is what `grw rbac` prints for this configuration, the
+    // reviews included.
+    let dir = workspace().join("manifests/standalone-delegated");
+    let output = Command::new(grw_binary())
+        .args(["rbac", "--config"])
+        .arg(dir.join("config.json"))
+        .args(["--namespace", "grw"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let printed: Vec<Value> =
+        serde_saphyr::from_multiple(&String::from_utf8(output.stdout).unwrap()).unwrap();
+    let rbac = |objects: &[Value]| -> Vec<Value> {
+        objects
+            .iter()
+            .filter(|o| o["apiVersion"] == "rbac.authorization.k8s.io/v1")
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let mut rendered = rbac(&objects);
+    let mut printed = rbac(&printed);
+    let order = |o: &Value| format!("{}/{}", o["kind"], o["metadata"]["name"]);
+    rendered.sort_by_key(order);
+    printed.sort_by_key(order);
+    assert_eq!(rendered, printed);
+    let rules = &one(&objects, "ClusterRole")["rules"];
+    for resource in ["tokenreviews", "subjectaccessreviews"] {
+        assert!(
+            rules
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["resources"] == json!([resource]) && r["verbs"] == json!(["create"])),
+            "{rules}"
+        );
+    }
+    let kustomization = std::fs::read_to_string(dir.join("kustomization.yaml")).unwrap();
+    assert!(kustomization.contains("`grw rbac --config config.json --namespace grw`"));
+}
+
+#[test]
 fn sidecars_render_with_only_their_namespace_s_permissions() {
     for overlay in ["sidecar", "sidecar-large-plugins"] {
         let objects = render(overlay);

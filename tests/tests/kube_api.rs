@@ -6,15 +6,15 @@
 //! the same shapes).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use grw_e2e::daemon::{Grw, bundled_recording, eventually};
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
+use grw_e2e::kubectl::{Kubectl, PREFIX};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "kube-api-token";
-const PREFIX: &str = "/kube";
 
 async fn cluster() -> FakeApiServer {
     let fake = FakeApiServer::start(FakeApiOptions {
@@ -164,65 +164,6 @@ fn pod(namespace: &str, name: &str, labels: Value) -> Value {
 }
 
 // ---- kubectl -------------------------------------------------------------
-
-/// The `kubectl` binary with a kubeconfig pointing at GRW's Kubernetes API
-/// and a discovery cache of its own.
-struct Kubectl {
-    kubeconfig: PathBuf,
-    cache: tempfile::TempDir,
-}
-
-impl Kubectl {
-    fn for_grw(grw: &Grw) -> Kubectl {
-        let kubeconfig = grw.dir.path().join("kubeconfig");
-        let config = format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: grw\n  cluster:\n    server: {}{PREFIX}\ncontexts:\n- name: grw\n  context: {{cluster: grw, user: reader}}\ncurrent-context: grw\nusers:\n- name: reader\n  user: {{}}\n",
-            grw.url
-        );
-        std::fs::write(&kubeconfig, config).unwrap();
-        Kubectl {
-            kubeconfig,
-            cache: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn command(&self, args: &[&str]) -> tokio::process::Command {
-        let mut command = tokio::process::Command::new("kubectl");
-        command
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--cache-dir")
-            .arg(self.cache.path())
-            .args(args)
-            .env_remove("KUBECONFIG")
-            .kill_on_drop(true);
-        command
-    }
-
-    /// Runs kubectl to its end; its standard output, or a panic with both
-    /// outputs if it failed.
-    async fn run(&self, args: &[&str]) -> String {
-        let output = self
-            .command(args)
-            .output()
-            .await
-            .expect("kubectl runs (the tests need it, see the README)");
-        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-        assert!(
-            output.status.success(),
-            "kubectl {args:?} failed:\n{stdout}\n{stderr}"
-        );
-        stdout
-    }
-
-    /// Runs kubectl expecting it to fail; its standard error.
-    async fn fail(&self, args: &[&str]) -> String {
-        let output = self.command(args).output().await.unwrap();
-        assert!(!output.status.success(), "kubectl {args:?} succeeded");
-        String::from_utf8_lossy(&output.stderr).into_owned()
-    }
-}
 
 /// The first column of each line of a `kubectl get` table, the header
 /// left out.

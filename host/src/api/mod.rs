@@ -1,9 +1,9 @@
 //! The HTTP API: the native JSON API (`/api/v1/...`), the Kubernetes API
 //! (under `kubeApiPathPrefix`), the compatibility routes of the earlier GRW,
 //! and operations (`/healthz`, `/readyz`, `/metrics`). One file (or folder)
-//! per route group.
+//! per route group, and [`access`], the check in front of all of them.
 
-mod auth;
+pub mod access;
 mod compat;
 mod kinds;
 mod kubernetes;
@@ -16,6 +16,7 @@ mod relations;
 mod search;
 mod stream;
 mod subscriptions;
+pub mod tls;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -26,7 +27,7 @@ use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 
-pub use auth::{ApiToken, TokenError};
+pub use access::{Access, AccessError, ApiToken, Delegated, Guard, TokenError};
 pub use params::Params;
 pub use problem::Problem;
 
@@ -50,8 +51,6 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// The API server, or `None` when serving a replay.
     pub client: Option<KubeClient>,
-    /// Required bearer token of API clients, if configured.
-    pub token: Option<ApiToken>,
     /// Plugins of the plugin directory.
     pub plugins: Arc<Plugins>,
     /// Subscriptions and their deliveries.
@@ -60,8 +59,9 @@ pub struct AppState {
     pub relations: Arc<Relations>,
 }
 
-/// The whole HTTP API.
-pub fn router(state: Arc<AppState>) -> Router {
+/// The whole HTTP API, behind `guard`: the one router of every listener,
+/// each with its own check.
+pub fn router(state: Arc<AppState>, guard: Guard) -> Router {
     let max_body = state.config.max_request_body_bytes;
     Router::new()
         .merge(native::routes())
@@ -75,8 +75,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::extract::DefaultBodyLimit::max(max_body))
         .layer(middleware::from_fn_with_state(
-            state.clone(),
-            auth::require_token,
+            (state.clone(), guard),
+            access::check,
         ))
         .layer(middleware::from_fn_with_state(
             state.clone(),

@@ -15,7 +15,10 @@
 //!   anyway, this says so), and, when a watched kind is a custom resource,
 //!   CustomResourceDefinitions, whose changes make GRW read discovery again
 //!   at once. Without it (a namespaced sidecar) GRW reads discovery every
-//!   `apiGroupsSyncIntervalSecond` instead.
+//!   `apiGroupsSyncIntervalSecond` instead;
+//! - when a listener checks its callers with the API server (`apiAuth` or
+//!   `tlsListener.auth` `delegated`), `create` on `tokenreviews` and
+//!   `subjectaccessreviews`, in the ClusterRole (they are cluster-scoped).
 //!
 //! The kinds come from the configuration alone, without a cluster: built-in
 //! kinds by Kubernetes' own names (from `k8s-openapi`), custom ones by
@@ -61,6 +64,12 @@ const VERBS: [&str; 2] = ["list", "watch"];
 
 /// The paths discovery reads.
 const DISCOVERY_PATHS: [&str; 4] = ["/api", "/api/*", "/apis", "/apis/*"];
+
+/// What `delegated` access creates: who a caller is, what it may do.
+const REVIEWS: [(&str, &str); 2] = [
+    ("authentication.k8s.io", "tokenreviews"),
+    ("authorization.k8s.io", "subjectaccessreviews"),
+];
 
 /// One kind a configuration watches, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -330,6 +339,13 @@ pub fn render(config: &Config, grants: &[Grant], args: &RbacArgs) -> String {
             "# leaderElection: create, and get and update of the Lease {name}, in namespace {namespace}"
         );
     }
+    let delegated = config.delegates_access();
+    if delegated {
+        out.push_str(
+            "# delegated access (apiAuth or tlsListener.auth): create tokenreviews and\n\
+             # subjectaccessreviews, to ask the API server who each caller is and what it may read\n",
+        );
+    }
     for grant in grants {
         let place = grant.namespace.as_deref().map_or_else(
             || "the whole cluster".to_string(),
@@ -367,19 +383,29 @@ pub fn render(config: &Config, grants: &[Grant], args: &RbacArgs) -> String {
         );
     }
     let custom = grants.iter().any(|g| g.custom);
-    if !cluster.is_empty() {
+    if !cluster.is_empty() || delegated {
         let mut rules = rules(&cluster);
-        if custom {
-            rules.push(rule(
-                "apiextensions.k8s.io",
-                ["customresourcedefinitions"].into_iter(),
-            ));
+        if !cluster.is_empty() {
+            if custom {
+                rules.push(rule(
+                    "apiextensions.k8s.io",
+                    ["customresourcedefinitions"].into_iter(),
+                ));
+            }
+            rules.push(PolicyRule {
+                non_resource_urls: Some(DISCOVERY_PATHS.iter().map(|p| p.to_string()).collect()),
+                verbs: vec!["get".into()],
+                ..PolicyRule::default()
+            });
         }
-        rules.push(PolicyRule {
-            non_resource_urls: Some(DISCOVERY_PATHS.iter().map(|p| p.to_string()).collect()),
-            verbs: vec!["get".into()],
-            ..PolicyRule::default()
-        });
+        if delegated {
+            rules.extend(REVIEWS.iter().map(|(group, resource)| PolicyRule {
+                api_groups: Some(vec![group.to_string()]),
+                resources: Some(vec![resource.to_string()]),
+                verbs: vec!["create".into()],
+                ..PolicyRule::default()
+            }));
+        }
         document(
             &mut out,
             &ClusterRole {
@@ -396,7 +422,8 @@ pub fn render(config: &Config, grants: &[Grant], args: &RbacArgs) -> String {
                 subjects: Some(vec![subject(args)]),
             },
         );
-    } else if custom {
+    }
+    if cluster.is_empty() && custom {
         out.push_str(
             "#\n# Without a ClusterRole GRW cannot watch CustomResourceDefinitions: it notices\n\
              # CRDs installed later by reading discovery every apiGroupsSyncIntervalSecond.\n",
@@ -688,6 +715,53 @@ mod tests {
         assert!(!yaml.contains("ClusterRole"), "{yaml}");
         assert!(!yaml.contains("onDemandWatch"), "{yaml}");
         assert_eq!(yaml.matches("---\n").count(), 2, "{yaml}");
+    }
+
+    #[test]
+    fn delegated_access_may_create_reviews() {
+        let rules_of = |config: &Config| -> Vec<serde_json::Value> {
+            let yaml = render(config, &grants(config).unwrap(), &args());
+            yaml.split("---\n")
+                .skip(1)
+                .map(|d| serde_saphyr::from_str::<serde_json::Value>(d).unwrap())
+                .filter(|d| d["kind"] == "ClusterRole")
+                .flat_map(|d| d["rules"].as_array().unwrap().clone())
+                .collect()
+        };
+        let reviews = [
+            serde_json::json!({"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]}),
+            serde_json::json!({"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]}),
+        ];
+        // A namespaced sidecar needs a ClusterRole for them alone.
+        let sidecar = config(serde_json::json!({
+            "onDemandWatch": false,
+            "builtinAnalyzers": false,
+            "apiAuth": "delegated",
+            "initialWatchingResources": [{"version": "v1", "kind": "Pod", "watchOptions": {"namespace": "shop"}}]
+        }));
+        assert_eq!(rules_of(&sidecar), reviews);
+        let yaml = render(&sidecar, &grants(&sidecar).unwrap(), &args());
+        assert!(
+            yaml.contains(
+                "# delegated access (apiAuth or tlsListener.auth): create tokenreviews and\n"
+            ),
+            "{yaml}"
+        );
+        assert_eq!(yaml.matches("\nkind: Role\n").count(), 1, "{yaml}");
+        // After the rest, from the TLS listener too.
+        let standalone = config(serde_json::json!({
+            "builtinAnalyzers": false,
+            "tlsListener": {"certFile": "/c", "keyFile": "/k"},
+            "initialWatchingResources": [{"version": "v1", "kind": "Pod"}]
+        }));
+        let rules = rules_of(&standalone);
+        assert_eq!(rules.len(), 4);
+        assert_eq!(rules[2..], reviews);
+        // Without delegated access, none.
+        let plain = config(
+            serde_json::json!({"builtinAnalyzers": false, "initialWatchingResources": [{"version": "v1", "kind": "Pod"}]}),
+        );
+        assert_eq!(rules_of(&plain).len(), 2);
     }
 
     #[test]

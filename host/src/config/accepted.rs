@@ -41,6 +41,26 @@ pub enum AuthType {
     ClientCertificate,
 }
 
+/// How a listener decides who may read what (`apiAuth`, `tlsListener.auth`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiAuth {
+    /// No check: GRW's own credentials decide what every caller reads.
+    None,
+    /// Every caller sends the shared bearer token of `apiTokenFile`.
+    Token,
+    /// Every caller sends its own Kubernetes bearer token; the API server
+    /// says who it is (TokenReview) and what it may read
+    /// (SubjectAccessReview).
+    Delegated,
+}
+
+/// Names accepted by `apiAuth` and `tlsListener.auth`.
+pub(super) const API_AUTHS: &[(&str, ApiAuth)] = &[
+    ("none", ApiAuth::None),
+    ("token", ApiAuth::Token),
+    ("delegated", ApiAuth::Delegated),
+];
+
 /// Names accepted by `minLogLevel` and `--log-level`.
 pub(super) const LOG_LEVELS: &[(&str, LogLevel)] = &[
     ("silly", LogLevel::Trace),

@@ -27,14 +27,15 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use super::accepted::{AuthType, BUILT_IN_ANALYZERS, LogLevel, LogType, URLS_EXPECTED};
+use super::accepted::{ApiAuth, AuthType, BUILT_IN_ANALYZERS, LogLevel, LogType, URLS_EXPECTED};
 use super::allowed_hosts::AllowedHosts;
 use super::compat_body::NotifierFilter;
 use super::de::{self, show};
 use super::error::ConfigError;
 use super::subscription::SubscriptionConfig;
 use super::types::{
-    ClientConfig, Config, LeaderElection, NotifierConfig, WatchOptions, WatchedResource,
+    ClientConfig, Config, DelegatedAuth, LeaderElection, NotifierConfig, TlsListener, WatchOptions,
+    WatchedResource,
 };
 use super::values::{
     ApiGroup, Count, HttpUrl, ListenAddress, Name, Parsed, PathPrefix, Port, Seconds,
@@ -63,6 +64,9 @@ impl Default for Config {
             allow_on_demand_secrets: false,
             sync_timeout: Duration::from_secs(30),
             api_token_file: None,
+            api_auth: None,
+            delegated_auth: DelegatedAuth::default(),
+            tls_listener: None,
             replay_file: None,
             plugin_dir: None,
             builtin_analyzers: BUILT_IN_ANALYZERS.map(String::from).to_vec(),
@@ -115,6 +119,73 @@ fn syntax_error(e: &serde_json::Error) -> ConfigError {
         column: e.column(),
         message,
     }
+}
+
+/// `delegatedAuth`, with the defaults of [`DelegatedAuth`].
+fn delegated_auth(file: Option<DelegatedAuthFile>) -> DelegatedAuth {
+    let defaults = DelegatedAuth::default();
+    let file = file.unwrap_or_default();
+    DelegatedAuth {
+        cache_allowed: file
+            .cache_allowed_seconds
+            .map_or(defaults.cache_allowed, Seconds::duration),
+        cache_denied: file
+            .cache_denied_seconds
+            .map_or(defaults.cache_denied, Seconds::duration),
+        token_cache: file
+            .token_cache_seconds
+            .map_or(defaults.token_cache, Seconds::duration),
+        cache_max_entries: file
+            .cache_max_entries
+            .map_or(defaults.cache_max_entries, |c| c.0),
+    }
+}
+
+/// The port of `tlsListener` when none is given: the usual alternative
+/// HTTPS port.
+const TLS_PORT: u16 = 8443;
+
+/// Checks what the listeners' access modes need of the rest of the
+/// configuration: `token` a token file, `delegated` an API server, and the
+/// two listeners different ports. Run after the file and again after the
+/// command-line flags, which may change `apiTokenFile` and `replayFile`.
+pub(super) fn check_access(config: &Config) -> Result<(), ConfigError> {
+    let mut modes = vec![("apiAuth", config.api_auth())];
+    if let Some(tls) = &config.tls_listener {
+        modes.push(("tlsListener.auth", tls.auth));
+    }
+    for (key, mode) in modes {
+        match mode {
+            ApiAuth::Token if config.api_token_file.is_none() => {
+                return Err(invalid(
+                    key,
+                    "`token` checks the shared bearer token of `apiTokenFile`, which is not set; set `apiTokenFile` (or --api-token-file), or choose `none` or `delegated`",
+                ));
+            }
+            ApiAuth::Delegated if config.replay_file.is_some() => {
+                return Err(invalid(
+                    key,
+                    "`delegated` asks the API server who each caller is and what it may read, and a replayed recording (`replayFile`, --replay) has no API server; choose `none` or `token`",
+                ));
+            }
+            _ => {}
+        }
+    }
+    if let Some(tls) = &config.tls_listener {
+        let overlap = tls.address == config.listen_address
+            || tls.address.is_unspecified()
+            || config.listen_address.is_unspecified();
+        if tls.port == config.listen_port && overlap {
+            return Err(invalid(
+                "tlsListener.port",
+                format!(
+                    "{} is the port of the API listener too (`listenPort`); choose another",
+                    tls.port
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `leaderElection`, with client-go's defaults, the periods checked against
@@ -187,6 +258,9 @@ struct File {
     sync_timeout_second: Option<Seconds>,
     #[serde(deserialize_with = "de::text")]
     api_token_file: Option<String>,
+    api_auth: Option<ApiAuth>,
+    delegated_auth: Option<DelegatedAuthFile>,
+    tls_listener: Option<TlsListenerFile>,
     #[serde(deserialize_with = "de::text")]
     replay_file: Option<String>,
     #[serde(deserialize_with = "de::text")]
@@ -206,6 +280,27 @@ struct File {
     max_request_body_bytes: Option<Count<1>>,
     notification_buffer_bytes: Option<Count<1>>,
     leader_election: Option<LeaderElectionFile>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default, expecting = "an object")]
+struct DelegatedAuthFile {
+    cache_allowed_seconds: Option<Seconds>,
+    cache_denied_seconds: Option<Seconds>,
+    token_cache_seconds: Option<Seconds>,
+    cache_max_entries: Option<Count<1>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default, expecting = "an object")]
+struct TlsListenerFile {
+    address: Option<ListenAddress>,
+    port: Option<Port>,
+    #[serde(deserialize_with = "de::text")]
+    cert_file: Option<String>,
+    #[serde(deserialize_with = "de::text")]
+    key_file: Option<String>,
+    auth: Option<ApiAuth>,
 }
 
 #[derive(Deserialize, Default)]
@@ -435,6 +530,10 @@ impl Resolver<'_> {
         }
 
         let client = self.client(file.k8s_client_config)?;
+        let tls_listener = file
+            .tls_listener
+            .map(|tls| self.tls_listener(tls))
+            .transpose()?;
         let leader_election = file.leader_election.map(leader_election).transpose()?;
         if leader_election.is_some() && file.replay_file.is_some() {
             return Err(invalid(
@@ -442,7 +541,7 @@ impl Resolver<'_> {
                 "a replayed recording has no API server to hold a Lease on; remove `leaderElection` or `replayFile`",
             ));
         }
-        Ok(Config {
+        let config = Config {
             log_level: file.min_log_level.unwrap_or(defaults.log_level),
             log_type: file.log_type.unwrap_or(defaults.log_type),
             listen_address,
@@ -470,6 +569,9 @@ impl Resolver<'_> {
                 .sync_timeout_second
                 .map_or(defaults.sync_timeout, Seconds::duration),
             api_token_file: self.file_path("apiTokenFile", file.api_token_file),
+            api_auth: file.api_auth,
+            delegated_auth: delegated_auth(file.delegated_auth),
+            tls_listener,
             replay_file: self.file_path("replayFile", file.replay_file),
             event_history_size: file
                 .event_history_size
@@ -490,6 +592,48 @@ impl Resolver<'_> {
                 .notification_buffer_bytes
                 .map_or(defaults.notification_buffer_bytes, |c| c.0),
             leader_election,
+        };
+        check_access(&config)?;
+        let token_used = config.api_auth() == ApiAuth::Token
+            || config
+                .tls_listener
+                .as_ref()
+                .is_some_and(|tls| tls.auth == ApiAuth::Token);
+        if config.api_token_file.is_some() && !token_used {
+            self.warnings.push(
+                "config key `apiTokenFile` is set but no listener checks it (`apiAuth` and `tlsListener.auth` are not `token`); it is ignored".to_string(),
+            );
+        }
+        Ok(config)
+    }
+
+    fn tls_listener(&mut self, file: TlsListenerFile) -> Result<TlsListener, ConfigError> {
+        let required = |key: &str, what: &str| {
+            invalid(
+                format!("tlsListener.{key}"),
+                format!("required: the path of {what} (PEM); the key is missing"),
+            )
+        };
+        let cert_file = self
+            .file_path("tlsListener.certFile", file.cert_file)
+            .ok_or_else(|| required("certFile", "the certificate chain the listener presents"))?;
+        let key_file = self
+            .file_path("tlsListener.keyFile", file.key_file)
+            .ok_or_else(|| required("keyFile", "the certificate's private key"))?;
+        let (address, port_in_address) = match file.address {
+            Some(ListenAddress(ip, port)) => (ip, port),
+            None => (IpAddr::V4(Ipv4Addr::UNSPECIFIED), None),
+        };
+        Ok(TlsListener {
+            address,
+            port: file
+                .port
+                .map(|p| p.0)
+                .or(port_in_address)
+                .unwrap_or(TLS_PORT),
+            cert_file,
+            key_file,
+            auth: file.auth.unwrap_or(ApiAuth::Delegated),
         })
     }
 

@@ -157,7 +157,7 @@ impl Config {
                 });
             }
         }
-        Ok(())
+        super::file::check_access(self)
     }
 }
 
@@ -257,6 +257,26 @@ mod tests {
         assert_eq!(config, before);
         config.apply_flags(&flags(&[])).unwrap();
         assert_eq!(config, before);
+    }
+
+    #[test]
+    fn flags_count_in_the_access_checks() {
+        // --api-token-file makes `token` the default of the API listener.
+        let (mut config, _) = crate::config::parse("{}", &|_| None).unwrap();
+        config
+            .apply_flags(&flags(&["--api-token-file", "/t"]))
+            .unwrap();
+        assert_eq!(config.api_auth(), crate::config::ApiAuth::Token);
+        // --replay cannot serve a `delegated` listener.
+        let (mut config, _) =
+            crate::config::parse(r#"{"apiAuth": "delegated"}"#, &|_| None).unwrap();
+        let err = config
+            .apply_flags(&flags(&["--replay", "/r.jsonl"]))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "config key `apiAuth`: `delegated` asks the API server who each caller is and what it may read, and a replayed recording (`replayFile`, --replay) has no API server; choose `none` or `token`"
+        );
     }
 
     #[test]

@@ -46,7 +46,7 @@ mod values;
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub use accepted::{AuthType, BUILT_IN_ANALYZERS, LogLevel, LogType};
+pub use accepted::{ApiAuth, AuthType, BUILT_IN_ANALYZERS, LogLevel, LogType};
 pub use allowed_hosts::{
     AllowedHosts, AllowedHostsError, HostPattern, HostPatternError, NotAllowed, RefusedBy, Target,
     TargetError,

@@ -5,7 +5,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::accepted::{AuthType, LogLevel, LogType};
+use super::accepted::{ApiAuth, AuthType, LogLevel, LogType};
 use super::allowed_hosts::AllowedHosts;
 use super::compat_body::NotifierFilter;
 use super::subscription::SubscriptionConfig;
@@ -47,8 +47,15 @@ pub struct Config {
     pub allow_on_demand_secrets: bool,
     /// How long a query waits for a new watch to sync (`syncTimeoutSecond`, default 30 s).
     pub sync_timeout: Duration,
-    /// File holding the bearer token that API clients must send (`apiTokenFile`); none = no auth.
+    /// File holding the bearer token that API clients must send (`apiTokenFile`).
     pub api_token_file: Option<PathBuf>,
+    /// How the API listener decides who may read what (`apiAuth`); `None`
+    /// is the default, which [`Config::api_auth`] resolves.
+    pub api_auth: Option<ApiAuth>,
+    /// The caches of `delegated` access checks (`delegatedAuth`).
+    pub delegated_auth: DelegatedAuth,
+    /// A second API listener, serving TLS (`tlsListener`); none = no such listener.
+    pub tls_listener: Option<TlsListener>,
     /// Serve a recorded event file instead of a cluster (`replayFile`, `--replay`).
     pub replay_file: Option<PathBuf>,
     /// Events kept per kind for resuming event streams (`eventHistorySize`, default 10000).
@@ -84,6 +91,77 @@ pub struct Config {
     /// Several replicas, one of which delivers notifications
     /// (`leaderElection`); none = this process delivers.
     pub leader_election: Option<LeaderElection>,
+}
+
+impl Config {
+    /// How the API listener decides who may read what: `apiAuth`, else
+    /// `token` when `apiTokenFile` is set, else `none`.
+    pub fn api_auth(&self) -> ApiAuth {
+        match (self.api_auth, &self.api_token_file) {
+            (Some(auth), _) => auth,
+            (None, Some(_)) => ApiAuth::Token,
+            (None, None) => ApiAuth::None,
+        }
+    }
+
+    /// Whether a listener checks callers with the API server.
+    pub fn delegates_access(&self) -> bool {
+        self.api_auth() == ApiAuth::Delegated
+            || self
+                .tls_listener
+                .as_ref()
+                .is_some_and(|tls| tls.auth == ApiAuth::Delegated)
+    }
+}
+
+/// `delegatedAuth`: how long the API server's answers about callers are
+/// reused, and how many are kept.
+///
+/// The defaults are those of the Kubernetes API server's own delegating
+/// authenticator and authorizer (what an aggregated API server or a
+/// kubelet uses): every answer kept 10 s, "very low for responsiveness, but
+/// high enough to handle storms", and at most 8192 decisions, the size of
+/// its webhook authorizer's LRU cache. A revoked permission is thus still
+/// honoured for up to 10 s, as by those servers; a busy client costs one
+/// review per 10 s per distinct request, not one per request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DelegatedAuth {
+    /// `cacheAllowedSeconds` (10): how long an allowed decision is reused.
+    pub cache_allowed: Duration,
+    /// `cacheDeniedSeconds` (10): how long a denied decision, or a token the
+    /// API server did not accept, is reused.
+    pub cache_denied: Duration,
+    /// `tokenCacheSeconds` (10): how long who a token belongs to is reused.
+    pub token_cache: Duration,
+    /// `cacheMaxEntries` (8192): the most decisions kept, and the most
+    /// tokens; the least recently used go first.
+    pub cache_max_entries: usize,
+}
+
+impl Default for DelegatedAuth {
+    fn default() -> Self {
+        DelegatedAuth {
+            cache_allowed: Duration::from_secs(10),
+            cache_denied: Duration::from_secs(10),
+            token_cache: Duration::from_secs(10),
+            cache_max_entries: 8192,
+        }
+    }
+}
+
+/// `tlsListener`: a second listener serving the same API over TLS.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TlsListener {
+    /// `address` (default `0.0.0.0`: it is meant for clients elsewhere).
+    pub address: IpAddr,
+    /// `port` (default 8443).
+    pub port: u16,
+    /// `certFile`, required: the certificate chain (PEM), read again when it changes.
+    pub cert_file: PathBuf,
+    /// `keyFile`, required: its private key (PEM), read again when it changes.
+    pub key_file: PathBuf,
+    /// `auth` (default `delegated`).
+    pub auth: ApiAuth,
 }
 
 /// `leaderElection`: which replica delivers notifications, chosen by a

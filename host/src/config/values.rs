@@ -17,8 +17,8 @@ use serde::{Deserialize, Deserializer, Serializer};
 use serde_json::Value;
 
 use super::accepted::{
-    AUTH_TYPES, AuthType, BUILT_IN_ANALYZERS, EVENT_TYPES, LOG_LEVELS, LOG_TYPES, LogLevel,
-    LogType, NAME_EXPECTED, OWN_ROUTE_SEGMENTS, URL_EXPECTED,
+    API_AUTHS, AUTH_TYPES, ApiAuth, AuthType, BUILT_IN_ANALYZERS, EVENT_TYPES, LOG_LEVELS,
+    LOG_TYPES, LogLevel, LogType, NAME_EXPECTED, OWN_ROUTE_SEGMENTS, URL_EXPECTED,
 };
 use super::allowed_hosts::{AllowedHosts, HostPattern};
 use super::de::{self, Refusal, show};
@@ -131,6 +131,12 @@ impl<'de> Deserialize<'de> for LogLevel {
 impl<'de> Deserialize<'de> for LogType {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         de::choose(deserializer, LOG_TYPES)
+    }
+}
+
+impl<'de> Deserialize<'de> for ApiAuth {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        de::choose(deserializer, API_AUTHS)
     }
 }
 

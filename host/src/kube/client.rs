@@ -56,7 +56,7 @@ impl ApiError {
         matches!(self.code(), Some(401 | 403))
     }
 
-    fn from_kube(e: kube::Error) -> ApiError {
+    pub(super) fn from_kube(e: kube::Error) -> ApiError {
         match e {
             kube::Error::Api(status) => ApiError::Status {
                 code: status.code,
@@ -167,7 +167,7 @@ impl KubeClient {
         kube::Api::namespaced(self.get(), namespace)
     }
 
-    fn get(&self) -> kube::Client {
+    pub(super) fn get(&self) -> kube::Client {
         self.client.read().clone()
     }
 

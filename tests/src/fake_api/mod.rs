@@ -6,7 +6,9 @@
 //! live in memory with a global resourceVersion counter and an event log.
 //! Tests drive it through [`FakeApiServer`]: they change objects, load a
 //! recording, inject faults (dropped watches, compaction, failing requests,
-//! token changes) and inspect the requests it received.
+//! token changes) and inspect the requests it received. It answers
+//! `TokenReview` and `SubjectAccessReview` from an RBAC model the test
+//! sets ([`FakeApiServer::add_token`], [`FakeApiServer::grant`]).
 //!
 //! Served resources: core `v1` Namespace, Node, Pod, ConfigMap, Secret,
 //! Service, PersistentVolume, PersistentVolumeClaim; `apps/v1` Deployment,
@@ -26,6 +28,7 @@ mod http;
 mod list;
 mod params;
 mod recording;
+mod review;
 mod selector;
 mod state;
 mod status;
@@ -42,6 +45,8 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::task::JoinHandle;
+
+pub use self::review::{Rule, Subject};
 
 use self::discovery::ResourceDef;
 use self::faults::Faults;
@@ -87,6 +92,7 @@ pub(crate) struct Shared {
     pub(crate) store: Mutex<Store>,
     pub(crate) faults: Mutex<Faults>,
     pub(crate) requests: Mutex<Vec<RecordedRequest>>,
+    pub(crate) rbac: Mutex<review::Rbac>,
     /// The current resourceVersion; watch tasks wait for it to change.
     pub(crate) rv_tx: tokio::sync::watch::Sender<u64>,
     /// Bumped by [`FakeApiServer::drop_watches`].
@@ -172,6 +178,7 @@ impl FakeApiServer {
             store: Mutex::new(store),
             faults: Mutex::new(Faults::with_token(options.token)),
             requests: Mutex::new(Vec::new()),
+            rbac: Mutex::new(review::Rbac::default()),
             rv_tx,
             drop_tx,
             shutdown_tx,
@@ -342,6 +349,33 @@ impl FakeApiServer {
                 namespace: namespace.to_string(),
                 user: user.to_string(),
             });
+    }
+
+    /// Makes `token` a valid bearer token of `user`, in `groups` (and, as
+    /// every authenticated user, `system:authenticated`), for TokenReviews.
+    pub fn add_token(&self, token: &str, user: &str, groups: &[&str]) {
+        self.shared.rbac.lock().add_token(token, user, groups);
+    }
+
+    /// Grants `rule` to `subject`, for SubjectAccessReviews.
+    pub fn grant(&self, subject: Subject, rule: Rule) {
+        self.shared.rbac.lock().grant(subject, rule);
+    }
+
+    /// Takes every rule granted to `subject` away.
+    pub fn revoke(&self, subject: &Subject) {
+        self.shared.rbac.lock().revoke(subject);
+    }
+
+    /// The TokenReviews received so far, by the token's user (`None`: a
+    /// token it does not know).
+    pub fn token_reviews(&self) -> Vec<Option<String>> {
+        self.shared.rbac.lock().token_reviews.clone()
+    }
+
+    /// The `spec` of every SubjectAccessReview received so far.
+    pub fn access_reviews(&self) -> Vec<Value> {
+        self.shared.rbac.lock().access_reviews.clone()
     }
 
     /// Makes every list request wait this long before it is answered.

@@ -12,10 +12,10 @@
 
 mod discovery;
 mod negotiate;
-mod options;
-mod path;
+pub(super) mod options;
+pub(super) mod path;
 mod read;
-mod status;
+pub(super) mod status;
 mod table;
 mod watch;
 

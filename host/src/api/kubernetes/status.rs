@@ -59,7 +59,9 @@ impl Subject<'_> {
         if !self.group.is_empty() {
             details["group"] = json!(self.group);
         }
-        details["kind"] = json!(self.resource);
+        if !self.resource.is_empty() {
+            details["kind"] = json!(self.resource);
+        }
         details
     }
 }
@@ -86,20 +88,25 @@ impl Status {
         }
     }
 
-    /// 403 for a read GRW's own credentials may not make.
+    /// 403 for a read GRW's own credentials may not make, or one a caller
+    /// may not make. A request on no resource (a path such as `/metrics`)
+    /// has a subject with an empty `resource`: `forbidden: {why}`, with
+    /// empty details, as the API server words it.
     pub(crate) fn forbidden(subject: Subject<'_>, name: Option<&str>, why: &str) -> Status {
-        let what = match name {
-            Some(name) => format!("{} \"{name}\"", subject.qualified()),
-            None => subject.qualified(),
+        let message = match name {
+            Some(name) => format!("{} \"{name}\" is forbidden: {why}", subject.qualified()),
+            None if subject.resource.is_empty() => format!("forbidden: {why}"),
+            None => format!("{} is forbidden: {why}", subject.qualified()),
         };
         Status {
             details: Some(subject.details(name)),
-            ..Status::new(
-                StatusCode::FORBIDDEN,
-                "Forbidden",
-                format!("{what} is forbidden: {why}"),
-            )
+            ..Status::new(StatusCode::FORBIDDEN, "Forbidden", message)
         }
+    }
+
+    /// 401: no bearer token, or one the API server does not accept.
+    pub(crate) fn unauthorized() -> Status {
+        Status::new(StatusCode::UNAUTHORIZED, "Unauthorized", "Unauthorized")
     }
 
     /// 404 for a subresource (`pods/log`, `deployments/scale`): GRW
@@ -254,10 +261,18 @@ impl IntoResponse for KubeError {
         let mut response = match self {
             KubeError::Status(status) => {
                 let mut response = (status.code, status.body().to_string()).into_response();
-                response.headers_mut().insert(
+                let headers = response.headers_mut();
+                headers.insert(
                     header::CONTENT_TYPE,
                     HeaderValue::from_static("application/json"),
                 );
+                // The API server marks its refusals so, not its other errors.
+                if status.code == StatusCode::FORBIDDEN {
+                    headers.insert(
+                        header::X_CONTENT_TYPE_OPTIONS,
+                        HeaderValue::from_static("nosniff"),
+                    );
+                }
                 response
             }
             KubeError::PageNotFound => {
@@ -311,6 +326,19 @@ mod tests {
             "User \"acceptance-limited\" cannot list resource \"pods\" in API group \"\" at the cluster scope",
         );
         assert_eq!(forbidden.body(), fixture("status-403.json"));
+
+        assert_eq!(Status::unauthorized().body(), fixture("status-401.json"));
+        let metrics = Subject {
+            group: "",
+            resource: "",
+        };
+        let forbidden =
+            Status::forbidden(metrics, None, "User \"jane\" cannot get path \"/metrics\"");
+        assert_eq!(
+            forbidden.message,
+            "forbidden: User \"jane\" cannot get path \"/metrics\""
+        );
+        assert_eq!(forbidden.body()["details"], json!({}));
 
         let deployments = Subject {
             group: "apps",

@@ -76,6 +76,9 @@ const FULL: &str = r#"{
   "allowOnDemandSecrets": true,
   "syncTimeoutSecond": 12,
   "apiTokenFile": "~/grw.token",
+  "apiAuth": "token",
+  "delegatedAuth": {"cacheAllowedSeconds": 30, "cacheDeniedSeconds": 0.5, "tokenCacheSeconds": 60, "cacheMaxEntries": 100},
+  "tlsListener": {"address": "::", "port": 9443, "certFile": "~/tls.crt", "keyFile": "/tls/tls.key", "auth": "token"},
   "replayFile": "/data/events.jsonl",
   "pluginDir": "/plugins",
   "builtinAnalyzers": ["services", "ownership"],
@@ -163,6 +166,20 @@ fn full_config_sets_every_key() {
         allow_on_demand_secrets: true,
         sync_timeout: Duration::from_secs(12),
         api_token_file: Some(PathBuf::from("/home/u/grw.token")),
+        api_auth: Some(ApiAuth::Token),
+        delegated_auth: DelegatedAuth {
+            cache_allowed: Duration::from_secs(30),
+            cache_denied: Duration::from_millis(500),
+            token_cache: Duration::from_secs(60),
+            cache_max_entries: 100,
+        },
+        tls_listener: Some(TlsListener {
+            address: IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+            port: 9443,
+            cert_file: PathBuf::from("/home/u/tls.crt"),
+            key_file: PathBuf::from("/tls/tls.key"),
+            auth: ApiAuth::Token,
+        }),
         replay_file: Some(PathBuf::from("/data/events.jsonl")),
         plugin_dir: Some(PathBuf::from("/plugins")),
         plugin_cache_max_bytes: 200_000_000,
@@ -214,6 +231,19 @@ fn empty_object_gives_every_default() {
     assert!(!config.allow_on_demand_secrets);
     assert_eq!(config.sync_timeout, Duration::from_secs(30));
     assert_eq!(config.api_token_file, None);
+    assert_eq!(config.api_auth, None);
+    assert_eq!(config.api_auth(), ApiAuth::None);
+    assert_eq!(
+        config.delegated_auth,
+        DelegatedAuth {
+            cache_allowed: Duration::from_secs(10),
+            cache_denied: Duration::from_secs(10),
+            token_cache: Duration::from_secs(10),
+            cache_max_entries: 8192,
+        }
+    );
+    assert_eq!(config.tls_listener, None);
+    assert!(!config.delegates_access());
     assert_eq!(config.replay_file, None);
     assert_eq!(config.event_history_size, 10_000);
     assert_eq!(config.max_request_body_bytes, 1_048_576);
@@ -227,6 +257,111 @@ fn empty_object_gives_every_default() {
     assert!(off.builtin_analyzers.is_empty());
     let (on, _) = parse_ok(r#"{"builtinAnalyzers": true}"#);
     assert_eq!(on.builtin_analyzers, config.builtin_analyzers);
+}
+
+#[test]
+fn listeners_choose_how_callers_are_checked() {
+    // The default follows apiTokenFile.
+    let (config, warnings) = parse_ok(r#"{"apiTokenFile": "/t"}"#);
+    assert_eq!((config.api_auth(), warnings.len()), (ApiAuth::Token, 0));
+    let (config, _) = parse_ok(r#"{"apiAuth": "delegated"}"#);
+    assert_eq!(config.api_auth(), ApiAuth::Delegated);
+    assert!(config.delegates_access());
+    let (config, warnings) = parse_ok(r#"{"apiAuth": "none", "apiTokenFile": "/t"}"#);
+    assert_eq!(config.api_auth(), ApiAuth::None);
+    assert_eq!(
+        warnings,
+        [
+            "config key `apiTokenFile` is set but no listener checks it (`apiAuth` and `tlsListener.auth` are not `token`); it is ignored"
+        ]
+    );
+
+    // The TLS listener: everywhere, port 8443, delegated, unless told otherwise.
+    let (config, _) =
+        parse_ok(r#"{"tlsListener": {"certFile": "/tls/tls.crt", "keyFile": "/tls/tls.key"}}"#);
+    assert_eq!(
+        config.tls_listener,
+        Some(TlsListener {
+            address: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            port: 8443,
+            cert_file: PathBuf::from("/tls/tls.crt"),
+            key_file: PathBuf::from("/tls/tls.key"),
+            auth: ApiAuth::Delegated,
+        })
+    );
+    assert_eq!(config.api_auth(), ApiAuth::None);
+    assert!(config.delegates_access());
+    let (config, warnings) = parse_ok(
+        r#"{"apiTokenFile": "/t", "apiAuth": "none", "tlsListener": {"address": "127.0.0.1:9000", "certFile": "/c", "keyFile": "/k", "auth": "token"}}"#,
+    );
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let tls = config.tls_listener.unwrap();
+    assert_eq!(
+        (tls.address.to_string(), tls.port),
+        ("127.0.0.1".into(), 9000)
+    );
+}
+
+#[test]
+fn access_settings_that_cannot_work_are_refused() {
+    let cases = [
+        (
+            r#"{"apiAuth": "token"}"#,
+            "config key `apiAuth`: `token` checks the shared bearer token of `apiTokenFile`, which is not set; set `apiTokenFile` (or --api-token-file), or choose `none` or `delegated`",
+        ),
+        (
+            r#"{"apiAuth": "delegated", "replayFile": "/r.jsonl"}"#,
+            "config key `apiAuth`: `delegated` asks the API server who each caller is and what it may read, and a replayed recording (`replayFile`, --replay) has no API server; choose `none` or `token`",
+        ),
+        (
+            r#"{"replayFile": "/r.jsonl", "tlsListener": {"certFile": "/c", "keyFile": "/k"}}"#,
+            "config key `tlsListener.auth`: `delegated` asks the API server who each caller is and what it may read, and a replayed recording (`replayFile`, --replay) has no API server; choose `none` or `token`",
+        ),
+        (
+            r#"{"tlsListener": {"certFile": "/c", "keyFile": "/k", "auth": "token"}}"#,
+            "config key `tlsListener.auth`: `token` checks the shared bearer token of `apiTokenFile`, which is not set; set `apiTokenFile` (or --api-token-file), or choose `none` or `delegated`",
+        ),
+        (
+            r#"{"apiAuth": "basic"}"#,
+            "config key `apiAuth`: expected one of none, token, delegated, got \"basic\"",
+        ),
+        (
+            r#"{"tlsListener": {"keyFile": "/k"}}"#,
+            "config key `tlsListener.certFile`: required: the path of the certificate chain the listener presents (PEM); the key is missing",
+        ),
+        (
+            r#"{"tlsListener": {"certFile": "/c", "keyFile": ""}}"#,
+            "config key `tlsListener.keyFile`: required: the path of the certificate's private key (PEM); the key is missing",
+        ),
+        (
+            r#"{"tlsListener": {"certFile": "/c", "keyFile": "/k", "port": 3000}}"#,
+            "config key `tlsListener.port`: 3000 is the port of the API listener too (`listenPort`); choose another",
+        ),
+        (
+            r#"{"tlsListener": {"certFile": "/c", "keyFile": "/k", "port": 0}}"#,
+            "config key `tlsListener.port`: expected a number from 1 to 65535, got 0",
+        ),
+        (
+            r#"{"tlsListener": "on"}"#,
+            "config key `tlsListener`: expected an object, got \"on\"",
+        ),
+        (
+            r#"{"delegatedAuth": {"cacheAllowedSeconds": 0}}"#,
+            "config key `delegatedAuth.cacheAllowedSeconds`: expected a positive number of seconds, got 0",
+        ),
+        (
+            r#"{"delegatedAuth": {"cacheMaxEntries": 0}}"#,
+            "config key `delegatedAuth.cacheMaxEntries`: expected a whole number from 1 up, got 0",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(parse_err(text), want, "{text}");
+    }
+    // Two listeners on one port of different addresses are fine.
+    let (config, _) = parse_ok(
+        r#"{"listenAddress": "127.0.0.1", "tlsListener": {"address": "10.0.0.1", "port": 3000, "certFile": "/c", "keyFile": "/k"}}"#,
+    );
+    assert_eq!(config.tls_listener.unwrap().port, 3000);
 }
 
 #[test]

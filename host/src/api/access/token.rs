@@ -1,19 +1,16 @@
-//! Optional bearer-token authentication of API clients.
+//! The `token` access mode: every caller sends one shared bearer token,
+//! read from `apiTokenFile`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use parking_lot::Mutex;
 
-use super::{AppState, Problem};
-
-/// Routes that answer without a token: probes must work for the kubelet.
-const OPEN_ROUTES: [&str; 2] = ["/healthz", "/readyz"];
+use crate::api::Problem;
 
 /// Why the API token file cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -83,26 +80,21 @@ fn read(path: &PathBuf) -> Result<(Option<SystemTime>, Arc<str>), TokenError> {
     Ok((modified, token.into()))
 }
 
-pub(super) async fn require_token(
-    State(state): State<Arc<AppState>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let Some(token) = &state.token else {
-        return next.run(request).await;
-    };
-    if OPEN_ROUTES.contains(&request.uri().path()) {
-        return next.run(request).await;
+impl ApiToken {
+    /// Whether the request carries the token, as `Authorization: Bearer <token>`.
+    pub(super) fn admits(&self, request: &Request) -> bool {
+        let given = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        let expected = self.current();
+        given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes()))
     }
-    let given = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    let expected = token.current();
-    if given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
-        return next.run(request).await;
-    }
+}
+
+/// The answer to a request without the token.
+pub(super) fn refusal() -> Response {
     let mut response = Problem::new(
         StatusCode::UNAUTHORIZED,
         "Unauthorized",

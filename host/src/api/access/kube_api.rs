@@ -1,0 +1,240 @@
+//! What a request to the Kubernetes API (below `kubeApiPathPrefix`) asks
+//! for, as authorization attributes. The path is read by the same
+//! [`KubePath`] that the routes serve it with, and the query by the same
+//! [`ListOptions`], so that what is checked is what is served; the rest is
+//! filled in as the API server's request-info parser fills it in:
+//!
+//! - discovery (`/api`, `/apis`, `/apis/{group}`, `/api/{version}`,
+//!   `/apis/{group}/{version}`) and `/version` are non-resource URLs,
+//!   checked by their path without GRW's prefix and the method in lower
+//!   case. Every cluster binds the `system:discovery` ClusterRole, which
+//!   allows `get` on those paths, to `system:authenticated`: they need only
+//!   a valid token, as on the API server, yet a cluster that removed the
+//!   binding is obeyed;
+//! - the verb: `get` of a named object, `list` of a collection, `watch`
+//!   with `watch=true` or the legacy `/watch/` segment, `create`, `update`,
+//!   `patch`, `delete` or `deletecollection` for writes (which the routes
+//!   then refuse with 405). A named GET with `watch=true` is a `watch`:
+//!   GRW streams that object's changes where the API server would return
+//!   it once;
+//! - `namespaces/{ns}` (and its `status` and `finalize`) is in namespace
+//!   `{ns}`, so that a Role there may allow reading its own Namespace;
+//! - a list or watch with `fieldSelector=metadata.name=NAME` is for `NAME`,
+//!   so that a grant of one object allows `kubectl get pod NAME --watch`.
+//!
+//! Paths no route serves have no attributes: 404 once the caller is known.
+
+use axum::http::Method;
+
+use super::attributes::{Query, exact_name, path_verb, resource_verb};
+use crate::api::kubernetes::options::ListOptions;
+use crate::api::kubernetes::path::{KubePath, ResourcePath};
+use crate::kube::{AccessAttributes, NonResourceAttributes, ResourceAttributes};
+
+/// The attributes of a request to the Kubernetes API; `path` is without
+/// GRW's prefix, `query` the raw query string.
+pub(super) fn attributes(
+    method: &Method,
+    path: &str,
+    query: Option<&str>,
+) -> Option<AccessAttributes> {
+    match KubePath::parse(path) {
+        KubePath::Version
+        | KubePath::CoreVersions
+        | KubePath::Groups
+        | KubePath::Group(_)
+        | KubePath::Resources(_) => Some(AccessAttributes::NonResource(NonResourceAttributes {
+            path: path.to_string(),
+            verb: path_verb(method),
+        })),
+        KubePath::Resource(resource) => Some(AccessAttributes::Resource(of_resource(
+            method, &resource, query,
+        ))),
+        KubePath::Unknown => None,
+    }
+}
+
+fn of_resource(
+    method: &Method,
+    path: &ResourcePath<'_>,
+    query: Option<&str>,
+) -> ResourceAttributes {
+    let named = path.name.unwrap_or_default();
+    let reading = *method == Method::GET || *method == Method::HEAD;
+    if path.watch_segment {
+        return attributes_of(path, "watch", named);
+    }
+    if !reading {
+        return attributes_of(
+            path,
+            &resource_verb(method, !named.is_empty(), &Query::default()),
+            named,
+        );
+    }
+    // The query as the routes read it; one they refuse (400 after this
+    // check) is read as the API server reads it then: `watch` with any
+    // value but `false` or `0`, and no name.
+    let (watch, selected) = match ListOptions::parse(query, false) {
+        Ok(options) => (options.watch, exact_name(&options.fields).map(String::from)),
+        Err(_) => (Query::parse(query).is_watch(), None),
+    };
+    let selected = selected.as_deref().unwrap_or_default();
+    match (watch, path.name) {
+        (true, Some(name)) => attributes_of(path, "watch", name),
+        (false, Some(name)) => attributes_of(path, "get", name),
+        (true, None) => attributes_of(path, "watch", selected),
+        (false, None) => attributes_of(path, "list", selected),
+    }
+}
+
+/// The attributes of `path` for `verb` on the object `name` (empty: the
+/// collection).
+fn attributes_of(path: &ResourcePath<'_>, verb: &str, name: &str) -> ResourceAttributes {
+    let namespace = match (path.namespace, path.resource, path.name) {
+        (Some(namespace), _, _) => namespace,
+        (None, "namespaces", Some(own)) => own,
+        (None, _, _) => "",
+    };
+    ResourceAttributes {
+        verb: verb.to_string(),
+        group: path.group_version.group.to_string(),
+        version: path.group_version.version.to_string(),
+        resource: path.resource.to_string(),
+        subresource: path.subresource.unwrap_or_default().to_string(),
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resource(
+        verb: &str,
+        group: &str,
+        version: &str,
+        resource: &str,
+        subresource: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Option<AccessAttributes> {
+        Some(AccessAttributes::Resource(ResourceAttributes {
+            verb: verb.into(),
+            group: group.into(),
+            version: version.into(),
+            resource: resource.into(),
+            subresource: subresource.into(),
+            namespace: namespace.into(),
+            name: name.into(),
+        }))
+    }
+
+    fn path(verb: &str, path: &str) -> Option<AccessAttributes> {
+        Some(AccessAttributes::NonResource(NonResourceAttributes {
+            path: path.into(),
+            verb: verb.into(),
+        }))
+    }
+
+    #[test]
+    fn requests_read_as_the_routes_serve_them() {
+        let get = Method::GET;
+        #[rustfmt::skip]
+        let cases: Vec<(Method, &str, &str, Option<AccessAttributes>)> = vec![
+            // Discovery and the version: paths, without GRW's prefix.
+            (get.clone(), "/version", "", path("get", "/version")),
+            (get.clone(), "/api", "", path("get", "/api")),
+            (get.clone(), "/api/", "", path("get", "/api/")),
+            (get.clone(), "/api/v1", "", path("get", "/api/v1")),
+            (get.clone(), "/apis", "", path("get", "/apis")),
+            (get.clone(), "/apis/apps", "", path("get", "/apis/apps")),
+            (get.clone(), "/apis/apps/v1", "", path("get", "/apis/apps/v1")),
+            (Method::HEAD, "/apis/apps/v1", "", path("head", "/apis/apps/v1")),
+            // Collections: cluster-wide, in a namespace.
+            (get.clone(), "/api/v1/pods", "", resource("list", "", "v1", "pods", "", "", "")),
+            (get.clone(), "/api/v1/namespaces/a/pods", "", resource("list", "", "v1", "pods", "", "a", "")),
+            (get.clone(), "/apis/apps/v1/namespaces/a/deployments", "limit=5", resource("list", "apps", "v1", "deployments", "", "a", "")),
+            (get.clone(), "/apis/apps/v1/deployments", "", resource("list", "apps", "v1", "deployments", "", "", "")),
+            // Objects and subresources.
+            (get.clone(), "/api/v1/namespaces/a/pods/web-1", "", resource("get", "", "v1", "pods", "", "a", "web-1")),
+            (get.clone(), "/api/v1/namespaces/a/pods/web-1/log", "", resource("get", "", "v1", "pods", "log", "a", "web-1")),
+            (get.clone(), "/api/v1/nodes/n1", "", resource("get", "", "v1", "nodes", "", "", "n1")),
+            // A Namespace is in itself.
+            (get.clone(), "/api/v1/namespaces", "", resource("list", "", "v1", "namespaces", "", "", "")),
+            (get.clone(), "/api/v1/namespaces/a", "", resource("get", "", "v1", "namespaces", "", "a", "a")),
+            (get.clone(), "/api/v1/namespaces/a/status", "", resource("get", "", "v1", "namespaces", "status", "a", "a")),
+            // Watches: by parameter, as the routes read it, or by path.
+            (get.clone(), "/api/v1/namespaces/a/pods", "watch=true", resource("watch", "", "v1", "pods", "", "a", "")),
+            (get.clone(), "/api/v1/pods", "watch=1&resourceVersion=5", resource("watch", "", "v1", "pods", "", "", "")),
+            (get.clone(), "/api/v1/pods", "watch=false", resource("list", "", "v1", "pods", "", "", "")),
+            (get.clone(), "/api/v1/pods", "watch=f", resource("list", "", "v1", "pods", "", "", "")),
+            (get.clone(), "/api/v1/watch/namespaces/a/pods", "", resource("watch", "", "v1", "pods", "", "a", "")),
+            (get.clone(), "/api/v1/watch/namespaces/a/pods/web-1", "", resource("watch", "", "v1", "pods", "", "a", "web-1")),
+            (get.clone(), "/apis/apps/v1/watch/deployments", "", resource("watch", "apps", "v1", "deployments", "", "", "")),
+            // A named GET with `watch` is served as a watch of that object.
+            (get.clone(), "/api/v1/namespaces/a/pods/web-1", "watch=true", resource("watch", "", "v1", "pods", "", "a", "web-1")),
+            // A query the routes refuse: the API server's reading.
+            (get.clone(), "/api/v1/pods", "watch=yes", resource("watch", "", "v1", "pods", "", "", "")),
+            (get.clone(), "/api/v1/pods", "watch=yes&fieldSelector=metadata.name%3Dweb-1", resource("watch", "", "v1", "pods", "", "", "")),
+            // A list or watch of one object by field selector is for that object...
+            (get.clone(), "/api/v1/namespaces/a/pods", "fieldSelector=metadata.name%3Dweb-1&watch=true", resource("watch", "", "v1", "pods", "", "a", "web-1")),
+            (get.clone(), "/api/v1/namespaces/a/pods", "fieldSelector=metadata.name%3D%3Dweb-1", resource("list", "", "v1", "pods", "", "a", "web-1")),
+            (get.clone(), "/api/v1/namespaces/a/pods", "fieldSelector=status.phase%3DRunning", resource("list", "", "v1", "pods", "", "a", "")),
+            (get.clone(), "/api/v1/namespaces/a/pods", "fieldSelector=metadata.name%21%3Dweb-1", resource("list", "", "v1", "pods", "", "a", "")),
+            // ...but not through the `/watch/` path, nor for a get.
+            (get.clone(), "/api/v1/watch/namespaces/a/pods", "fieldSelector=metadata.name%3Dweb-1", resource("watch", "", "v1", "pods", "", "a", "")),
+            (get.clone(), "/api/v1/namespaces/a/pods/web-1", "fieldSelector=metadata.name%3Dother", resource("get", "", "v1", "pods", "", "a", "web-1")),
+            // Writes, which the routes refuse after the check.
+            (Method::POST, "/api/v1/namespaces/a/pods", "", resource("create", "", "v1", "pods", "", "a", "")),
+            (Method::PUT, "/api/v1/namespaces/a/pods/p", "", resource("update", "", "v1", "pods", "", "a", "p")),
+            (Method::DELETE, "/api/v1/namespaces/a/pods", "", resource("deletecollection", "", "v1", "pods", "", "a", "")),
+            (Method::DELETE, "/api/v1/namespaces/a/pods/p", "", resource("delete", "", "v1", "pods", "", "a", "p")),
+            (Method::PATCH, "/apis/apps/v1/namespaces/a/deployments/d/scale", "", resource("patch", "apps", "v1", "deployments", "scale", "a", "d")),
+            // Paths the routes do not serve.
+            (get.clone(), "", "", None),
+            (get.clone(), "/", "", None),
+            (get.clone(), "/openapi/v2", "", None),
+            (get.clone(), "/healthz", "", None),
+            (get.clone(), "/api/v1/watch", "", None),
+            (get.clone(), "/api/v1/namespaces/a/pods/web/log/more", "", None),
+            (get.clone(), "/api/v1/proxy/namespaces/a/pods/p/x", "", None),
+        ];
+        for (method, target, query, want) in cases {
+            let got = attributes(&method, target, Some(query));
+            assert_eq!(got, want, "{method} {target}?{query}");
+        }
+    }
+
+    /// The check and the routes see the same request: whatever the check
+    /// describes, the routes' parser reads the same resource, namespace
+    /// and name.
+    #[test]
+    fn the_check_and_the_routes_agree_on_every_path() {
+        for target in [
+            "/api/v1/namespaces/a/pods",
+            "/api/v1/namespaces//pods",
+            "/api/v1/pods/",
+            "/api//v1/pods",
+            "/api/v1/namespaces/a%2Fb/pods/x%2Fy",
+            "/apis/apps/v1/namespaces/a",
+        ] {
+            let Some(AccessAttributes::Resource(checked)) = attributes(&Method::GET, target, None)
+            else {
+                panic!("{target}: not a resource");
+            };
+            let KubePath::Resource(served) = KubePath::parse(target) else {
+                panic!("{target}: not served as a resource");
+            };
+            assert_eq!(checked.resource, served.resource, "{target}");
+            assert_eq!(checked.name, served.name.unwrap_or_default(), "{target}");
+            if served.namespace.is_some() {
+                assert_eq!(
+                    Some(checked.namespace.as_str()),
+                    served.namespace,
+                    "{target}"
+                );
+            }
+        }
+    }
+}

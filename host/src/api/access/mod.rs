@@ -1,0 +1,270 @@
+//! Who may read what: one check in front of every route group, chosen per
+//! listener ([`Guard`]), decided from the caller's identity.
+//!
+//! - `none`: no check; GRW's own credentials decide what anyone reads.
+//! - `token`: every caller sends the shared token of `apiTokenFile`.
+//! - `delegated`: every caller sends its own Kubernetes bearer token; the
+//!   API server says who it is and whether it may make the request, which
+//!   is described in Kubernetes' terms ([`routes`]), so the cluster's RBAC
+//!   decides for GRW as for the API server. Refusals are the API server's
+//!   answers: 401, 403 with its message, and 503 when it cannot say
+//!   (never a guess).
+//!
+//! `/healthz` and `/readyz` are open in every mode: the kubelet probes them.
+
+mod attributes;
+mod cache;
+mod delegated;
+mod kube_api;
+mod refusal;
+mod routes;
+mod token;
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::header;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+pub use delegated::Delegated;
+pub use routes::OWN_GROUP;
+pub use token::{ApiToken, TokenError};
+
+use self::attributes::Query;
+use self::delegated::{Decision, Identity};
+use self::routes::{Asked, Described};
+use super::AppState;
+use super::kubernetes::status::KubeError;
+use crate::config::{ApiAuth, Config};
+use crate::gvk::KindRef;
+use crate::kube::{AccessAttributes, KubeClient, UserInfo};
+use crate::metrics::Metrics;
+
+/// The access check of one listener.
+#[derive(Clone)]
+pub enum Guard {
+    /// `none`.
+    Open,
+    /// `token`.
+    Token(Arc<ApiToken>),
+    /// `delegated`.
+    Delegated(Arc<Delegated>),
+}
+
+/// Who made a request a `delegated` listener let in, in the request's
+/// extensions, for a handler that wants to know.
+#[derive(Debug, Clone)]
+pub struct Caller(pub Arc<UserInfo>);
+
+/// Why a listener's access check cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum AccessError {
+    /// `apiTokenFile` cannot be read.
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    /// `token` without `apiTokenFile`.
+    #[error("a listener is `token` but `apiTokenFile` is not set")]
+    NoToken,
+    /// `delegated` without an API server.
+    #[error("a listener is `delegated` but GRW serves a recording: there is no API server to ask")]
+    NoApiServer,
+}
+
+/// What the listeners' checks are made of, shared by all of them: the
+/// token file, and one set of review caches (a caller of both listeners is
+/// reviewed once).
+pub struct Access {
+    token: Option<Arc<ApiToken>>,
+    delegated: Option<Arc<Delegated>>,
+}
+
+impl Access {
+    /// Reads `apiTokenFile` if set, and makes the review caches if a
+    /// listener is `delegated` (which needs `client`).
+    pub fn new(
+        config: &Config,
+        client: Option<&KubeClient>,
+        metrics: &Metrics,
+    ) -> Result<Access, AccessError> {
+        let token = config
+            .api_token_file
+            .clone()
+            .map(ApiToken::load)
+            .transpose()?
+            .map(Arc::new);
+        let delegated = match (config.delegates_access(), client) {
+            (false, _) => None,
+            (true, Some(client)) => Some(Arc::new(Delegated::new(
+                client.clone(),
+                config.delegated_auth.clone(),
+                metrics.access(),
+            ))),
+            (true, None) => return Err(AccessError::NoApiServer),
+        };
+        Ok(Access { token, delegated })
+    }
+
+    /// The check of a listener whose mode is `mode`.
+    pub fn guard(&self, mode: ApiAuth) -> Result<Guard, AccessError> {
+        match mode {
+            ApiAuth::None => Ok(Guard::Open),
+            ApiAuth::Token => self
+                .token
+                .clone()
+                .map(Guard::Token)
+                .ok_or(AccessError::NoToken),
+            ApiAuth::Delegated => self
+                .delegated
+                .clone()
+                .map(Guard::Delegated)
+                .ok_or(AccessError::NoApiServer),
+        }
+    }
+}
+
+/// Routes that answer without a token: probes must work for the kubelet.
+const OPEN_ROUTES: [&str; 2] = ["/healthz", "/readyz"];
+
+/// The middleware: lets a request through, or answers it.
+pub(super) async fn check(
+    State((state, guard)): State<(Arc<AppState>, Guard)>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match guard {
+        Guard::Open => next.run(request).await,
+        Guard::Token(token) => {
+            if OPEN_ROUTES.contains(&request.uri().path()) || token.admits(&request) {
+                next.run(request).await
+            } else {
+                token::refusal()
+            }
+        }
+        Guard::Delegated(delegated) => check_delegated(&state, &delegated, request, next).await,
+    }
+}
+
+async fn check_delegated(
+    state: &AppState,
+    delegated: &Delegated,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let described = {
+        let asked = Asked {
+            method: request.method(),
+            path: request.uri().path(),
+            raw_query: request.uri().query(),
+            query: Query::parse(request.uri().query()),
+        };
+        let catalog = state.discovery.catalog();
+        let resolve = |kind: &KindRef| catalog.resolve(kind).ok();
+        routes::describe(&asked, &state.config.kube_api_path_prefix, &resolve)
+    };
+    if described == Described::Open {
+        return next.run(request).await;
+    }
+    let metrics = delegated.metrics();
+    let Some(token) = bearer_token(&request) else {
+        metrics.refused(401);
+        tracing::info!(
+            path = request.uri().path(),
+            "request refused: no bearer token"
+        );
+        return refusal::unauthorized();
+    };
+    let user = match delegated.authenticate(token).await {
+        Identity::Known(user) => user,
+        Identity::Rejected(error) => {
+            metrics.refused(401);
+            tracing::info!(path = request.uri().path(), reason = %error, "request refused: the API server did not accept the bearer token");
+            return refusal::unauthorized();
+        }
+        Identity::Unknown(why) => {
+            metrics.refused(503);
+            tracing::warn!(error = %why, "cannot check a caller's token");
+            return refusal::unavailable(format!(
+                "GRW cannot check the caller's token with the API server: {why}; try again later"
+            ));
+        }
+    };
+    let attributes = match described {
+        Described::Check(attributes) => attributes,
+        Described::Open | Described::Unknown => {
+            // The answer of the routes themselves to a path they do not serve.
+            let prefix = &state.config.kube_api_path_prefix;
+            if routes::below(prefix, request.uri().path()).is_some() {
+                return KubeError::PageNotFound.into_response();
+            }
+            return super::not_found(request).await.into_response();
+        }
+    };
+    let question = (user, attributes);
+    match delegated.authorize(&question).await {
+        Decision::Allowed => {
+            request.extensions_mut().insert(Caller(question.0));
+            next.run(request).await
+        }
+        Decision::Denied(verdict) => {
+            metrics.refused(403);
+            let (user, attributes) = &question;
+            log_denial(user, attributes, &verdict.reason, &verdict.evaluation_error);
+            refusal::forbidden(user, attributes, &verdict.reason)
+        }
+        Decision::Unknown(why) => {
+            metrics.refused(503);
+            tracing::warn!(error = %why, "cannot check what a caller may read");
+            refusal::unavailable(format!(
+                "GRW cannot check with the API server what the caller may read: {why}; try again later"
+            ))
+        }
+    }
+}
+
+/// The token of `Authorization: Bearer <token>`, read as the API server
+/// reads it: the scheme in any case, the token up to the next space.
+fn bearer_token(request: &Request) -> Option<&str> {
+    let value = request
+        .headers()
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, rest) = value.trim().split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    rest.split(' ').next().filter(|t| !t.is_empty())
+}
+
+fn log_denial(
+    user: &UserInfo,
+    attributes: &AccessAttributes,
+    reason: &str,
+    evaluation_error: &str,
+) {
+    match attributes {
+        AccessAttributes::Resource(r) => tracing::info!(
+            user = %user.username,
+            groups = ?user.groups,
+            verb = %r.verb,
+            group = %r.group,
+            resource = %r.resource,
+            subresource = %r.subresource,
+            namespace = %r.namespace,
+            name = %r.name,
+            reason,
+            evaluation_error,
+            "request refused: not allowed"
+        ),
+        AccessAttributes::NonResource(n) => tracing::info!(
+            user = %user.username,
+            groups = ?user.groups,
+            verb = %n.verb,
+            path = %n.path,
+            reason,
+            evaluation_error,
+            "request refused: not allowed"
+        ),
+    }
+}
