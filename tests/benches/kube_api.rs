@@ -1,7 +1,9 @@
 //! The Kubernetes API through GRW against straight to the API server (the
 //! test suite's fake, which serves every request from memory), in one run:
-//! get and list latency and throughput at 10,000 Pods, and what 100
-//! concurrent watchers cost GRW and what the API server sees of them.
+//! get and list latency and throughput at 10,000 Pods (also through a GRW
+//! checking each caller with `delegated` access, whose decisions are
+//! cached), and what 100 concurrent watchers cost GRW and what the API
+//! server sees of them.
 //!
 //! Run: `cargo bench -p grw-e2e --bench kube_api` (builds the release `grw`
 //! first; `GRW_BIN` names another one). `-- --quick` uses fewer requests;
@@ -18,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use common::{Args, cpu_model, grouped};
 use grw_e2e::daemon::{Grw, as_from_a_shell};
-use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
+use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer, Rule, Subject};
 use serde_json::{Value, json};
 
 const PODS: usize = 10_000;
@@ -79,6 +81,7 @@ async fn run(args: Args) {
         "builtinAnalyzers": false,
         "minLogLevel": "info",
     });
+    let mut delegated_config = config.clone();
     let grw = Grw::start_in(dir, config, &[]).await;
     grw.wait_ready(Duration::from_secs(120)).await;
     println!("grw: {}", grw_bin.display());
@@ -87,7 +90,33 @@ async fn run(args: Args) {
         ("through GRW", format!("{}/kube", grw.url)),
     ];
     if args.wants("read") {
-        read(&targets, args.quick).await;
+        // A second GRW checks each caller with the API server (`delegated`),
+        // whose answers it caches: after the first request, each one pays
+        // for a cached decision only. The caller's token is as long as a
+        // service account's (a JWT of about 950 bytes), since GRW hashes it.
+        let caller_token = format!("bench.{}", "x".repeat(944));
+        fake.add_token(&caller_token, "bench-reader", &[]);
+        fake.grant(
+            Subject::User("bench-reader".into()),
+            Rule::cluster(&["get", "list", "watch"], "", &["pods"]),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let token = dir.path().join("token");
+        std::fs::write(&token, "bench").unwrap();
+        delegated_config["k8sClientConfig"]["tokenFilePath"] = json!(token);
+        delegated_config["apiAuth"] = json!("delegated");
+        let delegated = Grw::start_in(dir, delegated_config, &[]).await;
+        delegated.wait_ready(Duration::from_secs(120)).await;
+        let readers = [
+            Reader::new(targets[0].0, &targets[0].1, None),
+            Reader::new(targets[1].0, &targets[1].1, None),
+            Reader::new(
+                "through GRW, delegated",
+                &format!("{}/kube", delegated.url),
+                Some(&caller_token),
+            ),
+        ];
+        read(&readers, args.quick).await;
     }
     if args.wants("watch") {
         watch(&fake, &grw, &targets).await;
@@ -150,6 +179,38 @@ fn pod(i: usize) -> Value {
     })
 }
 
+/// Where requests go, and with which token.
+struct Reader {
+    name: &'static str,
+    base: String,
+    token: Option<String>,
+}
+
+impl Reader {
+    fn new(name: &'static str, base: &str, token: Option<&str>) -> Reader {
+        Reader {
+            name,
+            base: base.to_string(),
+            token: token.map(String::from),
+        }
+    }
+
+    /// A client sending the reader's token with every request.
+    fn client(&self) -> reqwest::Client {
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Some(token) = &self.token {
+            headers.insert(
+                reqwest::header::AUTHORIZATION,
+                format!("Bearer {token}").parse().unwrap(),
+            );
+        }
+        reqwest::Client::builder()
+            .default_headers(headers)
+            .build()
+            .unwrap()
+    }
+}
+
 /// Latencies of `requests` sequential GETs of `path(i)`, in µs, sorted.
 async fn latencies(
     client: &reqwest::Client,
@@ -180,7 +241,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// GETs per second of `clients` concurrent clients for `during`.
 async fn throughput(
-    base: &str,
+    reader: &Reader,
     clients: usize,
     during: Duration,
     path: impl Fn(usize) -> String + Send + Sync + 'static,
@@ -190,9 +251,9 @@ async fn throughput(
     let deadline = Instant::now() + during;
     let mut tasks = Vec::new();
     for c in 0..clients {
-        let (done, path, base) = (done.clone(), path.clone(), base.to_string());
+        let (done, path, base) = (done.clone(), path.clone(), reader.base.clone());
+        let client = reader.client();
         tasks.push(tokio::spawn(async move {
-            let client = reqwest::Client::new();
             let mut i = c * 7919;
             while Instant::now() < deadline {
                 let response = client
@@ -223,9 +284,8 @@ fn pod_path(i: usize) -> String {
     )
 }
 
-async fn read(targets: &[(&str, String)], quick: bool) {
+async fn read(readers: &[Reader], quick: bool) {
     let scale = if quick { 4 } else { 1 };
-    let client = reqwest::Client::new();
     println!("\n| request | target | requests | median µs | p99 µs |");
     println!("|---|---|---:|---:|---:|");
     type Path = fn(usize) -> String;
@@ -240,12 +300,14 @@ async fn read(targets: &[(&str, String)], quick: bool) {
         ("list all 10,000 Pods", 20, |_| "/api/v1/pods".to_string()),
     ];
     for (name, requests, path) in cases {
-        for (target, base) in targets {
+        for reader in readers {
+            let client = reader.client();
             // Warm up: connections, caches.
-            latencies(&client, base, 5, path).await;
-            let times = latencies(&client, base, requests / scale, path).await;
+            latencies(&client, &reader.base, 5, path).await;
+            let times = latencies(&client, &reader.base, requests / scale, path).await;
             println!(
-                "| {name} | {target} | {} | {} | {} |",
+                "| {name} | {} | {} | {} | {} |",
+                reader.name,
                 grouped(times.len() as f64),
                 grouped(percentile(&times, 0.5)),
                 grouped(percentile(&times, 0.99))
@@ -254,22 +316,26 @@ async fn read(targets: &[(&str, String)], quick: bool) {
     }
     println!("\n| request | target | concurrent clients | requests per second |");
     println!("|---|---|---:|---:|");
-    for (target, base) in targets {
+    for reader in readers {
         let rate = throughput(
-            base,
+            reader,
             16,
             Duration::from_secs(3 / scale.min(3) as u64 + 1),
             pod_path,
         )
         .await;
-        println!("| get one Pod | {target} | 16 | {} |", grouped(rate));
+        println!("| get one Pod | {} | 16 | {} |", reader.name, grouped(rate));
     }
-    for (target, base) in targets {
-        let rate = throughput(base, 16, Duration::from_secs(3), |i| {
+    for reader in readers {
+        let rate = throughput(reader, 16, Duration::from_secs(3), |i| {
             format!("/api/v1/pods?labelSelector=app%3Dapp-{}", i % APPS)
         })
         .await;
-        println!("| list 1% by label | {target} | 16 | {} |", grouped(rate));
+        println!(
+            "| list 1% by label | {} | 16 | {} |",
+            reader.name,
+            grouped(rate)
+        );
     }
 }
 
