@@ -200,8 +200,8 @@ async fn check_delegated(
             return super::not_found(request).await.into_response();
         }
     };
-    let question = (user, attributes);
-    match delegated.authorize(&question).await {
+    let (decision, question) = delegated.authorize_widely(user, attributes).await;
+    match decision {
         Decision::Allowed => {
             request.extensions_mut().insert(Caller(question.0));
             next.run(request).await
