@@ -181,28 +181,32 @@ impl Delegated {
 /// [`Delegated::authorize_widely`]): the whole resource at the cluster scope
 /// when the request names a namespace or an object, then the whole
 /// namespace when it names an object in one.
-fn wider_questions(attributes: &AccessAttributes) -> Vec<AccessAttributes> {
-    let AccessAttributes::Resource(exact) = attributes else {
-        return Vec::new();
+///
+/// Lazy: a wider question is only written when the one before it did not
+/// allow, since writing one copies the request's attributes.
+fn wider_questions(attributes: &AccessAttributes) -> impl Iterator<Item = AccessAttributes> + '_ {
+    let read = match attributes {
+        AccessAttributes::Resource(exact)
+            if matches!(exact.verb.as_str(), "get" | "list" | "watch") =>
+        {
+            Some(exact)
+        }
+        _ => None,
     };
-    if !matches!(exact.verb.as_str(), "get" | "list" | "watch") {
-        return Vec::new();
-    }
-    let mut wider = Vec::new();
-    if !exact.namespace.is_empty() || !exact.name.is_empty() {
-        wider.push(AccessAttributes::Resource(ResourceAttributes {
+    let everywhere = read.filter(|exact| !exact.namespace.is_empty() || !exact.name.is_empty());
+    let namespace = read.filter(|exact| !exact.namespace.is_empty() && !exact.name.is_empty());
+    everywhere
+        .into_iter()
+        .map(|exact| ResourceAttributes {
             namespace: String::new(),
             name: String::new(),
             ..exact.clone()
-        }));
-    }
-    if !exact.namespace.is_empty() && !exact.name.is_empty() {
-        wider.push(AccessAttributes::Resource(ResourceAttributes {
+        })
+        .chain(namespace.into_iter().map(|exact| ResourceAttributes {
             name: String::new(),
             ..exact.clone()
-        }));
-    }
-    wider
+        }))
+        .map(AccessAttributes::Resource)
 }
 
 /// The user with [`AUTHENTICATED`] among its groups, as the API server's
@@ -238,25 +242,20 @@ mod tests {
 
     #[test]
     fn reads_are_asked_widest_first_and_writes_exactly() {
+        let wider = |attributes: AccessAttributes| wider_questions(&attributes).collect::<Vec<_>>();
         assert_eq!(
-            wider_questions(&read("get", "a", "web-1")),
+            wider(read("get", "a", "web-1")),
             [read("get", "", ""), read("get", "a", "")]
         );
-        assert_eq!(
-            wider_questions(&read("list", "a", "")),
-            [read("list", "", "")]
-        );
-        assert_eq!(
-            wider_questions(&read("get", "", "node-1")),
-            [read("get", "", "")]
-        );
-        assert!(wider_questions(&read("list", "", "")).is_empty());
-        assert!(wider_questions(&read("delete", "a", "web-1")).is_empty());
+        assert_eq!(wider(read("list", "a", "")), [read("list", "", "")]);
+        assert_eq!(wider(read("get", "", "node-1")), [read("get", "", "")]);
+        assert!(wider(read("list", "", "")).is_empty());
+        assert!(wider(read("delete", "a", "web-1")).is_empty());
         let metrics = AccessAttributes::NonResource(crate::kube::NonResourceAttributes {
             verb: "get".into(),
             path: "/metrics".into(),
         });
-        assert!(wider_questions(&metrics).is_empty());
+        assert!(wider(metrics).is_empty());
     }
 
     #[test]
