@@ -618,7 +618,12 @@ fn grw_plugin_new_writes_projects_that_test_build_and_run() {
                 .args(["plugin", "test", "--events", "events.jsonl"])
                 .arg(format!("dist/{name}.wasm")),
         );
-        let summary = out.lines().last().unwrap_or_default();
+        // The summary line; the log (on standard error, after it) may say
+        // more, e.g. that the shared artifact cache was trimmed.
+        let summary = out
+            .lines()
+            .rfind(|line| line.contains(" failed calls"))
+            .unwrap_or_default();
         assert!(summary.contains(" 0 failed calls"), "{out}");
         // `N passed, M dropped`, without the latencies.
         summary.split(", 0 failed").next().unwrap().to_string()
