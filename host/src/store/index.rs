@@ -3,9 +3,12 @@
 //! order. Cost: one `ObjectKey` clone (16 bytes plus a B-tree slot, about
 //! 40 bytes in all) per indexed value; a Pod with ten labels pays ~0.5 KB.
 //! The name index ([`NameIndex`]) is denser: a `u32` per trigram of the
-//! name.
+//! name, about 147 bytes for a Pod. Only a query by part of a name reads it,
+//! so it is built on the first such query of a cache and kept up to date
+//! from then on: a cache nobody searches by name does not pay for it.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::OnceLock;
 
 use super::name_index::NameIndex;
 use super::object::{ObjectKey, StoredObject};
@@ -18,17 +21,22 @@ pub(super) struct Indexes {
     by_label: HashMap<Box<str>, HashMap<Box<str>, KeySet>>,
     by_owner: HashMap<Box<str>, KeySet>,
     by_uid: HashMap<Box<str>, ObjectKey>,
-    by_name: NameIndex,
+    /// Built on first use ([`Indexes::names`]).
+    by_name: OnceLock<NameIndex>,
 }
 
 impl Indexes {
     pub(super) fn insert(&mut self, object: &StoredObject) {
-        self.by_name.insert(object.key());
+        if let Some(names) = self.by_name.get_mut() {
+            names.insert(object.key());
+        }
         self.insert_fields(object);
     }
 
     pub(super) fn remove(&mut self, object: &StoredObject) {
-        self.by_name.remove(object.key());
+        if let Some(names) = self.by_name.get_mut() {
+            names.remove(object.key());
+        }
         self.remove_fields(object);
     }
 
@@ -110,8 +118,24 @@ impl Indexes {
         self.by_uid.get(uid)
     }
 
-    pub(super) fn names(&self) -> &NameIndex {
-        &self.by_name
+    /// The name index, built from `keys` (every key of the cache) the
+    /// first time it is asked for. Readers hold the cache's read lock, so
+    /// no writer changes the keys meanwhile; readers arriving during the
+    /// build wait for it.
+    pub(super) fn names<'k>(&self, keys: impl Iterator<Item = &'k ObjectKey>) -> &NameIndex {
+        self.by_name.get_or_init(|| {
+            let mut names = NameIndex::default();
+            for key in keys {
+                names.insert(key);
+            }
+            names
+        })
+    }
+
+    /// Whether the name index has been built.
+    #[cfg(test)]
+    pub(super) fn has_names(&self) -> bool {
+        self.by_name.get().is_some()
     }
 
     pub(super) fn namespaces(&self) -> impl Iterator<Item = &str> {

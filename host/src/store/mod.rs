@@ -491,7 +491,7 @@ impl CacheView<'_> {
     /// lookups; `None` when the text is under three bytes, which the
     /// index cannot answer.
     pub fn name_matches_at_most(&self, folded: &str) -> Option<usize> {
-        self.0.indexes.names().estimate(folded)
+        self.names().estimate(folded)
     }
 
     /// Keys of the objects whose name may contain `folded` (a text folded
@@ -499,7 +499,17 @@ impl CacheView<'_> {
     /// that only hold its trigrams, so check each. `None` when the text is
     /// under three bytes.
     pub fn keys_with_name_containing(&self, folded: &str) -> Option<Vec<ObjectKey>> {
-        self.0.indexes.names().candidates(folded)
+        self.names().candidates(folded)
+    }
+
+    fn names(&self) -> &NameIndex {
+        self.0.indexes.names(self.0.objects.keys())
+    }
+
+    /// Whether the name index has been built (by a first query by name).
+    #[cfg(test)]
+    fn has_name_index(&self) -> bool {
+        self.0.indexes.has_names()
     }
 
     /// Namespaces that hold at least one object.

@@ -162,6 +162,39 @@ fn indexes_follow_updates_and_deletes() {
 }
 
 #[test]
+fn the_name_index_is_built_on_the_first_query_by_name_and_kept_from_then_on() {
+    let cache = Cache::new(gvk(), 100);
+    for (ns, name, rv) in [("a", "web-1", 1), ("a", "db-1", 2), ("b", "web-2", 3)] {
+        cache.apply(
+            ChangeType::Added,
+            pod(ns, name, rv, json!({})),
+            Origin::Watch,
+        );
+    }
+    assert!(!cache.read().has_name_index());
+    let names = |text: &str| -> Vec<String> {
+        let view = cache.read();
+        let keys = view.keys_with_name_containing(text).unwrap_or_default();
+        keys.iter().map(ToString::to_string).collect()
+    };
+    assert_eq!(names("web"), ["a/web-1", "b/web-2"]);
+    assert!(cache.read().has_name_index());
+    // Built, it follows later changes.
+    cache.apply(
+        ChangeType::Added,
+        pod("c", "web-3", 4, json!({})),
+        Origin::Watch,
+    );
+    cache.apply(
+        ChangeType::Deleted,
+        pod("a", "web-1", 5, json!({})),
+        Origin::Watch,
+    );
+    assert_eq!(names("web"), ["b/web-2", "c/web-3"]);
+    assert_eq!(cache.read().name_matches_at_most("db-"), Some(1));
+}
+
+#[test]
 fn nothing_before_the_first_list_can_be_replayed() {
     // Room for every change: only the first list bounds the history.
     let cache = Cache::new(gvk(), 100);
