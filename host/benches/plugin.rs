@@ -505,11 +505,11 @@ struct Stored(Arc<StoredObject>);
 
 impl ObjectSource for Stored {
     fn json(&self) -> String {
-        String::from_utf8_lossy(self.0.json()).into_owned()
+        self.0.json_string()
     }
 
     fn get(&self, path: &[String]) -> Option<String> {
-        Some(String::from_utf8_lossy(self.0.get(path)?).into_owned())
+        Some(String::from_utf8_lossy(&self.0.get(path)?).into_owned())
     }
 
     fn labels(&self) -> Vec<(String, String)> {

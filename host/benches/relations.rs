@@ -1494,9 +1494,10 @@ impl InProcess {
         let (mut shared, mut unique, mut candidates) = (Vec::new(), Vec::new(), 0);
         for service in &services {
             let namespace = service.namespace();
-            let app =
-                serde_json::from_slice::<Value>(service.get(&["spec", "selector", "app"]).unwrap())
-                    .unwrap();
+            let app = serde_json::from_slice::<Value>(
+                &service.get(&["spec", "selector", "app"]).unwrap(),
+            )
+            .unwrap();
             let app = app.as_str().unwrap();
             let (time, found) = run(namespace, format!("app={app}"));
             shared.push(time);

@@ -133,7 +133,7 @@ async fn objects(
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(object.json());
+        object.write_json(&mut out);
     }
     out.extend_from_slice(b"]}");
     let mut response = out.into_response();

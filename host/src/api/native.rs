@@ -308,7 +308,7 @@ fn list_body(
         "gvk": resource.gvk.to_string(),
         "ready": true,
     });
-    let mut body = Vec::with_capacity(64 + items.iter().map(|o| o.json().len() + 1).sum::<usize>());
+    let mut body = Vec::with_capacity(64 + items.iter().map(|o| o.json_len() + 1).sum::<usize>());
     body.extend_from_slice(
         format!(
             r#"{{"apiVersion":"{}","kind":"{}List","metadata":{metadata},"items":["#,
@@ -321,7 +321,7 @@ fn list_body(
         if i > 0 {
             body.push(b',');
         }
-        body.extend_from_slice(object.json());
+        object.write_json(&mut body);
     }
     body.extend_from_slice(b"]}");
     body

@@ -125,12 +125,11 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
 
 /// `{"type":"ADDED","object":{...}}\n`, written around the stored bytes.
 fn line(change: &Change) -> Bytes {
-    let object = change.object.json();
-    let mut out = Vec::with_capacity(object.len() + 32);
+    let mut out = Vec::with_capacity(change.object.json_len() + 32);
     out.extend_from_slice(b"{\"type\":\"");
     out.extend_from_slice(change.kind.as_str().as_bytes());
     out.extend_from_slice(b"\",\"object\":");
-    out.extend_from_slice(object);
+    change.object.write_json(&mut out);
     out.extend_from_slice(b"}\n");
     Bytes::from(out)
 }

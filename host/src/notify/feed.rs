@@ -425,8 +425,12 @@ impl Plan {
                 txn.clear()?;
             }
             for (key, state) in &self.updates {
-                let state = state.as_ref().map(|o| (o.resource_version(), o.json()));
-                txn.set_announced(&state_key(key), state)?;
+                let json = state.as_ref().map(|o| o.json());
+                let state = state.as_ref().zip(json.as_deref());
+                txn.set_announced(
+                    &state_key(key),
+                    state.map(|(o, json)| (o.resource_version(), json)),
+                )?;
             }
             if let Some(rv) = &self.position {
                 txn.set_position(rv)?;

@@ -213,16 +213,15 @@ impl Announcement {
             rv: object.resource_version(),
             queued: queued_ms,
         };
-        let json = object.json();
-        let old = old.map(StoredObject::json);
-        let mut out = Vec::with_capacity(json.len() + old.map_or(0, |o| o.len() + 1) + 192);
+        let mut out =
+            Vec::with_capacity(object.json_len() + old.map_or(0, |o| o.json_len() + 1) + 192);
         // Serializing strings and numbers into a Vec cannot fail.
         let _ = serde_json::to_writer(&mut out, &header);
         out.push(b'\n');
-        out.extend_from_slice(json);
+        object.write_json(&mut out);
         if let Some(old) = old {
             out.push(b'\n');
-            out.extend_from_slice(old);
+            old.write_json(&mut out);
         }
         out
     }

@@ -247,11 +247,11 @@ impl HostObject {
 
 impl ObjectSource for HostObject {
     fn json(&self) -> String {
-        String::from_utf8_lossy(self.content().json()).into_owned()
+        self.content().json_string()
     }
 
     fn get(&self, path: &[String]) -> Option<String> {
-        Some(String::from_utf8_lossy(self.content().get(path)?).into_owned())
+        Some(String::from_utf8_lossy(&self.content().get(path)?).into_owned())
     }
 
     fn labels(&self) -> Vec<(String, String)> {

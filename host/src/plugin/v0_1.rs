@@ -40,7 +40,7 @@ use notifier::grw::plugin::outbound_http;
 /// objects as JSON text.
 pub(super) fn event(gvk: &Gvk, change: &Change) -> wit::Event {
     let object = &change.object;
-    let json = |o: &StoredObject| String::from_utf8_lossy(o.json()).into_owned();
+    let json = StoredObject::json_string;
     wit::Event {
         event_type: match change.kind {
             ChangeType::Added => wit::EventType::Added,

@@ -277,7 +277,7 @@ impl wit::HostObject for GuestState {
     fn json(&mut self, handle: Resource<ObjectHandle>) -> wasmtime::Result<String> {
         Ok(self
             .content(&handle)?
-            .map(|o| String::from_utf8_lossy(o.json()).into_owned())
+            .map(StoredObject::json_string)
             .unwrap_or_default())
     }
 
@@ -289,7 +289,7 @@ impl wit::HostObject for GuestState {
         Ok(self
             .content(&handle)?
             .and_then(|o| o.get(&path))
-            .map(|value| String::from_utf8_lossy(value).into_owned()))
+            .map(|value| String::from_utf8_lossy(&value).into_owned()))
     }
 
     fn label(

@@ -220,7 +220,7 @@ impl Mirror {
             ["spec", "status"].iter().all(|part| {
                 let held: Value = cached
                     .get(&[*part])
-                    .and_then(|bytes| serde_json::from_slice(bytes).ok())
+                    .and_then(|bytes| serde_json::from_slice(&bytes).ok())
                     .unwrap_or(Value::Null);
                 held == object[*part]
             })
@@ -246,7 +246,7 @@ impl Mirror {
             .cache
             .read()
             .get(key)
-            .and_then(|o| StoredObject::from_json(o.json(), gvk).ok());
+            .and_then(|o| StoredObject::from_json(&o.json(), gvk).ok());
         if let Some(last) = last {
             watch.cache.apply(ChangeType::Deleted, last, self.origin);
         }

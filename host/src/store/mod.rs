@@ -14,6 +14,7 @@
 //! from the cache's state instead (see [`Cache::tap`]).
 
 mod change;
+mod codec;
 mod index;
 mod json_index;
 mod name_index;
@@ -28,6 +29,7 @@ use parking_lot::{RwLock, RwLockReadGuard};
 use tokio::sync::{broadcast, watch};
 
 pub use change::{Change, ChangeType, Origin};
+pub use codec::{CompressionStats, Dictionary};
 pub use name_index::{NameIndex, fold_name};
 pub use object::{ObjectError, ObjectKey, StoredObject};
 pub use tap::{Tap, TapReceiver, TapStatus, Tapped};
@@ -35,6 +37,7 @@ pub use tap::{Tap, TapReceiver, TapStatus, Tapped};
 use tap::TapSender;
 
 use crate::gvk::Gvk;
+use codec::Codec;
 use index::Indexes;
 
 /// Live changes a slow subscriber may fall behind by before it is cut off
@@ -45,6 +48,7 @@ pub const BROADCAST_CAPACITY: usize = 4096;
 pub struct Cache {
     gvk: Gvk,
     state: RwLock<State>,
+    codec: Codec,
     live: broadcast::Sender<Arc<Change>>,
     synced: watch::Sender<bool>,
 }
@@ -113,9 +117,23 @@ impl Cache {
                 last_position: 0,
                 tap: None,
             }),
+            codec: Codec::new(),
             live: broadcast::channel(BROADCAST_CAPACITY).0,
             synced: watch::channel(false).0,
         }
+    }
+
+    /// Compresses objects for this cache (see [`codec`]), without taking
+    /// its lock: the list loop calls it page by page, so a list of many
+    /// objects is never held uncompressed. [`Cache::apply`] and
+    /// [`Cache::replace`] compress what is not yet.
+    pub fn pack(&self, objects: &mut [StoredObject]) {
+        self.codec.pack(objects);
+    }
+
+    /// What compression has done for this cache so far.
+    pub fn compression(&self) -> CompressionStats {
+        self.codec.stats()
     }
 
     /// The kind this cache holds.
@@ -133,9 +151,10 @@ impl Cache {
     pub fn apply(
         &self,
         kind: ChangeType,
-        object: StoredObject,
+        mut object: StoredObject,
         origin: Origin,
     ) -> Option<Arc<Change>> {
+        self.pack(std::slice::from_mut(&mut object));
         let mut state = self.state.write();
         let position = parse_rv(object.resource_version()).max(state.last_position);
         if !object.resource_version().is_empty() {
@@ -168,10 +187,11 @@ impl Cache {
     /// unchanged. Returns the changes made.
     pub fn replace(
         &self,
-        objects: Vec<StoredObject>,
+        mut objects: Vec<StoredObject>,
         list_rv: &str,
         origin: Origin,
     ) -> Vec<Arc<Change>> {
+        self.pack(&mut objects);
         let mut state = self.state.write();
         let position = parse_rv(list_rv).max(state.last_position);
         // The first list is the starting point: what happened before it

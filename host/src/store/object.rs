@@ -1,5 +1,6 @@
-//! One cached object: its compact JSON bytes plus the few parsed fields that
-//! indexes and queries need.
+//! One cached object: its compact JSON bytes (compressed once its cache has
+//! trained a dictionary, see [`super::codec`]) plus the few parsed fields
+//! that indexes and queries need.
 //!
 //! Keeping the serialized bytes rather than a `serde_json::Value` is what keeps
 //! memory close to the objects' JSON size: a parsed `Value` of a 6 KB Pod takes
@@ -8,12 +9,14 @@
 //! 1.4 times its JSON. Answers are written by copying the bytes, so a list
 //! never re-serializes objects. See BENCHMARKS.md.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::codec::{Body, Dictionary};
 use super::json_index::TopLevel;
 use crate::gvk::Gvk;
 
@@ -91,8 +94,8 @@ pub struct StoredObject {
     /// Sorted by key, so lookups are a binary search.
     labels: Box<[(Box<str>, Box<str>)]>,
     owner_uids: Box<[Box<str>]>,
-    json: Box<[u8]>,
-    /// Where the top-level members of `json` are, for reading one field
+    body: Body,
+    /// Where the top-level members of the JSON are, for reading one field
     /// without parsing the whole text.
     index: TopLevel,
 }
@@ -159,7 +162,7 @@ impl StoredObject {
             resource_version,
             labels: labels.into_boxed_slice(),
             owner_uids,
-            json: json.into_boxed_slice(),
+            body: Body::Plain(json.into_boxed_slice()),
             index,
         })
     }
@@ -220,7 +223,7 @@ impl StoredObject {
             resource_version: text(&metadata.resource_version),
             labels: labels.into_boxed_slice(),
             owner_uids,
-            json: json.into(),
+            body: Body::Plain(json.into()),
             index,
         })
     }
@@ -268,29 +271,63 @@ impl StoredObject {
         self.owner_uids.iter().map(|u| &**u)
     }
 
-    /// The object as compact JSON.
-    pub fn json(&self) -> &[u8] {
-        &self.json
+    /// The object as compact JSON: borrowed, or decompressed (a few
+    /// microseconds for a Pod). To write it into an answer, prefer
+    /// [`write_json`](StoredObject::write_json).
+    pub fn json(&self) -> Cow<'_, [u8]> {
+        self.body.json()
+    }
+
+    /// The object's compact JSON as a string (for plugins, which take text).
+    pub fn json_string(&self) -> String {
+        match self.json() {
+            Cow::Borrowed(json) => String::from_utf8_lossy(json).into_owned(),
+            // serde_json wrote it: valid UTF-8, taken without a copy.
+            Cow::Owned(json) => String::from_utf8(json)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        }
+    }
+
+    /// Appends the object's compact JSON to `out`.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        self.body.write_to(out);
+    }
+
+    /// Length of the object's compact JSON, without decompressing it.
+    pub fn json_len(&self) -> usize {
+        self.body.len()
     }
 
     /// The value at `path` (object keys, or array indexes in decimal; the
-    /// empty path is the whole object) as compact JSON text, a slice of
-    /// [`json`](StoredObject::json); `None` when nothing is there. Reads
-    /// only the top-level member the path starts in.
-    pub fn get<S: AsRef<str>>(&self, path: &[S]) -> Option<&[u8]> {
-        self.index.get(&self.json, path)
+    /// empty path is the whole object) as compact JSON text; `None` when
+    /// nothing is there. Reads only the top-level member the path starts in.
+    pub fn get<S: AsRef<str>>(&self, path: &[S]) -> Option<Cow<'_, [u8]>> {
+        match self.body.json() {
+            Cow::Borrowed(json) => self.index.get(json, path).map(Cow::Borrowed),
+            Cow::Owned(json) => self
+                .index
+                .get(&json, path)
+                .map(|value| Cow::Owned(value.to_vec())),
+        }
+    }
+
+    /// [`get`](StoredObject::get) in `json`, this object's text as
+    /// [`json`](StoredObject::json) returned it: for reading several
+    /// fields with one decompression.
+    pub fn field<'j, S: AsRef<str>>(&self, json: &'j [u8], path: &[S]) -> Option<&'j [u8]> {
+        self.index.get(json, path)
     }
 
     /// The value of one annotation, if it is a string.
     pub fn annotation(&self, key: &str) -> Option<String> {
         let text = self.get(&["metadata", "annotations", key])?;
-        serde_json::from_slice::<String>(text).ok()
+        serde_json::from_slice::<String>(&text).ok()
     }
 
     /// The annotations whose values are strings, sorted by key.
     pub fn annotations(&self) -> Vec<(String, String)> {
         self.get(&["metadata", "annotations"])
-            .and_then(|text| serde_json::from_slice::<BTreeMap<String, Value>>(text).ok())
+            .and_then(|text| serde_json::from_slice::<BTreeMap<String, Value>>(&text).ok())
             .map(|map| {
                 map.into_iter()
                     .filter_map(|(k, v)| match v {
@@ -305,7 +342,7 @@ impl StoredObject {
     /// The object parsed again, for conditions on arbitrary fields.
     pub fn to_value(&self) -> Value {
         // The bytes were produced by serde_json from a valid `Value`.
-        serde_json::from_slice(&self.json).unwrap_or(Value::Null)
+        serde_json::from_slice(&self.json()).unwrap_or(Value::Null)
     }
 
     /// Bytes this object holds on the heap, for the memory figures.
@@ -316,12 +353,27 @@ impl StoredObject {
             .map(|(k, v)| k.len() + v.len() + 32)
             .sum();
         let owners: usize = self.owner_uids.iter().map(|u| u.len() + 16).sum();
-        self.json.len()
+        self.body.heap_bytes()
             + self.index.heap_bytes()
             + self.uid.len()
             + self.resource_version.len()
             + labels
             + owners
+    }
+}
+
+impl StoredObject {
+    pub(super) fn body(&self) -> &Body {
+        &self.body
+    }
+
+    pub(super) fn body_mut(&mut self) -> &mut Body {
+        &mut self.body
+    }
+
+    /// The dictionary the object was compressed with, if it was.
+    pub fn dictionary(&self) -> Option<&Dictionary> {
+        self.body.dictionary().map(|d| &**d)
     }
 }
 
@@ -433,7 +485,7 @@ mod tests {
         v["metadata"]["annotations"] = json!({"note": "a \"b\"", "n": 1});
         v["status"] = json!({"phase": "Running"});
         let written = StoredObject::from_value(v, &gvk, true).unwrap();
-        let read = StoredObject::from_json(written.json(), &gvk).unwrap();
+        let read = StoredObject::from_json(&written.json(), &gvk).unwrap();
         assert_eq!(read.json(), written.json());
         assert_eq!(read.key(), written.key());
         assert_eq!((read.uid(), read.resource_version()), ("u1", "42"));
@@ -444,9 +496,15 @@ mod tests {
         assert_eq!(read.owner_uids().collect::<Vec<_>>(), ["rs-1"]);
         assert_eq!(read.heap_bytes(), written.heap_bytes());
         for o in [&read, &written] {
-            assert_eq!(o.get(&["status", "phase"]), Some(&b"\"Running\""[..]));
-            assert_eq!(o.get(&["spec", "nodeName"]), Some(&b"\"node-a\""[..]));
-            assert_eq!(o.get(&["spec", "missing"]), None);
+            assert_eq!(
+                o.get(&["status", "phase"]).as_deref(),
+                Some(&b"\"Running\""[..])
+            );
+            assert_eq!(
+                o.get(&["spec", "nodeName"]).as_deref(),
+                Some(&b"\"node-a\""[..])
+            );
+            assert_eq!(o.get(&["spec", "missing"]).as_deref(), None);
             assert_eq!(o.annotation("note").as_deref(), Some("a \"b\""));
             assert_eq!(o.annotation("n"), None);
             assert_eq!(
@@ -466,8 +524,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(o.key().to_string(), "shop/web");
-        assert_eq!(o.get(&["kind"]), Some(&b"\"Deployment\""[..]));
-        assert_eq!(o.get(&["spec", "replicas"]), Some(&b"2"[..]));
+        assert_eq!(o.get(&["kind"]).as_deref(), Some(&b"\"Deployment\""[..]));
+        assert_eq!(o.get(&["spec", "replicas"]).as_deref(), Some(&b"2"[..]));
         assert!(matches!(
             StoredObject::from_json(b"{nope", &gvk),
             Err(ObjectError::InvalidJson(_))

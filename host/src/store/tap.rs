@@ -170,6 +170,6 @@ impl TapReceiver {
 fn group_bytes(group: &[Arc<Change>]) -> usize {
     group
         .iter()
-        .map(|c| c.object.json().len() + c.old.as_ref().map_or(0, |o| o.json().len()))
+        .map(|c| c.object.json_len() + c.old.as_ref().map_or(0, |o| o.json_len()))
         .sum()
 }

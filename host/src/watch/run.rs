@@ -186,12 +186,15 @@ async fn list(
             }
             other => other?,
         };
+        let start = objects.len();
         for item in page.items {
             match StoredObject::from_value(item, &watch.key.gvk, settings.keep_managed_fields) {
                 Ok(o) => objects.push(o),
                 Err(e) => tracing::warn!(gvk = %watch.key.gvk, error = %e, "listed object skipped"),
             }
         }
+        // Compressed page by page: a list is never held whole as JSON.
+        watch.cache.pack(&mut objects[start..]);
         match page.metadata.continue_token {
             Some(t) if !t.is_empty() => token = Some(t),
             _ => break page.metadata.resource_version,

@@ -16,6 +16,7 @@
 //! whose resourceVersion the cache's history no longer reaches is `410
 //! Expired`, as the API server's expired tokens are.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -221,8 +222,7 @@ pub(super) async fn fresh(cache: &Cache, at_least: u64) -> Result<(), Status> {
 
 /// `{"kind": "{Kind}List", ...}` around the stored bytes of each item.
 fn object_list(resource: &ResourceInfo, items: &[Arc<StoredObject>], meta: &ListMeta) -> Vec<u8> {
-    let mut body =
-        Vec::with_capacity(128 + items.iter().map(|o| o.json().len() + 1).sum::<usize>());
+    let mut body = Vec::with_capacity(128 + items.iter().map(|o| o.json_len() + 1).sum::<usize>());
     body.extend_from_slice(
         format!(
             r#"{{"kind":"{}List","apiVersion":"{}","metadata":{},"items":["#,
@@ -236,7 +236,7 @@ fn object_list(resource: &ResourceInfo, items: &[Arc<StoredObject>], meta: &List
         if i > 0 {
             body.push(b',');
         }
-        body.extend_from_slice(object.json());
+        object.write_json(&mut body);
     }
     body.extend_from_slice(b"]}");
     body
@@ -256,7 +256,7 @@ fn write_partial_metadata(body: &mut Vec<u8>, object: &StoredObject, version: &s
         )
         .as_bytes(),
     );
-    body.extend_from_slice(object.get(&["metadata"]).unwrap_or(b"{}"));
+    body.extend_from_slice(&object.get(&["metadata"]).unwrap_or(Cow::Borrowed(b"{}")));
     body.push(b'}');
 }
 

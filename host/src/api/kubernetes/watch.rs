@@ -202,7 +202,7 @@ impl EventWriter {
                 event_line(event, &table)
             }
             Representation::Plain | Representation::Aggregated(_) => {
-                event_line(event, object.json())
+                event_line(event, &object.json())
             }
         }
     }

@@ -52,8 +52,8 @@ fn announcements_read_back_as_written() {
     );
     assert_eq!(a.id(), "uid-web/8/MODIFIED");
     assert_eq!(a.queued_ms, 1_700_000_000_008);
-    assert_eq!(a.object, object("web", 8).json());
-    assert_eq!(a.old.as_deref(), Some(object("web", 7).json()));
+    assert_eq!(a.object, *object("web", 8).json());
+    assert_eq!(a.old.as_deref(), Some(&*object("web", 7).json()));
 }
 
 #[test]

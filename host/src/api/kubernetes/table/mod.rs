@@ -199,13 +199,15 @@ impl Printer {
         include: IncludeObject,
         now: Instant,
     ) {
-        let value = object.to_value();
+        let json = object.json();
+        // The bytes were written by serde_json from a valid `Value`.
+        let value = serde_json::from_slice(&json).unwrap_or(Value::Null);
         let row_object = match include {
             IncludeObject::None => RowObject::None,
             IncludeObject::Metadata => {
-                RowObject::MetadataJson(object.get(&["metadata"]).unwrap_or(&b"{}"[..]))
+                RowObject::MetadataJson(object.field(&json, &["metadata"]).unwrap_or(b"{}"))
             }
-            IncludeObject::Object => RowObject::ObjectJson(object.json()),
+            IncludeObject::Object => RowObject::ObjectJson(&json),
         };
         table.row(
             &self.cells(&value, now),

@@ -1,0 +1,348 @@
+//! Objects at rest: compressed with a dictionary trained on the objects of
+//! their own cache.
+//!
+//! Objects of one kind are much alike: a Pod's 4.3 KB of JSON repeats the
+//! same keys, images, probes, volume mounts and conditions as its siblings,
+//! and differs in names, uids, IPs and timestamps. Compressed on its own a
+//! Pod shrinks little (zstd finds few repeats inside 4 KB), but compressed
+//! against a dictionary of what Pods have in common it takes a fraction of
+//! its size (see BENCHMARKS.md). So each cache has a [`Codec`]: it collects
+//! the JSON of the first objects it sees, trains a zstd dictionary on them,
+//! and compresses every later object with it.
+//!
+//! Objects change shape over time (a new workload, a new release of a
+//! controller adding fields), and a dictionary trained on the old shape
+//! compresses the new one worse. The codec watches the ratio it achieves,
+//! window by window; when a window compresses much worse than the first
+//! one after training, it collects new samples and trains again. Each
+//! compressed object holds the dictionary it was compressed with, so
+//! objects compressed with an older dictionary keep reading the same, and
+//! an old dictionary is freed when its last object goes. Nothing waits for
+//! a training: it runs in the writer's thread, outside the cache's lock,
+//! while readers keep answering from the objects already stored.
+//!
+//! Until a cache has seen enough to train on ([`TRAIN_AT_BYTES`] of JSON),
+//! its objects stay as they are: a kind with a handful of objects does not
+//! pay for a dictionary.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use zstd_safe::{CCtx, CDict, DCtx, DDict};
+
+use super::object::StoredObject;
+
+/// JSON collected before the first training (and each retraining): enough
+/// for zstd to find what objects share (it wants about 100 times the
+/// dictionary's size), little enough to train in tens of milliseconds.
+pub(super) const TRAIN_AT_BYTES: usize = 2 << 20;
+/// Fewer objects than this, however large, make a poor dictionary.
+const MIN_SAMPLES: usize = 32;
+/// The most of one object taken as a sample: its beginning holds what the
+/// kind's objects share.
+const MAX_SAMPLE: usize = 64 << 10;
+/// Dictionary size: past 32 KiB Pods compress only slightly better, while
+/// each dictionary costs about four times its size in zstd's tables.
+const DICTIONARY_BYTES: usize = 32 << 10;
+/// zstd's default level: with a dictionary, higher levels gain a few
+/// percent on Pods at several times the cost.
+const LEVEL: i32 = 3;
+/// The compression achieved is judged over windows of this much JSON.
+const WINDOW_BYTES: u64 = 8 << 20;
+/// A window compressing to more than this times the size the first window
+/// after a training achieved calls for a new dictionary.
+const DEGRADED: f64 = 1.5;
+/// Trainings that fail in a row (objects with too little in common) before
+/// the codec stops trying.
+const MAX_FAILED_TRAININGS: u32 = 3;
+
+/// A trained dictionary, shared by the objects compressed with it.
+pub struct Dictionary {
+    generation: u32,
+    compress: CDict<'static>,
+    decompress: DDict<'static>,
+}
+
+impl Dictionary {
+    fn train(samples: &Samples, generation: u32) -> Option<Arc<Dictionary>> {
+        let mut trained = Vec::with_capacity(DICTIONARY_BYTES);
+        zstd_safe::train_from_buffer(&mut trained, &samples.data, &samples.sizes).ok()?;
+        Some(Arc::new(Dictionary {
+            generation,
+            compress: CDict::try_create(&trained, LEVEL)?,
+            decompress: DDict::create(&trained),
+        }))
+    }
+
+    /// Which training of its cache made this dictionary: 1 for the first.
+    pub fn generation(&self) -> u32 {
+        self.generation
+    }
+}
+
+thread_local! {
+    static COMPRESSOR: RefCell<CCtx<'static>> = RefCell::new(CCtx::create());
+    static DECOMPRESSOR: RefCell<DCtx<'static>> = RefCell::new(DCtx::create());
+}
+
+/// An object's JSON as the cache holds it.
+pub(super) enum Body {
+    /// As it is.
+    Plain(Box<[u8]>),
+    /// Compressed with `dictionary`; `len` bytes of JSON.
+    Packed {
+        bytes: Box<[u8]>,
+        len: u32,
+        dictionary: Arc<Dictionary>,
+    },
+}
+
+impl Body {
+    /// Length of the JSON.
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Body::Plain(json) => json.len(),
+            Body::Packed { len, .. } => *len as usize,
+        }
+    }
+
+    /// Bytes held for this body alone (not its shared dictionary).
+    pub(super) fn heap_bytes(&self) -> usize {
+        match self {
+            Body::Plain(json) => json.len(),
+            Body::Packed { bytes, .. } => bytes.len(),
+        }
+    }
+
+    /// The dictionary it was compressed with, if any.
+    pub(super) fn dictionary(&self) -> Option<&Arc<Dictionary>> {
+        match self {
+            Body::Plain(_) => None,
+            Body::Packed { dictionary, .. } => Some(dictionary),
+        }
+    }
+
+    /// The JSON: borrowed when plain, decompressed otherwise.
+    pub(super) fn json(&self) -> Cow<'_, [u8]> {
+        match self {
+            Body::Plain(json) => Cow::Borrowed(json),
+            Body::Packed { .. } => {
+                let mut out = Vec::new();
+                self.write_to(&mut out);
+                Cow::Owned(out)
+            }
+        }
+    }
+
+    /// Appends the JSON to `out`, decompressing straight into it.
+    pub(super) fn write_to(&self, out: &mut Vec<u8>) {
+        match self {
+            Body::Plain(json) => out.extend_from_slice(json),
+            Body::Packed {
+                bytes,
+                len,
+                dictionary,
+            } => {
+                let start = out.len();
+                out.resize(start + *len as usize, 0);
+                let written = DECOMPRESSOR.with_borrow_mut(|dctx| {
+                    dctx.decompress_using_ddict(&mut out[start..], bytes, &dictionary.decompress)
+                });
+                // The bytes were compressed by this process from `len`
+                // bytes with this very dictionary; anything else is memory
+                // corruption, which no answer should be built from.
+                assert_eq!(
+                    written.ok(),
+                    Some(*len as usize),
+                    "a stored object failed to decompress"
+                );
+            }
+        }
+    }
+}
+
+/// JSON of objects to train on, end to end.
+#[derive(Default)]
+struct Samples {
+    data: Vec<u8>,
+    sizes: Vec<usize>,
+}
+
+impl Samples {
+    fn add(&mut self, json: &[u8]) {
+        let sample = &json[..json.len().min(MAX_SAMPLE)];
+        self.data.extend_from_slice(sample);
+        self.sizes.push(sample.len());
+    }
+
+    fn ready(&self) -> bool {
+        self.data.len() >= TRAIN_AT_BYTES && self.sizes.len() >= MIN_SAMPLES
+    }
+}
+
+/// How well one cache's objects compress, and the dictionary to compress
+/// the next ones with.
+#[derive(Default)]
+pub(super) struct Codec {
+    state: Mutex<CodecState>,
+}
+
+#[derive(Default)]
+struct CodecState {
+    dictionary: Option<Arc<Dictionary>>,
+    /// Collecting samples for the next training; `None` while the current
+    /// dictionary does well (or a training is under way).
+    samples: Option<Samples>,
+    /// JSON bytes in and compressed bytes out in the current window.
+    window: (u64, u64),
+    /// The ratio of the first window after the last training.
+    baseline: Option<f64>,
+    trainings: u32,
+    failed: u32,
+}
+
+/// What a cache's codec has done, for tests and the benchmarks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CompressionStats {
+    /// Dictionaries trained so far.
+    pub trainings: u32,
+    /// Compressed size over JSON size in the window before the current one
+    /// (or the current one while it is the first), if any object was
+    /// compressed yet.
+    pub ratio: Option<f64>,
+}
+
+impl Codec {
+    pub(super) fn new() -> Codec {
+        Codec {
+            state: Mutex::new(CodecState {
+                samples: Some(Samples::default()),
+                ..CodecState::default()
+            }),
+        }
+    }
+
+    /// Compresses the plain bodies among `objects` (one page of a list, or
+    /// one object), training a dictionary first when enough has been seen.
+    pub(super) fn pack(&self, objects: &mut [StoredObject]) {
+        let dictionary = self.sample_and_train(objects);
+        let Some(dictionary) = dictionary else {
+            return;
+        };
+        let (mut plain, mut packed) = (0u64, 0u64);
+        for object in objects {
+            let body = object.body_mut();
+            let Body::Plain(json) = body else { continue };
+            let Some(bytes) = compress(json, &dictionary) else {
+                continue;
+            };
+            plain += json.len() as u64;
+            packed += bytes.len() as u64;
+            *body = Body::Packed {
+                len: json.len() as u32,
+                bytes,
+                dictionary: dictionary.clone(),
+            };
+        }
+        self.judge(&dictionary, plain, packed);
+    }
+
+    /// Adds the bodies to the samples being collected, trains when there
+    /// are enough, and returns the dictionary to compress with.
+    fn sample_and_train(&self, objects: &[StoredObject]) -> Option<Arc<Dictionary>> {
+        let mut state = self.state.lock();
+        let Some(samples) = &mut state.samples else {
+            return state.dictionary.clone();
+        };
+        for object in objects {
+            if let Body::Plain(json) = object.body() {
+                samples.add(json);
+            }
+        }
+        if !samples.ready() {
+            return state.dictionary.clone();
+        }
+        let samples = state.samples.take()?;
+        let generation = state.trainings + 1;
+        drop(state);
+        // Tens of milliseconds: outside the lock, so the cache keeps
+        // answering and other writers compress with the current dictionary.
+        let trained = Dictionary::train(&samples, generation);
+        let mut state = self.state.lock();
+        match trained {
+            Some(dictionary) => {
+                tracing::debug!(
+                    generation,
+                    samples = samples.sizes.len(),
+                    "trained a dictionary"
+                );
+                state.trainings = generation;
+                state.failed = 0;
+                state.dictionary = Some(dictionary);
+                state.window = (0, 0);
+                state.baseline = None;
+            }
+            None => {
+                state.failed += 1;
+                tracing::debug!(failed = state.failed, "training a dictionary failed");
+                if state.failed < MAX_FAILED_TRAININGS {
+                    state.samples = Some(Samples::default());
+                }
+            }
+        }
+        state.dictionary.clone()
+    }
+
+    /// Counts what a pack achieved; starts collecting samples for a new
+    /// dictionary when a whole window compressed much worse than the first
+    /// window after training.
+    fn judge(&self, used: &Dictionary, plain: u64, packed: u64) {
+        let mut state = self.state.lock();
+        let current = state.dictionary.as_ref().map(|d| d.generation);
+        if current != Some(used.generation) || plain == 0 {
+            return;
+        }
+        state.window.0 += plain;
+        state.window.1 += packed;
+        if state.window.0 < WINDOW_BYTES {
+            return;
+        }
+        let ratio = state.window.1 as f64 / state.window.0 as f64;
+        state.window = (0, 0);
+        match state.baseline {
+            None => state.baseline = Some(ratio),
+            Some(baseline) if ratio > baseline * DEGRADED && state.samples.is_none() => {
+                tracing::debug!(baseline, ratio, "compression degraded, collecting samples");
+                state.samples = Some(Samples::default());
+            }
+            Some(_) => {}
+        }
+    }
+
+    pub(super) fn stats(&self) -> CompressionStats {
+        let state = self.state.lock();
+        let (plain, packed) = state.window;
+        CompressionStats {
+            trainings: state.trainings,
+            ratio: state
+                .baseline
+                .or((plain > 0).then(|| packed as f64 / plain as f64)),
+        }
+    }
+}
+
+/// `json` compressed with `dictionary`, or `None` when that is no smaller.
+fn compress(json: &[u8], dictionary: &Dictionary) -> Option<Box<[u8]>> {
+    let mut out = Vec::with_capacity(zstd_safe::compress_bound(json.len()));
+    let written = COMPRESSOR
+        .with_borrow_mut(|cctx| cctx.compress_using_cdict(&mut out, json, &dictionary.compress));
+    match written {
+        Ok(n) if n < json.len() => Some(out.into_boxed_slice()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;
