@@ -125,7 +125,7 @@ fn packed_objects_read_back_byte_for_byte() {
         .map(|o| (o.json_len(), o.body().heap_bytes()))
         .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
     assert!(
-        stored * 4 < json,
+        stored * 3 < json,
         "{stored} bytes stored for {json} of JSON"
     );
 }
