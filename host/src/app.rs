@@ -85,6 +85,7 @@ pub async fn run(
     let settings = WatchSettings {
         keep_managed_fields: config.keep_managed_fields,
         history_size: config.event_history_size,
+        history_bytes: config.event_history_bytes,
         ..WatchSettings::default()
     };
     let (discovery, watches, client) = match &config.replay_file {

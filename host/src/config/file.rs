@@ -76,6 +76,7 @@ impl Default for Config {
             data_dir: None,
             subscriptions: Vec::new(),
             event_history_size: 10_000,
+            event_history_bytes: 64 << 20,
             max_request_body_bytes: 1024 * 1024,
             notification_buffer_bytes: 64 << 20,
             leader_election: None,
@@ -277,6 +278,7 @@ struct File {
     #[serde(deserialize_with = "subscriptions")]
     subscriptions: Vec<SubscriptionConfig>,
     event_history_size: Option<Count<0>>,
+    event_history_bytes: Option<Count<0>>,
     max_request_body_bytes: Option<Count<1>>,
     notification_buffer_bytes: Option<Count<1>>,
     leader_election: Option<LeaderElectionFile>,
@@ -576,6 +578,9 @@ impl Resolver<'_> {
             event_history_size: file
                 .event_history_size
                 .map_or(defaults.event_history_size, |c| c.0),
+            event_history_bytes: file
+                .event_history_bytes
+                .map_or(defaults.event_history_bytes, |c| c.0),
             max_request_body_bytes: file
                 .max_request_body_bytes
                 .map_or(defaults.max_request_body_bytes, |c| c.0),

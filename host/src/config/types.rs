@@ -60,6 +60,11 @@ pub struct Config {
     pub replay_file: Option<PathBuf>,
     /// Events kept per kind for resuming event streams (`eventHistorySize`, default 10000).
     pub event_history_size: usize,
+    /// Bytes of changes kept per kind, counting each change's object at its
+    /// stored (compressed) size (`eventHistoryBytes`, default 64 MiB): the
+    /// history ends at whichever of this and `eventHistorySize` it reaches
+    /// first, so a kind of large objects cannot hold gigabytes of history.
+    pub event_history_bytes: usize,
     /// Largest accepted request body (`maxRequestBodyBytes`, default 1 MiB).
     pub max_request_body_bytes: usize,
     /// Directory of plugin components (`pluginDir`); none = no plugins.

@@ -8,6 +8,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use parking_lot::RwLock;
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::connect::{ConnectError, build};
 use crate::config::{ClientConfig, WatchOptions};
@@ -83,9 +84,10 @@ pub struct ListPage {
     /// Page metadata.
     #[serde(default)]
     pub metadata: ListMeta,
-    /// The objects (without `kind`/`apiVersion`, as the server sends them).
+    /// The objects (without `kind`/`apiVersion`, as the server sends them),
+    /// as the text received: they are stored from it, never parsed whole.
     #[serde(default)]
-    pub items: Vec<Value>,
+    pub items: Vec<Box<RawValue>>,
 }
 
 /// Metadata of a list page.

@@ -59,6 +59,23 @@ impl TopLevel {
         }
     }
 
+    /// `(key with its quotes, value)` of each member of `json` (the text
+    /// this index was made of), in order.
+    pub(super) fn members<'j>(&self, json: &'j [u8]) -> impl Iterator<Item = (&'j [u8], &'j [u8])> {
+        (0..self.0.len() / 2).map(move |m| {
+            let key_start = self.0[2 * m] as usize;
+            let value_start = self.0[2 * m + 1] as usize;
+            let value_end = match self.0.get(2 * m + 2) {
+                Some(next_key) => *next_key as usize - 1,
+                None => json.len() - 1,
+            };
+            (
+                &json[key_start..value_start - 1],
+                &json[value_start..value_end],
+            )
+        })
+    }
+
     /// The value of the top-level member `key`, as a slice of `json`.
     fn member<'j>(&self, json: &'j [u8], key: &str) -> Option<&'j [u8]> {
         let members = self.0.len() / 2;
@@ -163,7 +180,7 @@ fn child<'j>(value: &'j [u8], segment: &str) -> Option<&'j [u8]> {
 }
 
 /// The offset just after the string that starts (with its quote) at `start`.
-fn skip_string(json: &[u8], start: usize) -> Option<usize> {
+pub(super) fn skip_string(json: &[u8], start: usize) -> Option<usize> {
     if json.get(start) != Some(&b'"') {
         return None;
     }

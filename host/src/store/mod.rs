@@ -59,6 +59,9 @@ struct State {
     resource_version: String,
     history: VecDeque<Arc<Change>>,
     history_capacity: usize,
+    /// Stored bytes of the objects of the changes in `history`.
+    history_bytes: usize,
+    history_byte_budget: usize,
     /// Changes after this position are all in `history`.
     history_floor: u64,
     last_position: u64,
@@ -113,6 +116,8 @@ impl Cache {
                 resource_version: String::new(),
                 history: VecDeque::new(),
                 history_capacity,
+                history_bytes: 0,
+                history_byte_budget: usize::MAX,
                 history_floor: 0,
                 last_position: 0,
                 tap: None,
@@ -134,6 +139,16 @@ impl Cache {
     /// What compression has done for this cache so far.
     pub fn compression(&self) -> CompressionStats {
         self.codec.stats()
+    }
+
+    /// Bounds the history by bytes as well as by count: it keeps at most
+    /// `budget` bytes of changes, counting each change's object at its
+    /// stored size ([`StoredObject::heap_bytes`]) whether or not the cache
+    /// still holds that version. A change larger than the budget is kept
+    /// by nobody: resuming from before it takes a new list.
+    pub fn with_history_bytes(self, budget: usize) -> Cache {
+        self.state.write().history_byte_budget = budget;
+        self
     }
 
     /// The kind this cache holds.
@@ -359,12 +374,17 @@ impl Cache {
         let change = Arc::new(change);
         state.last_position = state.last_position.max(change.position);
         if state.history_capacity > 0 {
-            if state.history.len() == state.history_capacity
-                && let Some(evicted) = state.history.pop_front()
+            state.history_bytes += change.object.heap_bytes();
+            state.history.push_back(change.clone());
+            while state.history.len() > state.history_capacity
+                || state.history_bytes > state.history_byte_budget
             {
+                let Some(evicted) = state.history.pop_front() else {
+                    break;
+                };
+                state.history_bytes -= evicted.object.heap_bytes();
                 state.history_floor = evicted.position;
             }
-            state.history.push_back(change.clone());
         } else {
             state.history_floor = change.position;
         }

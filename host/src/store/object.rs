@@ -16,6 +16,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+mod ingest;
+
 use super::codec::{Body, Dictionary};
 use super::json_index::TopLevel;
 use crate::gvk::Gvk;

@@ -224,6 +224,48 @@ fn nothing_before_the_first_list_can_be_replayed() {
 }
 
 #[test]
+fn history_keeps_its_byte_budget_with_the_count_as_a_ceiling() {
+    let one = pod("a", "x", 10, json!({})).heap_bytes();
+    // Room for three changes by bytes, ten by count.
+    let cache = Cache::new(gvk(), 10).with_history_bytes(3 * one + one / 2);
+    cache.replace(vec![pod("a", "x", 10, json!({}))], "10", Origin::Initial);
+    for rv in 11..=15 {
+        cache.apply(
+            ChangeType::Modified,
+            pod("a", "x", rv, json!({})),
+            Origin::Watch,
+        );
+    }
+    let backlog = cache.tail(Since::ResourceVersion(12)).unwrap().backlog;
+    assert_eq!(
+        summary(&backlog),
+        ["MODIFIED a/x 13", "MODIFIED a/x 14", "MODIFIED a/x 15"]
+    );
+    let err = cache.tail(Since::ResourceVersion(11)).err().unwrap();
+    assert_eq!(
+        err,
+        TooOld {
+            requested: 11,
+            oldest: 12
+        }
+    );
+
+    // A change larger than the whole budget leaves nothing to resume from
+    // before it, and is itself the oldest point to resume from.
+    let big = json!({"note": "x".repeat(4 * one)});
+    cache.apply(ChangeType::Modified, pod("a", "x", 16, big), Origin::Watch);
+    assert!(cache.tail(Since::ResourceVersion(15)).is_err());
+    assert!(
+        cache
+            .tail(Since::ResourceVersion(16))
+            .unwrap()
+            .backlog
+            .is_empty()
+    );
+    assert_eq!(cache.read().oldest_resumable(), 16);
+}
+
+#[test]
 fn resume_from_resource_version_replays_later_changes_only() {
     let cache = Cache::new(gvk(), 3);
     cache.replace(vec![pod("a", "x", 10, json!({}))], "10", Origin::Initial);

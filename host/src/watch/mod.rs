@@ -151,6 +151,8 @@ pub struct WatchSettings {
     pub keep_managed_fields: bool,
     /// Changes kept per cache for resuming event streams.
     pub history_size: usize,
+    /// Bytes of changes kept per cache (see [`Cache::with_history_bytes`]).
+    pub history_bytes: usize,
 }
 
 impl Default for WatchSettings {
@@ -163,6 +165,7 @@ impl Default for WatchSettings {
             denied_backoff: (Duration::from_secs(5), Duration::from_secs(300)),
             keep_managed_fields: false,
             history_size: 10_000,
+            history_bytes: 64 << 20,
         }
     }
 }
@@ -258,7 +261,10 @@ impl Watches {
         let watch = Arc::new(Watch {
             key: key.clone(),
             resource: resource.clone(),
-            cache: Arc::new(Cache::new(resource.gvk.clone(), self.settings.history_size)),
+            cache: Arc::new(
+                Cache::new(resource.gvk.clone(), self.settings.history_size)
+                    .with_history_bytes(self.settings.history_bytes),
+            ),
             on_demand,
             status: Mutex::new(WatchStatus {
                 phase: Phase::Syncing,

@@ -14,15 +14,17 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures::StreamExt;
+use serde_json::value::RawValue;
 // The runtime's clock, which the tests pause; the same as std's otherwise.
 use tokio::time::Instant;
 
 use super::{Phase, Watch, WatchSettings};
 use crate::backoff::Backoff;
 use crate::error::Report;
+use crate::gvk::Gvk;
 use crate::kube::{ApiError, ListWatch, WatchLine};
 use crate::metrics::Metrics;
-use crate::store::{Origin, StoredObject};
+use crate::store::{Cache, Origin, StoredObject};
 
 /// A watch that ends sooner than this without any event counts as a failure
 /// for backoff, so a server that closes watches at once is not hammered.
@@ -167,37 +169,58 @@ async fn list(
         };
     });
     let mut objects = Vec::new();
-    let mut token: Option<String> = None;
-    let rv = loop {
-        let page = match client
+    let fetch = |token: Option<String>| async move {
+        let page = client
             .list_page(
                 &watch.resource,
                 &watch.key.options,
                 settings.page_size,
                 token.as_deref(),
             )
-            .await
-        {
+            .await;
+        (page, token.is_some())
+    };
+    let mut pending = fetch(None).await;
+    let rv = loop {
+        let mut page = match pending {
             // The continue token expired between pages: the snapshot is gone, start over.
-            Err(e) if e.is_gone() && token.is_some() => {
+            (Err(e), true) if e.is_gone() => {
                 objects.clear();
-                token = None;
+                pending = fetch(None).await;
                 continue;
             }
-            other => other?,
+            (other, _) => other?,
         };
-        let start = objects.len();
-        for item in page.items {
-            match StoredObject::from_value(item, &watch.key.gvk, settings.keep_managed_fields) {
-                Ok(o) => objects.push(o),
-                Err(e) => tracing::warn!(gvk = %watch.key.gvk, error = %e, "listed object skipped"),
+        let token = page
+            .metadata
+            .continue_token
+            .take()
+            .filter(|t| !t.is_empty());
+        // The next page is asked for, and received, while this one is
+        // stored on a blocking thread: the server prepares and sends a page
+        // in about the time storing one takes, so a list takes about as
+        // long as its transfer.
+        let items = std::mem::take(&mut page.items);
+        let store = tokio::task::spawn_blocking({
+            let cache = watch.cache.clone();
+            let gvk = watch.key.gvk.clone();
+            let keep = settings.keep_managed_fields;
+            move || stored(&items, &gvk, keep, &cache)
+        });
+        let next = async {
+            match token {
+                Some(t) => Some(fetch(Some(t)).await),
+                None => None,
             }
+        };
+        let (stored, next) = tokio::join!(store, next);
+        match stored {
+            Ok(stored) => objects.extend(stored),
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
         }
-        // Compressed page by page: a list is never held whole as JSON.
-        watch.cache.pack(&mut objects[start..]);
-        match page.metadata.continue_token {
-            Some(t) if !t.is_empty() => token = Some(t),
-            _ => break page.metadata.resource_version,
+        match next {
+            Some(next) => pending = next,
+            None => break page.metadata.resource_version,
         }
     };
     let origin = if first {
@@ -219,6 +242,30 @@ async fn list(
     });
     tracing::info!(gvk = %watch.key.gvk, objects = count, resource_version = %rv, changes = changes.len(), first, "listed");
     Ok(rv)
+}
+
+/// One page's objects as the cache stores them: from the text received,
+/// compressed (so a list is never held whole as JSON).
+fn stored(
+    items: &[Box<RawValue>],
+    gvk: &Gvk,
+    keep_managed_fields: bool,
+    cache: &Cache,
+) -> Vec<StoredObject> {
+    let mut objects: Vec<StoredObject> = items
+        .iter()
+        .filter_map(
+            |item| match StoredObject::from_raw(item, gvk, keep_managed_fields) {
+                Ok(o) => Some(o),
+                Err(e) => {
+                    tracing::warn!(gvk = %gvk, error = %e, "listed object skipped");
+                    None
+                }
+            },
+        )
+        .collect();
+    cache.pack(&mut objects);
+    objects
 }
 
 fn note_relist(watch: &Watch, metrics: &Metrics, gvk: &str, e: &ApiError) {

@@ -88,6 +88,7 @@ const FULL: &str = r#"{
   "dataDir": "~/grw-data",
   "subscriptions": [{"name": "a", "kind": "Pod", "webhook": {"url": "http://x"}}],
   "eventHistorySize": 0,
+  "eventHistoryBytes": 1000,
   "maxRequestBodyBytes": 4096,
   "notificationBufferBytes": 1000000
 }"#;
@@ -198,6 +199,7 @@ fn full_config_sets_every_key() {
             .unwrap(),
         ],
         event_history_size: 0,
+        event_history_bytes: 1000,
         max_request_body_bytes: 4096,
         notification_buffer_bytes: 1_000_000,
         leader_election: None,
@@ -246,6 +248,7 @@ fn empty_object_gives_every_default() {
     assert!(!config.delegates_access());
     assert_eq!(config.replay_file, None);
     assert_eq!(config.event_history_size, 10_000);
+    assert_eq!(config.event_history_bytes, 64 << 20);
     assert_eq!(config.max_request_body_bytes, 1_048_576);
     assert_eq!(config.notification_buffer_bytes, 64 << 20);
     assert_eq!(
@@ -667,6 +670,10 @@ fn bad_values_are_errors_naming_the_key() {
             "config key `eventHistorySize`: expected a whole number from 0 up, got -1",
         ),
         (r#"{"eventHistorySize": 1.5}"#.into(), "expected a whole number from 0 up, got 1.5"),
+        (
+            r#"{"eventHistoryBytes": "64Mi"}"#.into(),
+            r#"config key `eventHistoryBytes`: expected a whole number from 0 up, got "64Mi""#,
+        ),
         (
             r#"{"maxRequestBodyBytes": 0}"#.into(),
             "config key `maxRequestBodyBytes`: expected a whole number from 1 up, got 0",

@@ -62,7 +62,10 @@ fn page(rv: u64, pods: &[(&str, u64)], next: Option<&str>) -> Answer {
             resource_version: rv.to_string(),
             continue_token: next.map(str::to_string),
         },
-        items: pods.iter().map(|(name, rv)| pod(name, *rv)).collect(),
+        items: pods
+            .iter()
+            .map(|(name, rv)| serde_json::value::to_raw_value(&pod(name, *rv)).unwrap())
+            .collect(),
     }))
 }
 

@@ -1,0 +1,204 @@
+//! Objects straight from the bytes the API server sent, parsed once
+//! ([`StoredObject::from_raw`]).
+//!
+//! A list page or a watch event carries each object as compact JSON (the
+//! API server writes no whitespace). Building a `serde_json::Value` of it
+//! and writing that out again, as [`StoredObject::from_value`] does, costs
+//! several hundred allocations per Pod and most of the ingest time. Here
+//! the text is kept as it came: one pass checks that it is compact and
+//! finds its top-level members, `metadata` alone is read into the header's
+//! fields, and the stored text is the received one with `kind` and
+//! `apiVersion` put in front when missing (list items lack them) and
+//! `metadata.managedFields` cut out unless kept. Anything else (text with
+//! whitespace, no `metadata` object) takes the `Value` way.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::super::json_index::{TopLevel, skip_string};
+use super::{Metadata, ObjectError, ObjectKey, StoredObject};
+use crate::gvk::Gvk;
+use crate::store::codec::Body;
+
+impl StoredObject {
+    /// Prepares an object for the cache from its JSON text, as
+    /// [`StoredObject::from_value`] does from a parsed value, without
+    /// building one. The stored text keeps the members (and their order) of
+    /// the text received.
+    pub fn from_raw(
+        raw: &RawValue,
+        gvk: &Gvk,
+        keep_managed_fields: bool,
+    ) -> Result<StoredObject, ObjectError> {
+        // A `RawValue` is valid JSON: only its layout is left to check.
+        let json = raw.get().as_bytes();
+        match Received::read(json) {
+            Some(received) => received.store(gvk, keep_managed_fields),
+            None => by_value(json, gvk, keep_managed_fields),
+        }
+    }
+}
+
+fn by_value(
+    json: &[u8],
+    gvk: &Gvk,
+    keep_managed_fields: bool,
+) -> Result<StoredObject, ObjectError> {
+    let value: Value =
+        serde_json::from_slice(json).map_err(|e| ObjectError::InvalidJson(Arc::new(e)))?;
+    StoredObject::from_value(value, gvk, keep_managed_fields)
+}
+
+/// A compact JSON object and where its top-level members are.
+struct Received<'j> {
+    json: &'j [u8],
+    /// `(key with quotes, value)` of each member, in order.
+    members: Vec<(&'j [u8], &'j [u8])>,
+}
+
+impl<'j> Received<'j> {
+    fn read(json: &'j [u8]) -> Option<Received<'j>> {
+        if !is_compact(json) {
+            return None;
+        }
+        let index = TopLevel::scan(json)?;
+        Some(Received {
+            json,
+            members: index.members(json).collect(),
+        })
+    }
+
+    fn member(&self, key: &str) -> Option<&'j [u8]> {
+        let quoted =
+            |raw: &[u8]| raw.len() == key.len() + 2 && &raw[1..raw.len() - 1] == key.as_bytes();
+        self.members
+            .iter()
+            .find(|(raw, _)| quoted(raw))
+            .map(|(_, value)| *value)
+    }
+
+    fn store(self, gvk: &Gvk, keep_managed_fields: bool) -> Result<StoredObject, ObjectError> {
+        let metadata_text = match self.member("metadata") {
+            Some(text) if text.first() == Some(&b'{') => text,
+            Some(_) | None => return Err(ObjectError::NoName),
+        };
+        // Labels that are not a map of strings and the like: the `Value`
+        // way reads what it can of them.
+        let Ok(metadata) = serde_json::from_slice::<Metadata>(metadata_text) else {
+            return by_value(self.json, gvk, keep_managed_fields);
+        };
+        let is_string = |key| self.member(key).is_some_and(|v| v.first() == Some(&b'"'));
+
+        let mut out = Vec::with_capacity(self.json.len() + 48);
+        let mut offsets = Vec::with_capacity(self.members.len() * 2 + 4);
+        out.push(b'{');
+        let mut put = |out: &mut Vec<u8>, key: &[u8], write: &mut dyn FnMut(&mut Vec<u8>)| {
+            if out.len() > 1 {
+                out.push(b',');
+            }
+            offsets.push(out.len() as u32);
+            out.extend_from_slice(key);
+            out.push(b':');
+            offsets.push(out.len() as u32);
+            write(out);
+        };
+        // Serializing a string into a Vec cannot fail.
+        if !is_string("apiVersion") {
+            put(&mut out, b"\"apiVersion\"", &mut |out| {
+                let _ = serde_json::to_writer(out, &gvk.api_version());
+            });
+        }
+        if !is_string("kind") {
+            put(&mut out, b"\"kind\"", &mut |out| {
+                let _ = serde_json::to_writer(out, &gvk.kind);
+            });
+        }
+        for (key, value) in &self.members {
+            let replaced = (&key[1..key.len() - 1] == b"apiVersion" && !is_string("apiVersion"))
+                || (&key[1..key.len() - 1] == b"kind" && !is_string("kind"));
+            if replaced {
+                continue;
+            }
+            if &key[1..key.len() - 1] == b"metadata" && !keep_managed_fields {
+                put(&mut out, key, &mut |out| without_managed_fields(out, value));
+            } else {
+                put(&mut out, key, &mut |out| out.extend_from_slice(value));
+            }
+        }
+        out.push(b'}');
+
+        let text = |v: &Option<Value>| -> String {
+            v.as_ref().and_then(Value::as_str).unwrap_or("").to_string()
+        };
+        let name = text(&metadata.name);
+        if name.is_empty() {
+            return Err(ObjectError::NoName);
+        }
+        let labels: Vec<(Box<str>, Box<str>)> = metadata
+            .labels
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(k, v)| Some((k.into(), v.as_str()?.into())))
+            .collect();
+        let owner_uids = metadata
+            .owner_references
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|o| Some(o.uid.as_ref()?.as_str()?.into()))
+            .collect();
+        Ok(StoredObject {
+            key: ObjectKey::new(&text(&metadata.namespace), &name),
+            uid: text(&metadata.uid).into(),
+            resource_version: text(&metadata.resource_version).into(),
+            labels: labels.into_boxed_slice(),
+            owner_uids,
+            body: Body::Plain(out.into_boxed_slice()),
+            index: TopLevel::new(offsets),
+        })
+    }
+}
+
+/// Writes the compact object `metadata` without its `managedFields` member.
+fn without_managed_fields(out: &mut Vec<u8>, metadata: &[u8]) {
+    let Some(index) = TopLevel::scan(metadata) else {
+        out.extend_from_slice(metadata);
+        return;
+    };
+    out.push(b'{');
+    let mut first = true;
+    for (key, value) in index.members(metadata) {
+        if key == b"\"managedFields\"" {
+            continue;
+        }
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        out.extend_from_slice(key);
+        out.push(b':');
+        out.extend_from_slice(value);
+    }
+    out.push(b'}');
+}
+
+/// Whether `json` has no whitespace outside its strings, as the API server
+/// writes it (and as the field lookups of [`TopLevel`] need).
+fn is_compact(json: &[u8]) -> bool {
+    let mut i = 0;
+    while i < json.len() {
+        match json[i] {
+            b'"' => match skip_string(json, i) {
+                Some(end) => i = end,
+                None => return false,
+            },
+            b' ' | b'\n' | b'\r' | b'\t' => return false,
+            _ => i += 1,
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests;
