@@ -105,8 +105,8 @@ pub struct ListMeta {
 /// One line of a watch stream.
 #[derive(Debug)]
 pub enum WatchLine {
-    /// ADDED, MODIFIED or DELETED with the object.
-    Change(crate::event::ChangeType, Value),
+    /// ADDED, MODIFIED or DELETED with the object, as the text received.
+    Change(crate::event::ChangeType, Box<RawValue>),
     /// The server reached this resourceVersion.
     Bookmark(String),
     /// An ERROR event (410 when the resourceVersion is too old).
@@ -220,7 +220,11 @@ impl KubeClient {
         let request = self.collection_request(resource, options, params)?;
         let events = self
             .get()
-            .request_events::<Value>(request)
+            // The object as the text received, stored from it: the API
+            // server writes `type` before `object` (as metav1.WatchEvent
+            // orders its fields), so serde hands the object's text over
+            // without buffering it.
+            .request_events::<Box<RawValue>>(request)
             .await
             .map_err(ApiError::from_kube)?;
         Ok(events.map(|event| {

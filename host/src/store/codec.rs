@@ -37,7 +37,7 @@ use super::object::StoredObject;
 /// JSON collected before the first training (and each retraining): enough
 /// for zstd to find what objects share (it wants about 100 times the
 /// dictionary's size), little enough to train in tens of milliseconds.
-pub(super) const TRAIN_AT_BYTES: usize = 2 << 20;
+pub(super) const TRAIN_AT_BYTES: usize = 1 << 20;
 /// Fewer objects than this, however large, make a poor dictionary.
 const MIN_SAMPLES: usize = 32;
 /// The most of one object taken as a sample: its beginning holds what the

@@ -96,10 +96,10 @@ pub(super) async fn run<C: ListWatch>(
         let mut failure: Option<ApiError> = None;
         while let Some(line) = stream.next().await {
             match line {
-                Ok(WatchLine::Change(kind, value)) => {
+                Ok(WatchLine::Change(kind, text)) => {
                     saw_event = true;
-                    match StoredObject::from_value(
-                        value,
+                    match StoredObject::from_raw(
+                        &text,
                         &watch.key.gvk,
                         settings.keep_managed_fields,
                     ) {

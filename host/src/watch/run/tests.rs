@@ -7,7 +7,8 @@
 use std::collections::VecDeque;
 
 use parking_lot::Mutex;
-use serde_json::{Value, json};
+use serde_json::json;
+use serde_json::value::RawValue;
 use tokio::sync::{Notify, broadcast};
 use tokio::task::JoinHandle;
 
@@ -48,11 +49,12 @@ enum Step {
 }
 
 /// A pod in namespace `ns`; an empty `name` makes an object GRW cannot read.
-fn pod(name: &str, rv: u64) -> Value {
-    json!({"metadata": {
+fn pod(name: &str, rv: u64) -> Box<RawValue> {
+    serde_json::value::to_raw_value(&json!({"metadata": {
         "namespace": "ns", "name": name, "uid": format!("uid-{name}"),
         "resourceVersion": rv.to_string(),
-    }})
+    }}))
+    .unwrap()
 }
 
 /// A LIST page at `rv`; `next` is the continue token of the page after it.
@@ -62,10 +64,7 @@ fn page(rv: u64, pods: &[(&str, u64)], next: Option<&str>) -> Answer {
             resource_version: rv.to_string(),
             continue_token: next.map(str::to_string),
         },
-        items: pods
-            .iter()
-            .map(|(name, rv)| serde_json::value::to_raw_value(&pod(name, *rv)).unwrap())
-            .collect(),
+        items: pods.iter().map(|(name, rv)| pod(name, *rv)).collect(),
     }))
 }
 
@@ -535,7 +534,7 @@ async fn gone_lists_again_and_emits_only_the_difference() {
 #[tokio::test(start_paused = true)]
 async fn a_seeded_cache_resumes_from_its_resource_version_and_lists_against_it() {
     let watch = pods();
-    let seed = StoredObject::from_value(pod("a", 1), watch.cache.gvk(), false).unwrap();
+    let seed = StoredObject::from_raw(&pod("a", 1), watch.cache.gvk(), false).unwrap();
     watch.cache.seed(vec![seed], "42");
     let mut h = Harness::run_on(
         watch,
