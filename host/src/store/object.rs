@@ -16,11 +16,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+mod header;
 mod ingest;
 
 use super::codec::{Body, Dictionary};
 use super::json_index::TopLevel;
 use crate::gvk::Gvk;
+use header::Header;
 
 /// Key of an object in one cache: namespace (empty for cluster-scoped) and name.
 ///
@@ -91,11 +93,8 @@ impl Eq for ObjectError {}
 /// An object as the cache keeps it. Immutable; shared through `Arc`.
 pub struct StoredObject {
     key: ObjectKey,
-    uid: Box<str>,
-    resource_version: Box<str>,
-    /// Sorted by key, so lookups are a binary search.
-    labels: Box<[(Box<str>, Box<str>)]>,
-    owner_uids: Box<[Box<str>]>,
+    /// uid, resourceVersion, labels, owners' uids.
+    header: Header,
     body: Body,
     /// Where the top-level members of the JSON are, for reading one field
     /// without parsing the whole text.
@@ -131,39 +130,34 @@ impl StoredObject {
             return Err(ObjectError::NoName);
         }
         let key = ObjectKey::new(text("namespace"), name);
-        let uid = text("uid").into();
-        let resource_version = text("resourceVersion").into();
-        let mut labels: Vec<(Box<str>, Box<str>)> = metadata
+        let labels: Vec<(&str, &str)> = metadata
             .get("labels")
             .and_then(Value::as_object)
             .map(|labels| {
                 labels
                     .iter()
-                    .filter_map(|(k, v)| Some((k.as_str().into(), v.as_str()?.into())))
+                    .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)))
                     .collect()
             })
             .unwrap_or_default();
-        labels.sort_unstable();
         let owner_uids = metadata
             .get("ownerReferences")
             .and_then(Value::as_array)
             .map(|owners| {
                 owners
                     .iter()
-                    .filter_map(|o| Some(o.get("uid")?.as_str()?.into()))
+                    .filter_map(|o| o.get("uid")?.as_str())
                     .collect()
             })
             .unwrap_or_default();
+        let header = Header::new(text("uid"), text("resourceVersion"), labels, owner_uids);
         let (json, index) = match value.as_object() {
             Some(map) => serialize_indexed(map),
             None => return Err(ObjectError::NotAnObject),
         };
         Ok(StoredObject {
             key,
-            uid,
-            resource_version,
-            labels: labels.into_boxed_slice(),
-            owner_uids,
+            header,
             body: Body::Plain(json.into_boxed_slice()),
             index,
         })
@@ -198,33 +192,10 @@ impl StoredObject {
         let Ok(metadata) = serde_json::from_slice::<Metadata>(metadata) else {
             return slow();
         };
-        let text = |v: &Option<Value>| -> Box<str> {
-            v.as_ref().and_then(Value::as_str).unwrap_or("").into()
-        };
-        let name = text(&metadata.name);
-        if name.is_empty() {
-            return Err(ObjectError::NoName);
-        }
-        let key = ObjectKey::new(&text(&metadata.namespace), &name);
-        // A BTreeMap: sorted by key already.
-        let labels: Vec<(Box<str>, Box<str>)> = metadata
-            .labels
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|(k, v)| Some((k.into(), v.as_str()?.into())))
-            .collect();
-        let owner_uids = metadata
-            .owner_references
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|o| Some(o.uid.as_ref()?.as_str()?.into()))
-            .collect();
+        let (key, header) = metadata.read()?;
         Ok(StoredObject {
             key,
-            uid: text(&metadata.uid),
-            resource_version: text(&metadata.resource_version),
-            labels: labels.into_boxed_slice(),
-            owner_uids,
+            header,
             body: Body::Plain(json.into()),
             index,
         })
@@ -247,30 +218,27 @@ impl StoredObject {
 
     /// `metadata.uid`.
     pub fn uid(&self) -> &str {
-        &self.uid
+        self.header.uid()
     }
 
     /// `metadata.resourceVersion`.
     pub fn resource_version(&self) -> &str {
-        &self.resource_version
+        self.header.resource_version()
     }
 
     /// The value of one label.
     pub fn label(&self, key: &str) -> Option<&str> {
-        self.labels
-            .binary_search_by(|(k, _)| (**k).cmp(key))
-            .ok()
-            .map(|i| &*self.labels[i].1)
+        self.header.label(key)
     }
 
     /// All labels, sorted by key.
     pub fn labels(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.labels.iter().map(|(k, v)| (&**k, &**v))
+        self.header.labels()
     }
 
     /// UIDs of `metadata.ownerReferences`.
     pub fn owner_uids(&self) -> impl Iterator<Item = &str> {
-        self.owner_uids.iter().map(|u| &**u)
+        self.header.owner_uids()
     }
 
     /// The object as compact JSON: borrowed, or decompressed (a few
@@ -349,18 +317,7 @@ impl StoredObject {
 
     /// Bytes this object holds on the heap, for the memory figures.
     pub fn heap_bytes(&self) -> usize {
-        let labels: usize = self
-            .labels
-            .iter()
-            .map(|(k, v)| k.len() + v.len() + 32)
-            .sum();
-        let owners: usize = self.owner_uids.iter().map(|u| u.len() + 16).sum();
-        self.body.heap_bytes()
-            + self.index.heap_bytes()
-            + self.uid.len()
-            + self.resource_version.len()
-            + labels
-            + owners
+        self.body.heap_bytes() + self.index.heap_bytes() + self.header.heap_bytes()
     }
 }
 
@@ -412,6 +369,39 @@ struct Metadata {
     owner_references: Option<Vec<OwnerReference>>,
 }
 
+impl Metadata {
+    /// The key and header of the object this is the metadata of.
+    fn read(&self) -> Result<(ObjectKey, Header), ObjectError> {
+        fn text(v: &Option<Value>) -> &str {
+            v.as_ref().and_then(Value::as_str).unwrap_or("")
+        }
+        let name = text(&self.name);
+        if name.is_empty() {
+            return Err(ObjectError::NoName);
+        }
+        let key = ObjectKey::new(text(&self.namespace), name);
+        let labels = self
+            .labels
+            .iter()
+            .flatten()
+            .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)))
+            .collect();
+        let owner_uids = self
+            .owner_references
+            .iter()
+            .flatten()
+            .filter_map(|o| o.uid.as_ref()?.as_str())
+            .collect();
+        let header = Header::new(
+            text(&self.uid),
+            text(&self.resource_version),
+            labels,
+            owner_uids,
+        );
+        Ok((key, header))
+    }
+}
+
 #[derive(serde::Deserialize)]
 struct OwnerReference {
     #[serde(default)]
@@ -422,7 +412,7 @@ impl fmt::Debug for StoredObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StoredObject")
             .field("key", &self.key)
-            .field("resource_version", &self.resource_version)
+            .field("resource_version", &self.resource_version())
             .finish_non_exhaustive()
     }
 }

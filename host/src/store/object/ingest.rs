@@ -18,7 +18,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::super::json_index::{TopLevel, skip_string};
-use super::{Metadata, ObjectError, ObjectKey, StoredObject};
+use super::{Metadata, ObjectError, StoredObject};
 use crate::gvk::Gvk;
 use crate::store::codec::Body;
 
@@ -129,31 +129,10 @@ impl<'j> Received<'j> {
         }
         out.push(b'}');
 
-        let text = |v: &Option<Value>| -> String {
-            v.as_ref().and_then(Value::as_str).unwrap_or("").to_string()
-        };
-        let name = text(&metadata.name);
-        if name.is_empty() {
-            return Err(ObjectError::NoName);
-        }
-        let labels: Vec<(Box<str>, Box<str>)> = metadata
-            .labels
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|(k, v)| Some((k.into(), v.as_str()?.into())))
-            .collect();
-        let owner_uids = metadata
-            .owner_references
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|o| Some(o.uid.as_ref()?.as_str()?.into()))
-            .collect();
+        let (key, header) = metadata.read()?;
         Ok(StoredObject {
-            key: ObjectKey::new(&text(&metadata.namespace), &name),
-            uid: text(&metadata.uid).into(),
-            resource_version: text(&metadata.resource_version).into(),
-            labels: labels.into_boxed_slice(),
-            owner_uids,
+            key,
+            header,
             body: Body::Plain(out.into_boxed_slice()),
             index: TopLevel::new(offsets),
         })
