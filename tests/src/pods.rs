@@ -318,17 +318,19 @@ impl Rng {
     }
 }
 
+// Imports live in the tests: the cache benchmark includes this file into
+// a target without a test harness, where `#[test]` functions vanish and
+// imports of the module would be unused.
 #[cfg(test)]
 mod tests {
-    use sha2::{Digest, Sha256};
-
-    use super::*;
-
     /// Figures measured on these Pods (BENCHMARKS.md) compare across
     /// versions only while pod `i` stays the same: pods 0..1000 as compact
     /// JSON hash to what they did when the cache benchmark was written.
     #[test]
     fn pods_are_the_same_as_ever() {
+        use super::PodFactory;
+        use sha2::{Digest, Sha256};
+
         let factory = PodFactory::load();
         let mut hash = Sha256::new();
         for i in 0..1000 {
@@ -344,6 +346,8 @@ mod tests {
 
     #[test]
     fn identities_follow_the_layout() {
+        use super::PodFactory;
+
         let factory = PodFactory::load();
         let pod = factory.pod(1234);
         let shape = factory.shape(1234);

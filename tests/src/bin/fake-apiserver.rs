@@ -95,9 +95,9 @@ async fn serve(args: Args) -> anyhow::Result<()> {
 }
 
 /// Creates Pods `0..count`, one thread per CPU: making a Pod (a copy of
-/// its template's JSON tree, ~15 µs) happens outside the store's lock, and
-/// only storing it (serialising ~6.8 KB) inside, so two threads load a
-/// million Pods in about half the time one takes.
+/// its template's JSON tree) happens outside the store's lock and only
+/// storing it (serialising ~6.8 KB) inside, so the threads overlap. On 2
+/// CPUs, 100,000 Pods load in ~7 s, a million in about a minute.
 fn load_pods(fake: &FakeApiServer, count: usize) -> anyhow::Result<()> {
     let factory = PodFactory::load();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
