@@ -6,8 +6,8 @@
 //! `Store<DynamicObject>`, measures resident memory, ingest rate and read
 //! latencies, and prints a Markdown report for BENCHMARKS.md on stdout.
 //!
-//! The Pods are made from real ones: the Pods of the recorded cluster
-//! (`examples/cluster-recording.jsonl`, or the file named by
+//! The Pods are made from real ones (`tests/src/pods.rs`): the Pods of the
+//! recorded cluster (`examples/cluster-recording.jsonl`, or the file named by
 //! `GRW_BENCH_RECORDING`) are templates whose names, uids, labels, owners,
 //! node, IPs, container ids and resourceVersions are varied. Field layout,
 //! managedFields and sizes are therefore those an API server really sends.
@@ -19,8 +19,11 @@
 //! state can hide in it.
 
 mod common;
+// The generator the daemon benchmark (`tests/benches/daemon.rs`) loads its
+// fake API server with, so both measure the same Pods.
+#[path = "../../tests/src/pods.rs"]
+mod pods;
 
-use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -37,22 +40,13 @@ use kube::runtime::watcher::Event;
 use serde_json::{Value, json};
 
 use common::{cpu_model, grouped};
+use pods::{PodFactory, Rng, compact_len, namespace_name, recording_path};
 
 /// Object counts of a full run, and of a quick one.
 const FULL_SIZES: &[usize] = &[10_000, 100_000];
 const QUICK_SIZES: &[usize] = &[10_000];
 
-/// Pods are spread over this many apps, so `app=<one app>` selects ~1%.
-const APPS: usize = 100;
-/// One tier per tenth of the apps, so `tier=<one tier>` selects ~10%.
-const TIERS: [&str; 10] = [
-    "web", "api", "worker", "cache", "db", "batch", "gateway", "search", "stream", "ops",
-];
-const TEAMS: usize = 25;
-/// Each namespace holds the pods of five apps: ~5% of all pods.
-const NAMESPACES: usize = 20;
-const NODES: usize = 500;
-/// The app, tier and namespace the queries ask for.
+/// The app (1%), tier (10%) and namespace (5%) the queries ask for; see `pods`.
 const QUERIED_APP: usize = 7;
 const QUERIED_TIER: &str = "web";
 const QUERIED_NAMESPACE: usize = 7;
@@ -61,10 +55,6 @@ const QUERIED_NAMESPACE: usize = 7;
 const GETS: usize = 100_000;
 /// History the daemon keeps per cache by default (`eventHistorySize`).
 const HISTORY: usize = 10_000;
-/// Templates outside this size range (compact JSON, managedFields included)
-/// are skipped: the target is 5–10 KB per Pod, and varying a template adds
-/// about a hundred bytes of labels.
-const TEMPLATE_SIZE: std::ops::RangeInclusive<usize> = 5_000..=9_700;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -496,269 +486,6 @@ fn page_size() -> u64 {
         })
         .find(|(key, _)| *key == AT_PAGESZ)
         .map_or(4096, |(_, value)| value)
-}
-
-// ---------------------------------------------------------------------------
-// Pods
-
-/// A real pod to vary, and the name of what runs it.
-struct Template {
-    pod: Value,
-    /// The owner's name without its pod-template-hash: `checkout`, `coredns`.
-    base: String,
-}
-
-/// Makes pod number `i` of any run, the same in every process.
-struct PodFactory {
-    templates: Vec<Template>,
-}
-
-/// The identity of pod number `i`.
-struct Shape {
-    app: usize,
-    namespace: String,
-    name: String,
-    app_name: String,
-    /// pod-template-hash of its ReplicaSet.
-    hash: String,
-    /// Which of the app's two ReplicaSets (a rollout in progress) it belongs to.
-    revision: usize,
-}
-
-impl PodFactory {
-    fn load() -> PodFactory {
-        let path = recording_path();
-        let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-        // The latest running state of each controller's pods: one template per
-        // Deployment/StatefulSet/DaemonSet, so that no workload dominates.
-        let mut latest: BTreeMap<(String, String), Value> = BTreeMap::new();
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let mut event: Value = serde_json::from_str(line).expect("recording lines are JSON");
-            if event["type"] == "DELETED" || event["object"]["kind"] != "Pod" {
-                continue;
-            }
-            let pod = event["object"].take();
-            if !is_good_template(&pod) {
-                continue;
-            }
-            let meta = &pod["metadata"];
-            let owner = meta["ownerReferences"][0]["name"].as_str().unwrap_or("");
-            let namespace = meta["namespace"].as_str().unwrap_or("");
-            latest.insert((namespace.to_string(), owner.to_string()), pod);
-        }
-        let templates: Vec<Template> = latest
-            .into_values()
-            .filter(|pod| TEMPLATE_SIZE.contains(&compact_len(pod)))
-            .map(|pod| {
-                let meta = &pod["metadata"];
-                let owner = meta["ownerReferences"][0]["name"].as_str().unwrap_or("pod");
-                let base = match meta["labels"]["pod-template-hash"].as_str() {
-                    Some(hash) => owner.strip_suffix(&format!("-{hash}")).unwrap_or(owner),
-                    None => owner,
-                }
-                .to_string();
-                Template { pod, base }
-            })
-            .collect();
-        assert!(!templates.is_empty(), "no usable Pod in {}", path.display());
-        PodFactory { templates }
-    }
-
-    fn template(&self, app: usize) -> &Template {
-        &self.templates[app % self.templates.len()]
-    }
-
-    /// The `app` label of one app: its template's workload name and a number.
-    fn app_name(&self, app: usize) -> String {
-        format!("{}-{app:02}", self.template(app).base)
-    }
-
-    fn shape(&self, i: usize) -> Shape {
-        let app = i % APPS;
-        let revision = (i / APPS) % 2;
-        let app_name = self.app_name(app);
-        let hash = pod_template_hash(app, revision);
-        let name = format!("{app_name}-{hash}-{}", name_suffix(i));
-        Shape {
-            app,
-            namespace: namespace_name(app % NAMESPACES),
-            name,
-            app_name,
-            hash,
-            revision,
-        }
-    }
-
-    /// Pod number `i`: a copy of its app's template with its own identity.
-    fn pod(&self, i: usize) -> Value {
-        let shape = self.shape(i);
-        let mut rng = Rng::new(i as u64);
-        let mut pod = self.template(shape.app).pod.clone();
-
-        let meta = &mut pod["metadata"];
-        meta["name"] = json!(shape.name);
-        meta["generateName"] = json!(format!("{}-{}-", shape.app_name, shape.hash));
-        meta["namespace"] = json!(shape.namespace);
-        meta["uid"] = json!(uuid(&mut rng));
-        meta["resourceVersion"] = json!((1_000_000 + i).to_string());
-        if let Some(labels) = meta["labels"].as_object_mut() {
-            labels.insert("app".into(), json!(shape.app_name));
-            labels.insert("pod-template-hash".into(), json!(shape.hash));
-            labels.insert("tier".into(), json!(TIERS[shape.app % TIERS.len()]));
-            labels.insert(
-                "version".into(),
-                json!(format!("1.{}.{}", shape.app % 13, shape.revision)),
-            );
-            labels.insert(
-                "team".into(),
-                json!(format!("team-{:02}", shape.app % TEAMS)),
-            );
-        }
-        let owner = &mut meta["ownerReferences"][0];
-        let owner_name = if owner["kind"] == "ReplicaSet" {
-            format!("{}-{}", shape.app_name, shape.hash)
-        } else {
-            shape.app_name.clone()
-        };
-        owner["name"] = json!(owner_name);
-        let mut owner_rng = Rng::new(app_seed(shape.app, shape.revision) ^ 0x5eed);
-        owner["uid"] = json!(uuid(&mut owner_rng));
-
-        let node = rng.below(NODES);
-        pod["spec"]["nodeName"] = json!(format!("node-{node:03}"));
-        let host_ip = format!("10.0.{}.{}", node / 200, node % 200 + 10);
-        let pod_ip = format!("10.{}.{}.{}", 64 + (i >> 16), (i >> 8) & 255, i & 255);
-        let status = &mut pod["status"];
-        status["hostIP"] = json!(host_ip);
-        status["hostIPs"] = json!([{ "ip": host_ip }]);
-        status["podIP"] = json!(pod_ip);
-        status["podIPs"] = json!([{ "ip": pod_ip }]);
-        if let Some(statuses) = status["containerStatuses"].as_array_mut() {
-            for container in statuses {
-                let id = format!(
-                    "containerd://{:016x}{:016x}{:016x}{:016x}",
-                    rng.next(),
-                    rng.next(),
-                    rng.next(),
-                    rng.next()
-                );
-                set_container_ids(container, &id);
-            }
-        }
-        pod
-    }
-}
-
-/// A running pod, with an owner, 1–3 containers and their statuses.
-fn is_good_template(pod: &Value) -> bool {
-    let meta = &pod["metadata"];
-    let containers = pod["spec"]["containers"].as_array().map_or(0, Vec::len);
-    meta.get("deletionTimestamp").is_none()
-        && meta["ownerReferences"]
-            .as_array()
-            .is_some_and(|o| !o.is_empty())
-        && meta["labels"].is_object()
-        && (1..=3).contains(&containers)
-        && pod["status"]["phase"] == "Running"
-        && pod["status"]["containerStatuses"]
-            .as_array()
-            .is_some_and(|s| !s.is_empty())
-}
-
-/// Replaces `containerID` in a container status and in its current and last states.
-fn set_container_ids(container: &mut Value, id: &str) {
-    if container.get("containerID").is_some() {
-        container["containerID"] = json!(id);
-    }
-    for state in ["state", "lastState"] {
-        if let Some(variants) = container[state].as_object_mut() {
-            for variant in variants.values_mut() {
-                if variant.get("containerID").is_some() {
-                    variant["containerID"] = json!(id);
-                }
-            }
-        }
-    }
-}
-
-fn recording_path() -> PathBuf {
-    if let Ok(path) = std::env::var("GRW_BENCH_RECORDING") {
-        return path.into();
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/cluster-recording.jsonl")
-}
-
-fn namespace_name(index: usize) -> String {
-    format!("ns-{index:02}")
-}
-
-fn compact_len(value: &Value) -> usize {
-    serde_json::to_vec(value).map_or(0, |v| v.len())
-}
-
-/// The characters Kubernetes uses in generated names (no vowels, no 0/1/3).
-const NAME_CHARS: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-
-/// A 10-character pod-template-hash, fixed per app and revision.
-fn pod_template_hash(app: usize, revision: usize) -> String {
-    let mut rng = Rng::new(app_seed(app, revision) ^ 0x4a54);
-    (0..10)
-        .map(|_| NAME_CHARS[rng.below(NAME_CHARS.len())] as char)
-        .collect()
-}
-
-/// A seed fixed per app and revision, for what all pods of one ReplicaSet share.
-fn app_seed(app: usize, revision: usize) -> u64 {
-    ((app as u64) << 8) | revision as u64
-}
-
-/// A 5-character generated-name suffix, distinct for every `i` below 27⁵:
-/// multiplying by a number prime to 27⁵ permutes the residues, so suffixes
-/// look random yet never collide.
-fn name_suffix(i: usize) -> String {
-    const SPACE: u64 = 27u64.pow(5);
-    let mut x = (i as u64 * 7_368_787) % SPACE;
-    (0..5)
-        .map(|_| {
-            let c = NAME_CHARS[(x % 27) as usize] as char;
-            x /= 27;
-            c
-        })
-        .collect()
-}
-
-fn uuid(rng: &mut Rng) -> String {
-    let (a, b) = (rng.next(), rng.next());
-    format!(
-        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
-        a >> 32,
-        (a >> 16) & 0xffff,
-        a & 0xfff,
-        ((b >> 48) & 0x3fff) | 0x8000,
-        b & 0xffff_ffff_ffff
-    )
-}
-
-/// SplitMix64: small, seedable, and good enough to spread names and nodes.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x9e37_79b9_7f4a_7c15)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 // ---------------------------------------------------------------------------

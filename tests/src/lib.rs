@@ -1,9 +1,11 @@
 //! Test support: a wire-level fake Kubernetes API server, a harness that
-//! runs the real `grw` binary and talks to it, and a real NATS server.
+//! runs the real `grw` binary and talks to it, a real NATS server, and a
+//! generator of realistic Pods for benchmarks.
 
 pub mod daemon;
 pub mod fake_api;
 pub mod kubectl;
 pub mod nats;
 pub mod plugins;
+pub mod pods;
 pub mod receiver;

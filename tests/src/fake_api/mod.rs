@@ -159,12 +159,20 @@ impl FakeApiServer {
     /// # Panics
     /// If no local port can be bound.
     pub async fn start(options: FakeApiOptions) -> FakeApiServer {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        let any_port = SocketAddr::from(([127, 0, 0, 1], 0));
+        FakeApiServer::start_at(any_port, options)
             .await
-            .expect("binding the fake API server to 127.0.0.1");
-        let addr = listener
-            .local_addr()
-            .expect("local address of the fake API server");
+            .expect("binding the fake API server to 127.0.0.1")
+    }
+
+    /// Binds `addr` (port 0: a free one) and starts serving on the current
+    /// Tokio runtime; fails if the address cannot be bound.
+    pub async fn start_at(
+        addr: SocketAddr,
+        options: FakeApiOptions,
+    ) -> std::io::Result<FakeApiServer> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
         let mut store = Store::new(discovery::builtin_resources());
         if options.istio_crds_installed {
             for def in discovery::istio_resources() {
@@ -199,13 +207,13 @@ impl FakeApiServer {
                 .with_graceful_shutdown(signal)
                 .await;
         });
-        FakeApiServer {
+        Ok(FakeApiServer {
             lifecycle: Arc::new(Lifecycle {
                 shared: shared.clone(),
                 task: Mutex::new(Some(task)),
             }),
             shared,
-        }
+        })
     }
 
     /// Stops accepting connections, ends open watches and waits (up to five

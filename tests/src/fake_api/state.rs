@@ -7,6 +7,7 @@
 //! (shared with the current map), so a list continuation can be answered from
 //! the state at its snapshot resourceVersion, like etcd does.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -195,10 +196,12 @@ impl ResourceStore {
         self.log.partition_point(|e| e.rv <= rv)
     }
 
-    /// The objects as they were at `rv`, rebuilt from the log.
-    pub(crate) fn objects_at(&self, rv: u64) -> BTreeMap<ObjectKey, Arc<StoredObject>> {
+    /// The objects as they were at `rv`: the current ones when nothing
+    /// changed since (no copy: at a million Pods, a copy per list page would
+    /// cost more than the page), else rebuilt from the log.
+    pub(crate) fn objects_at(&self, rv: u64) -> Cow<'_, BTreeMap<ObjectKey, Arc<StoredObject>>> {
         if self.log.last().is_none_or(|e| e.rv <= rv) {
-            return self.objects.clone();
+            return Cow::Borrowed(&self.objects);
         }
         let mut objects = BTreeMap::new();
         for event in &self.log[..self.log_after(rv)] {
@@ -211,7 +214,7 @@ impl ResourceStore {
                 }
             }
         }
-        objects
+        Cow::Owned(objects)
     }
 }
 

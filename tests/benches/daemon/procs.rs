@@ -1,0 +1,278 @@
+//! The processes the daemon benchmark runs: the fake API server and GRW,
+//! each killed when its handle is dropped (a panic included), and what is
+//! read of them: readiness, resident memory, CPU time, logs.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+
+/// A child process, killed (SIGKILL) and reaped when dropped, so that no
+/// run of the benchmark, however it ends, leaves one behind.
+pub struct Process {
+    child: Child,
+}
+
+impl Process {
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether it has exited.
+    fn exited(&mut self) -> bool {
+        !matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `fake-apiserver --pods N` and waits for the URL it prints once
+/// the Pods are loaded. Its progress goes to this process's stderr.
+pub fn start_fake(bin: &Path, pods: usize) -> (Process, String) {
+    let child = Command::new(bin)
+        .args(["--pods", &pods.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()));
+    let mut process = Process { child };
+    let stdout = process.child.stdout.take().expect("piped stdout");
+    let mut url = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut url)
+        .expect("reading the fake API server's URL");
+    assert!(
+        !url.trim().is_empty(),
+        "fake-apiserver exited before printing its URL"
+    );
+    (process, url.trim().to_string())
+}
+
+/// A running GRW and its log lines, each with when it arrived.
+pub struct Daemon {
+    process: Process,
+    /// `127.0.0.1:PORT` of its HTTP API.
+    pub addr: SocketAddr,
+    /// When it was spawned.
+    pub spawned: Instant,
+    logs: Arc<Mutex<Vec<(Duration, String)>>>,
+    _dir: tempfile::TempDir,
+}
+
+/// Starts GRW against the API server at `api_url` as a user would: a
+/// kubeconfig naming the server, v1 Pods watched from the start, every other
+/// setting (the built-in relationship analyzers among them) at its default.
+pub fn start_grw(bin: &Path, api_url: &str) -> Daemon {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: {api_url}\n\
+             users:\n- name: bench\n  user:\n    token: bench\ncontexts:\n- name: fake\n  context:\n    \
+             cluster: fake\n    user: bench\ncurrent-context: fake\n"
+        ),
+    )
+    .expect("writing the kubeconfig");
+    let port = free_port();
+    let config = json!({
+        "k8sClientConfig": {"authType": "KubeConfig", "kubeConfigFilePath": kubeconfig},
+        "initialWatchingResources": [{"group": "", "version": "v1", "kind": "Pod"}],
+        "listenPort": port,
+        "logType": "json",
+        "minLogLevel": "info",
+    });
+    let config_path = dir.path().join("config.json");
+    std::fs::write(&config_path, config.to_string()).expect("writing the config");
+
+    let spawned = Instant::now();
+    let mut child = Command::new(bin)
+        .env("CONFIG_FILE_PATH", &config_path)
+        .env_remove("KUBECONFIG")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()));
+    let stderr = child.stderr.take().expect("piped stderr");
+    let logs = Arc::new(Mutex::new(Vec::new()));
+    let sink = logs.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            sink.lock().push((spawned.elapsed(), line));
+        }
+    });
+    Daemon {
+        process: Process { child },
+        addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        spawned,
+        logs,
+        _dir: dir,
+    }
+}
+
+impl Daemon {
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Polls `/readyz` every 20 ms until it answers 200; returns the time
+    /// since spawn.
+    ///
+    /// # Panics
+    /// If GRW exits or is not ready within `timeout`, with its last log lines.
+    pub fn wait_ready(&mut self, timeout: Duration) -> Duration {
+        loop {
+            if http_status(self.addr, "/readyz") == Some(200) {
+                return self.spawned.elapsed();
+            }
+            assert!(
+                !self.process.exited(),
+                "grw exited before it was ready; its last log lines:\n{}",
+                self.log_tail(20)
+            );
+            assert!(
+                self.spawned.elapsed() < timeout,
+                "grw not ready after {timeout:?}; its last log lines:\n{}",
+                self.log_tail(20)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// When (since spawn) the first log line with this `message`, whose
+    /// fields all equal those of `fields`, arrived.
+    pub fn logged_at(&self, message: &str, fields: &[(&str, &str)]) -> Option<Duration> {
+        let logs = self.logs.lock();
+        logs.iter().find_map(|(at, line)| {
+            let event: Value = serde_json::from_str(line).ok()?;
+            (event["message"] == message && fields.iter().all(|(k, v)| event[*k] == *v))
+                .then_some(*at)
+        })
+    }
+
+    fn log_tail(&self, lines: usize) -> String {
+        let logs = self.logs.lock();
+        let start = logs.len().saturating_sub(lines);
+        logs[start..]
+            .iter()
+            .map(|(_, l)| l.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// A port nobody listens on now: bound and released again.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free local port")
+}
+
+/// The status code of `GET path`, or `None` when nothing answers: one
+/// connection per request, no HTTP client, so that polling costs the
+/// measured daemon as little CPU as it can.
+fn http_status(addr: SocketAddr, path: &str) -> Option<u16> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(1)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).ok()?;
+    // "HTTP/1.1 200"
+    std::str::from_utf8(&head[9..12]).ok()?.parse().ok()
+}
+
+/// `GET url` with curl: the body, or the reason it failed.
+pub fn curl(url: &str) -> Result<Vec<u8>, String> {
+    let output = Command::new("curl")
+        .args(["-sS", "--fail", "--max-time", "600", url])
+        .output()
+        .map_err(|e| format!("running curl: {e}"))?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).trim().to_string());
+    }
+    Ok(output.stdout)
+}
+
+/// Seconds and bytes of one `GET url` read to the end by curl, whose
+/// body goes to `/dev/null`.
+pub fn timed_download(url: &str) -> (f64, u64) {
+    let output = Command::new("curl")
+        .args([
+            "-sS",
+            "--fail",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{time_total} %{size_download}",
+            url,
+        ])
+        .output()
+        .expect("running curl (Debian: apt-get install curl)");
+    assert!(
+        output.status.success(),
+        "GET {url}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut fields = text.split_whitespace();
+    let seconds = fields.next().and_then(|s| s.parse().ok());
+    let bytes = fields.next().and_then(|s| s.parse().ok());
+    seconds
+        .zip(bytes)
+        .unwrap_or_else(|| panic!("curl printed {text:?}, not `seconds bytes`"))
+}
+
+/// Resident memory of a process: `VmRSS` of `/proc/PID/status`, in bytes.
+pub fn rss_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_else(|e| panic!("reading /proc/{pid}/status: {e}"));
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .expect("VmRSS in kB")
+}
+
+/// CPU time a process used so far (user and system), in seconds.
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .unwrap_or_else(|e| panic!("reading /proc/{pid}/stat: {e}"));
+    // The command name (field 2) may hold spaces; fields after its `)`
+    // start at field 3, so utime and stime (14 and 15) are the 12th and 13th.
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let ticks: u64 = after_name
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|t| t.parse::<u64>().ok())
+        .sum();
+    // SAFETY: sysconf reads a constant of the system and has no preconditions.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1);
+    ticks as f64 / per_second as f64
+}
