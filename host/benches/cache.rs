@@ -37,6 +37,7 @@ use kube::core::{Expression, Selector};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::reflector::store::{Store, Writer};
 use kube::runtime::watcher::Event;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use common::{cpu_model, grouped};
@@ -209,9 +210,13 @@ impl Subject for GrwSubject {
         self.cache.apply(ChangeType::Added, object, Origin::Initial);
     }
 
+    /// As a watch stores what it received: the text, checked by
+    /// `RawValue`, stored by `from_raw` without building a `Value`.
     fn ingest_bytes(&mut self, bytes: &[u8]) {
-        let value: Value = serde_json::from_slice(bytes).expect("generated pods are JSON");
-        self.ingest_value(value);
+        let raw: &RawValue = serde_json::from_slice(bytes).expect("generated pods are JSON");
+        let object = StoredObject::from_raw(raw, &self.gvk, self.keep_managed_fields)
+            .expect("generated pods are valid objects");
+        self.cache.apply(ChangeType::Added, object, Origin::Initial);
     }
 
     fn len(&self) -> usize {
