@@ -3,10 +3,11 @@
 //!
 //! Objects of one kind are much alike: a Pod's 4.3 KB of JSON repeats the
 //! same keys, images, probes, volume mounts and conditions as its siblings,
-//! and differs in names, uids, IPs and timestamps. Compressed on its own a
-//! Pod shrinks little (zstd finds few repeats inside 4 KB), but compressed
-//! against a dictionary of what Pods have in common it takes a fraction of
-//! its size (see BENCHMARKS.md). So each cache has a [`Codec`]: it collects
+//! and differs in names, uids, IPs and timestamps. A compressor working on
+//! one Pod at a time sees none of that repetition; given a dictionary of
+//! what the cache's Pods have in common, it keeps a Pod in a fraction of its
+//! size (see BENCHMARKS.md for the resident memory per Pod, before and
+//! after). So each cache has a [`Codec`]: it collects
 //! the JSON of the first objects it sees, trains a zstd dictionary on them,
 //! and compresses every later object with it.
 //!
@@ -34,20 +35,21 @@ use zstd_safe::{CCtx, CDict, DCtx, DDict};
 
 use super::object::StoredObject;
 
-/// JSON collected before the first training (and each retraining): enough
-/// for zstd to find what objects share (it wants about 100 times the
-/// dictionary's size), little enough to train in tens of milliseconds.
+/// JSON collected before the first training (and each retraining): zstd's
+/// guidance is about 100 times the dictionary's size of samples, and
+/// objects stored before the first training stay uncompressed, so it is
+/// not more than that.
 pub(super) const TRAIN_AT_BYTES: usize = 1 << 20;
 /// Fewer objects than this, however large, make a poor dictionary.
 const MIN_SAMPLES: usize = 32;
 /// The most of one object taken as a sample: its beginning holds what the
 /// kind's objects share.
 const MAX_SAMPLE: usize = 64 << 10;
-/// Dictionary size: past 32 KiB Pods compress only slightly better, while
-/// each dictionary costs about four times its size in zstd's tables.
+/// Dictionary size, a choice not yet tuned by measurement: the dictionary
+/// and zstd's tables built from it are kept once per trained cache.
 const DICTIONARY_BYTES: usize = 32 << 10;
-/// zstd's default level: with a dictionary, higher levels gain a few
-/// percent on Pods at several times the cost.
+/// zstd's default level; lower levels, faster to ingest, are not yet
+/// measured against it.
 const LEVEL: i32 = 3;
 /// The compression achieved is judged over windows of this much JSON.
 const WINDOW_BYTES: u64 = 8 << 20;
@@ -267,8 +269,8 @@ impl Codec {
         let samples = state.samples.take()?;
         let generation = state.trainings + 1;
         drop(state);
-        // Tens of milliseconds: outside the lock, so the cache keeps
-        // answering and other writers compress with the current dictionary.
+        // Outside the lock, so the cache keeps answering and other writers
+        // compress with the current dictionary meanwhile.
         let trained = Dictionary::train(&samples, generation);
         let mut state = self.state.lock();
         match trained {
