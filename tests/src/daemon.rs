@@ -43,6 +43,21 @@ pub fn grw_binary() -> PathBuf {
     .clone()
 }
 
+/// The daemon `bin` run with the config file at `config_path` and nothing
+/// from this process's environment that would change what it reads
+/// (`KUBECONFIG`, `RUST_LOG`); its log (stderr) piped, stdout dropped.
+pub fn daemon_command(bin: &Path, config_path: &Path) -> Command {
+    let mut command = Command::new(bin);
+    command
+        .env("CONFIG_FILE_PATH", config_path)
+        .env_remove("KUBECONFIG")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    command
+}
+
 /// Takes out of `command`'s environment what Cargo sets for the test
 /// process (`CARGO_MANIFEST_DIR`, `CARGO_PKG_NAME`...), so that a build it
 /// runs sees what a build from a shell sees. Build scripts that track such
@@ -112,15 +127,9 @@ impl Grw {
         }
         let config_path = dir.path().join("config.json");
         std::fs::write(&config_path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
-        let mut child = Command::new(grw_binary())
+        let mut child = daemon_command(&grw_binary(), &config_path)
             .args(["--listen-port", "0"])
             .args(args)
-            .env("CONFIG_FILE_PATH", &config_path)
-            .env_remove("KUBECONFIG")
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
             .spawn()
             .expect("grw starts");
         let logs = Arc::new(Mutex::new(Vec::new()));

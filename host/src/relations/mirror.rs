@@ -217,10 +217,12 @@ impl Mirror {
             written.insert(key.clone());
         }
         let same = watch.cache.read().get(&key).is_some_and(|cached| {
+            // Decompressed once for both parts.
+            let json = cached.json();
             ["spec", "status"].iter().all(|part| {
                 let held: Value = cached
-                    .get(&[*part])
-                    .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+                    .field(&json, &[*part])
+                    .and_then(|bytes| serde_json::from_slice(bytes).ok())
                     .unwrap_or(Value::Null);
                 held == object[*part]
             })

@@ -197,15 +197,15 @@ async fn list(
             .take()
             .filter(|t| !t.is_empty());
         // The next page is asked for, and received, while this one is
-        // stored on a blocking thread: the server prepares and sends a page
-        // in about the time storing one takes, so a list takes about as
-        // long as its transfer.
+        // stored on a blocking thread, so the wire and the storing overlap
+        // rather than take turns (BENCHMARKS.md, "The daemon at 10,000 and
+        // 100,000 Pods").
         let items = std::mem::take(&mut page.items);
         let store = tokio::task::spawn_blocking({
             let cache = watch.cache.clone();
             let gvk = watch.key.gvk.clone();
             let keep = settings.keep_managed_fields;
-            move || stored(&items, &gvk, keep, &cache)
+            move || store_page(&items, &gvk, keep, &cache)
         });
         let next = async {
             match token {
@@ -213,9 +213,9 @@ async fn list(
                 None => None,
             }
         };
-        let (stored, next) = tokio::join!(store, next);
-        match stored {
-            Ok(stored) => objects.extend(stored),
+        let (page_objects, next) = tokio::join!(store, next);
+        match page_objects {
+            Ok(page_objects) => objects.extend(page_objects),
             Err(e) => std::panic::resume_unwind(e.into_panic()),
         }
         match next {
@@ -246,7 +246,7 @@ async fn list(
 
 /// One page's objects as the cache stores them: from the text received,
 /// compressed (so a list is never held whole as JSON).
-fn stored(
+fn store_page(
     items: &[Box<RawValue>],
     gvk: &Gvk,
     keep_managed_fields: bool,

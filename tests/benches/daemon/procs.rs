@@ -9,6 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use grw_e2e::daemon::daemon_command;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 
@@ -98,13 +99,7 @@ pub fn start_grw(bin: &Path, api_url: &str) -> Daemon {
     std::fs::write(&config_path, config.to_string()).expect("writing the config");
 
     let spawned = Instant::now();
-    let mut child = Command::new(bin)
-        .env("CONFIG_FILE_PATH", &config_path)
-        .env_remove("KUBECONFIG")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+    let mut child = daemon_command(bin, &config_path)
         .spawn()
         .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()));
     let stderr = child.stderr.take().expect("piped stderr");

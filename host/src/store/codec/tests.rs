@@ -24,15 +24,21 @@ fn recorded_objects() -> Vec<StoredObject> {
         .collect()
 }
 
+/// Numbers of a xorshift generator started from `seed` (made odd, so
+/// never zero).
+fn random(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed | 1;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
 /// Pod-like objects of about 3 KB: shared structure, varied identity.
 fn generated_pod(i: usize) -> Value {
-    let mut rng = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut next = move || {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng
-    };
+    let mut next = random((i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let containers: Vec<Value> = (0..1 + i % 3)
         .map(|c| {
             json!({
@@ -60,13 +66,8 @@ fn generated_pod(i: usize) -> Value {
 
 /// Objects unlike Pods: random words under random keys.
 fn generated_other(i: usize) -> Value {
-    let mut rng = (i as u64).wrapping_mul(0xd1b5_4a32_d192_ed03) | 7;
-    let mut word = move || {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        format!("{:x}", rng)
-    };
+    let mut next = random((i as u64).wrapping_mul(0xd1b5_4a32_d192_ed03) | 7);
+    let mut word = move || format!("{:x}", next());
     let data: serde_json::Map<String, Value> =
         (0..60).map(|_| (word(), Value::String(word()))).collect();
     json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": format!("other-{i}"), "namespace": "x", "resourceVersion": (900_000 + i).to_string()}, "data": data})
