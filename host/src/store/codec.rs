@@ -30,7 +30,7 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use zstd_safe::{CCtx, CDict, DCtx, DDict};
 
 use super::object::StoredObject;
@@ -189,6 +189,8 @@ impl Samples {
 #[derive(Default)]
 pub(super) struct Codec {
     state: Mutex<CodecState>,
+    /// Signalled when a training ends.
+    trained: Condvar,
 }
 
 #[derive(Default)]
@@ -203,6 +205,8 @@ struct CodecState {
     baseline: Option<f64>,
     trainings: u32,
     failed: u32,
+    /// A writer is training a dictionary.
+    training: bool,
 }
 
 /// What a cache's codec has done, for tests and the benchmarks.
@@ -223,6 +227,7 @@ impl Codec {
                 samples: Some(Samples::default()),
                 ..CodecState::default()
             }),
+            trained: Condvar::new(),
         }
     }
 
@@ -255,6 +260,12 @@ impl Codec {
     /// are enough, and returns the dictionary to compress with.
     fn sample_and_train(&self, objects: &[StoredObject]) -> Option<Arc<Dictionary>> {
         let mut state = self.state.lock();
+        // While another writer trains the first dictionary, wait for it
+        // rather than keep plain what it is about to compress (pages of a
+        // list are stored on several threads).
+        while state.training && state.dictionary.is_none() {
+            self.trained.wait(&mut state);
+        }
         let Some(samples) = &mut state.samples else {
             return state.dictionary.clone();
         };
@@ -268,11 +279,14 @@ impl Codec {
         }
         let samples = state.samples.take()?;
         let generation = state.trainings + 1;
+        state.training = true;
         drop(state);
         // Outside the lock, so the cache keeps answering and other writers
         // compress with the current dictionary meanwhile.
         let trained = Dictionary::train(&samples, generation);
         let mut state = self.state.lock();
+        state.training = false;
+        self.trained.notify_all();
         match trained {
             Some(dictionary) => {
                 tracing::debug!(

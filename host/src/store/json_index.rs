@@ -29,7 +29,7 @@ impl TopLevel {
 
     /// Indexes the top level of compact JSON text (no whitespace outside
     /// strings), as serde_json writes it. `None` when the text is not a
-    /// compact JSON object.
+    /// compact JSON object: one pass both checks the layout and indexes.
     pub(super) fn scan(json: &[u8]) -> Option<TopLevel> {
         let mut offsets = Vec::new();
         if json.first() != Some(&b'{') || json.last() != Some(&b'}') {
@@ -180,7 +180,7 @@ fn child<'j>(value: &'j [u8], segment: &str) -> Option<&'j [u8]> {
 }
 
 /// The offset just after the string that starts (with its quote) at `start`.
-pub(super) fn skip_string(json: &[u8], start: usize) -> Option<usize> {
+fn skip_string(json: &[u8], start: usize) -> Option<usize> {
     if json.get(start) != Some(&b'"') {
         return None;
     }
@@ -196,7 +196,9 @@ pub(super) fn skip_string(json: &[u8], start: usize) -> Option<usize> {
     }
 }
 
-/// The offset just after the compact JSON value that starts at `start`.
+/// The offset just after the compact JSON value that starts at `start`;
+/// `None` at whitespace outside a string, so that a scan that succeeds has
+/// also checked that the text is compact.
 fn skip_value(json: &[u8], start: usize) -> Option<usize> {
     match *json.get(start)? {
         b'"' => skip_string(json, start),
@@ -216,16 +218,18 @@ fn skip_value(json: &[u8], start: usize) -> Option<usize> {
                             return Some(i + 1);
                         }
                     }
+                    b' ' | b'\n' | b'\r' | b'\t' => return None,
                     _ => {}
                 }
                 i += 1;
             }
         }
         _ => {
-            // A number, `true`, `false` or `null`: up to the next delimiter.
+            // A number, `true`, `false` or `null`: up to the next delimiter
+            // (whitespace ends it too, and the caller then finds no delimiter).
             let len = json[start..]
                 .iter()
-                .position(|b| matches!(b, b',' | b'}' | b']'))
+                .position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t'))
                 .unwrap_or(json.len() - start);
             (len > 0).then_some(start + len)
         }
@@ -334,9 +338,18 @@ mod tests {
             "{\"a\":1,}",
             "{\"a\":}",
             "{a:1}",
+            // Whitespace anywhere outside a string, however deep.
+            "{\"a\": 1}",
+            "{\"a\":1 }",
+            "{\"a\":{\"b\":[1, 2]}}",
+            "{\"a\":{\"b\":true\n}}",
+            "{\"a\":[{}\t]}",
         ] {
             assert_eq!(TopLevel::scan(text.as_bytes()), None, "{text}");
         }
         assert_eq!(TopLevel::scan(b"{}"), Some(TopLevel::default()));
+        // Inside strings whitespace is text.
+        let spaced = br#"{"a":{"b":["x y","\t\n"," "]}}"#;
+        assert!(TopLevel::scan(spaced).is_some());
     }
 }

@@ -180,11 +180,13 @@ async fn list(
             .await;
         (page, token.is_some())
     };
+    let mut storing = Storing::new(watch, settings);
     let mut pending = fetch(None).await;
     let rv = loop {
         let mut page = match pending {
             // The continue token expired between pages: the snapshot is gone, start over.
             (Err(e), true) if e.is_gone() => {
+                storing.finish().await;
                 objects.clear();
                 pending = fetch(None).await;
                 continue;
@@ -196,33 +198,25 @@ async fn list(
             .continue_token
             .take()
             .filter(|t| !t.is_empty());
-        // The next page is asked for, and received, while this one is
-        // stored on a blocking thread, so the wire and the storing overlap
+        // The next page is asked for, and received, while earlier ones are
+        // stored on blocking threads, so the wire and the storing overlap
         // rather than take turns (BENCHMARKS.md, "The daemon at 10,000 and
         // 100,000 Pods").
-        let items = std::mem::take(&mut page.items);
-        let store = tokio::task::spawn_blocking({
-            let cache = watch.cache.clone();
-            let gvk = watch.key.gvk.clone();
-            let keep = settings.keep_managed_fields;
-            move || store_page(&items, &gvk, keep, &cache)
-        });
+        storing.start(std::mem::take(&mut page.items));
         let next = async {
             match token {
                 Some(t) => Some(fetch(Some(t)).await),
                 None => None,
             }
         };
-        let (page_objects, next) = tokio::join!(store, next);
-        match page_objects {
-            Ok(page_objects) => objects.extend(page_objects),
-            Err(e) => std::panic::resume_unwind(e.into_panic()),
-        }
+        let (stored, next) = tokio::join!(storing.make_room(), next);
+        objects.extend(stored);
         match next {
             Some(next) => pending = next,
             None => break page.metadata.resource_version,
         }
     };
+    objects.extend(storing.finish().await);
     let origin = if first {
         Origin::Initial
     } else {
@@ -242,6 +236,64 @@ async fn list(
     });
     tracing::info!(gvk = %watch.key.gvk, objects = count, resource_version = %rv, changes = changes.len(), first, "listed");
     Ok(rv)
+}
+
+/// Pages being stored on blocking threads, at most one per core, their
+/// objects handed back in the order of the pages.
+struct Storing<'w> {
+    watch: &'w Watch,
+    keep_managed_fields: bool,
+    in_flight: std::collections::VecDeque<tokio::task::JoinHandle<Vec<StoredObject>>>,
+    limit: usize,
+}
+
+impl<'w> Storing<'w> {
+    fn new(watch: &'w Watch, settings: &WatchSettings) -> Self {
+        Storing {
+            watch,
+            keep_managed_fields: settings.keep_managed_fields,
+            in_flight: Default::default(),
+            limit: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+
+    fn start(&mut self, items: Vec<Box<RawValue>>) {
+        let cache = self.watch.cache.clone();
+        let gvk = self.watch.key.gvk.clone();
+        let keep = self.keep_managed_fields;
+        self.in_flight
+            .push_back(tokio::task::spawn_blocking(move || {
+                store_page(&items, &gvk, keep, &cache)
+            }));
+    }
+
+    /// The objects of the oldest page once it is stored, when as many pages
+    /// are being stored as there are cores; nothing otherwise.
+    async fn make_room(&mut self) -> Vec<StoredObject> {
+        if self.in_flight.len() < self.limit {
+            return Vec::new();
+        }
+        match self.in_flight.pop_front() {
+            Some(oldest) => joined(oldest.await),
+            None => Vec::new(),
+        }
+    }
+
+    /// The objects of every page still being stored, in order.
+    async fn finish(&mut self) -> Vec<StoredObject> {
+        let mut objects = Vec::new();
+        while let Some(page) = self.in_flight.pop_front() {
+            objects.extend(joined(page.await));
+        }
+        objects
+    }
+}
+
+fn joined<T>(result: Result<T, tokio::task::JoinError>) -> T {
+    match result {
+        Ok(value) => value,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
 }
 
 /// One page's objects as the cache stores them: from the text received,

@@ -132,6 +132,36 @@ fn packed_objects_read_back_byte_for_byte() {
 }
 
 #[test]
+fn pages_packed_on_several_threads_wait_for_the_first_dictionary() {
+    // Pages of a list are packed on as many threads as there are cores.
+    // While one of them trains the first dictionary, the others must wait
+    // for it rather than keep their pages as they are.
+    let codec = Codec::new();
+    let mut pages: Vec<Vec<StoredObject>> = (0..8)
+        .map(|p| {
+            (0..500)
+                .map(|i| stored(generated_pod(p * 500 + i)))
+                .collect()
+        })
+        .collect();
+    std::thread::scope(|scope| {
+        for page in &mut pages {
+            let codec = &codec;
+            scope.spawn(move || codec.pack(page));
+        }
+    });
+    assert_eq!(codec.stats().trainings, 1);
+    let plain = pages
+        .iter()
+        .flatten()
+        .filter(|o| o.dictionary().is_none())
+        .count();
+    // Only the pages sampled before the training (about 1 MiB of Pods,
+    // fewer than 500 of them, so at most two pages) can stay plain.
+    assert!(plain <= 1000, "{plain} of 4,000 Pods left plain");
+}
+
+#[test]
 fn a_kind_with_few_objects_is_not_compressed() {
     let cache = Cache::new(Gvk::new("", "v1", "Pod"), 10);
     for i in 0..50 {

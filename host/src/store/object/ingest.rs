@@ -6,8 +6,8 @@
 //! and writing that out again, as [`StoredObject::from_value`] does, costs
 //! several hundred allocations per Pod and most of the ingest time. Here
 //! the text is kept as it came: one pass checks that it is compact and
-//! finds its top-level members, `metadata` alone is read into the header's
-//! fields, and the stored text is the received one with `kind` and
+//! finds its top-level members, `metadata` alone (without managedFields) is
+//! read into the header's fields, and the stored text is the received one with `kind` and
 //! `apiVersion` put in front when missing (list items lack them) and
 //! `metadata.managedFields` cut out unless kept. Anything else (text with
 //! whitespace, no `metadata` object) takes the `Value` way.
@@ -17,7 +17,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::super::json_index::{TopLevel, skip_string};
+use super::super::json_index::TopLevel;
 use super::{Metadata, ObjectError, StoredObject};
 use crate::gvk::Gvk;
 use crate::store::codec::Body;
@@ -60,9 +60,7 @@ struct Received<'j> {
 
 impl<'j> Received<'j> {
     fn read(json: &'j [u8]) -> Option<Received<'j>> {
-        if !is_compact(json) {
-            return None;
-        }
+        // `None` for text with whitespace, too.
         let index = TopLevel::scan(json)?;
         Some(Received {
             json,
@@ -80,15 +78,12 @@ impl<'j> Received<'j> {
     }
 
     fn store(self, gvk: &Gvk, keep_managed_fields: bool) -> Result<StoredObject, ObjectError> {
-        let metadata_text = match self.member("metadata") {
-            Some(text) if text.first() == Some(&b'{') => text,
-            Some(_) | None => return Err(ObjectError::NoName),
-        };
-        // Labels that are not a map of strings and the like: the `Value`
-        // way reads what it can of them.
-        let Ok(metadata) = serde_json::from_slice::<Metadata>(metadata_text) else {
-            return by_value(self.json, gvk, keep_managed_fields);
-        };
+        if self
+            .member("metadata")
+            .is_none_or(|text| text.first() != Some(&b'{'))
+        {
+            return Err(ObjectError::NoName);
+        }
         let is_string = |key| self.member(key).is_some_and(|v| v.first() == Some(&b'"'));
 
         let mut out = Vec::with_capacity(self.json.len() + 48);
@@ -115,20 +110,36 @@ impl<'j> Received<'j> {
                 let _ = serde_json::to_writer(out, &gvk.kind);
             });
         }
+        // Where the stored `metadata` is: read from there, without the
+        // managedFields the header does not need (a third of a Pod's text).
+        let mut metadata_at = 0..0;
         for (key, value) in &self.members {
             let replaced = (&key[1..key.len() - 1] == b"apiVersion" && !is_string("apiVersion"))
                 || (&key[1..key.len() - 1] == b"kind" && !is_string("kind"));
             if replaced {
                 continue;
             }
-            if &key[1..key.len() - 1] == b"metadata" && !keep_managed_fields {
-                put(&mut out, key, &mut |out| without_managed_fields(out, value));
+            if &key[1..key.len() - 1] == b"metadata" {
+                put(&mut out, key, &mut |out| {
+                    let start = out.len();
+                    if keep_managed_fields {
+                        out.extend_from_slice(value);
+                    } else {
+                        without_managed_fields(out, value);
+                    }
+                    metadata_at = start..out.len();
+                });
             } else {
                 put(&mut out, key, &mut |out| out.extend_from_slice(value));
             }
         }
         out.push(b'}');
 
+        // Labels that are not a map of strings and the like: the `Value`
+        // way reads what it can of them.
+        let Ok(metadata) = serde_json::from_slice::<Metadata>(&out[metadata_at]) else {
+            return by_value(self.json, gvk, keep_managed_fields);
+        };
         let (key, header) = metadata.read()?;
         Ok(StoredObject {
             key,
@@ -160,23 +171,6 @@ fn without_managed_fields(out: &mut Vec<u8>, metadata: &[u8]) {
         out.extend_from_slice(value);
     }
     out.push(b'}');
-}
-
-/// Whether `json` has no whitespace outside its strings, as the API server
-/// writes it (and as the field lookups of [`TopLevel`] need).
-fn is_compact(json: &[u8]) -> bool {
-    let mut i = 0;
-    while i < json.len() {
-        match json[i] {
-            b'"' => match skip_string(json, i) {
-                Some(end) => i = end,
-                None => return false,
-            },
-            b' ' | b'\n' | b'\r' | b'\t' => return false,
-            _ => i += 1,
-        }
-    }
-    true
 }
 
 #[cfg(test)]
