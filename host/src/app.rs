@@ -84,6 +84,7 @@ pub async fn run(
     let metrics = Arc::new(Metrics::new());
     let settings = WatchSettings {
         keep_managed_fields: config.keep_managed_fields,
+        streaming_list: config.streaming_list,
         history_size: config.event_history_size,
         history_bytes: config.event_history_bytes,
         ..WatchSettings::default()

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use grw_e2e::daemon::{bundled_recording, recorded_snapshot};
-use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
+use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer, StreamingLists};
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------- helpers
@@ -741,6 +741,78 @@ async fn watch_without_resource_version_starts_with_current_objects() {
 }
 
 #[tokio::test]
+async fn streaming_lists_as_servers_of_each_version_answer_them() {
+    let server = start_loaded().await;
+    let path = "/api/v1/namespaces/monitoring/pods?watch=true&sendInitialEvents=true&allowWatchBookmarks=true";
+    // The objects as ADDED, then the bookmark that ends them at the current
+    // resourceVersion, then live changes.
+    let mut stream = WatchStream::open(
+        &server,
+        &format!("{path}&resourceVersionMatch=NotOlderThan"),
+    )
+    .await;
+    let mut names = BTreeSet::new();
+    for _ in 0..8 {
+        let event = stream.event().await;
+        assert_eq!(event["type"], "ADDED", "{event}");
+        names.insert(name_of(&event["object"]).to_string());
+    }
+    assert_eq!(names.len(), 8);
+    let Next::Event(end) = stream.next(Duration::from_secs(5)).await else {
+        panic!("no bookmark after the initial events");
+    };
+    assert_eq!(end["type"], "BOOKMARK", "{end}");
+    assert_eq!(
+        end["object"]["metadata"]["annotations"],
+        json!({"k8s.io/initial-events-end": "true"})
+    );
+    assert_eq!(rv_of(&end["object"]), server.current_rv());
+    server
+        .create(pod("monitoring", "after", json!({})))
+        .unwrap();
+    assert_eq!(name_of(&stream.event().await["object"]), "after");
+
+    // resourceVersionMatch=NotOlderThan is required, as the API server checks.
+    let (code, body) = get(&server, path).await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        body["message"],
+        "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+    );
+
+    // With the WatchList feature off.
+    server.set_streaming_lists(StreamingLists::Refused);
+    let (code, body) = get(
+        &server,
+        &format!("{path}&resourceVersionMatch=NotOlderThan"),
+    )
+    .await;
+    assert_status(&body, 422, "Invalid");
+    assert_eq!(code, 422);
+    assert!(
+        body["message"].as_str().unwrap().ends_with(
+            "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
+        ),
+        "{body}"
+    );
+
+    // Before 1.27: a plain watch from now, the objects without the end bookmark.
+    server.set_streaming_lists(StreamingLists::Ignored);
+    let mut stream = WatchStream::open(
+        &server,
+        &format!("{path}&resourceVersionMatch=NotOlderThan"),
+    )
+    .await;
+    for _ in 0..9 {
+        assert_eq!(stream.event().await["type"], "ADDED");
+    }
+    assert!(matches!(
+        stream.next(Duration::from_millis(300)).await,
+        Next::Quiet
+    ));
+}
+
+#[tokio::test]
 async fn bookmarks_and_timeout() {
     let server = FakeApiServer::start(FakeApiOptions {
         bookmark_interval: Duration::from_millis(100),
@@ -934,7 +1006,7 @@ async fn bearer_token_is_required_and_can_change() {
 #[tokio::test]
 async fn slow_lists() {
     let server = start().await;
-    server.set_list_page_delay(Duration::from_millis(300));
+    server.set_list_delay(Duration::from_millis(300));
     let started = Instant::now();
     get_ok(&server, "/api/v1/pods").await;
     assert!(started.elapsed() >= Duration::from_millis(300));

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use grw_e2e::daemon::{EventStream, Grw, bundled_recording, eventually, summary};
-use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
+use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer, StreamingLists};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "t0k3n";
@@ -119,23 +119,19 @@ async fn initial_sync_mirrors_the_cluster() {
             "{path}"
         );
     }
-    // 48 pods from the recording, listed in pages of 500 with bookmarks asked for.
+    // 48 pods from the recording, in one streaming list that goes on as
+    // the watch: no LIST, no second request.
     let (_, pods) = grw.get("/api/v1/objects/pods").await;
     assert_eq!(pods["items"].as_array().unwrap().len(), 48);
-    let requests = fake.requests();
-    let list = requests
-        .iter()
-        .find(|r| r.path == "/api/v1/pods" && !r.watch)
-        .unwrap();
-    assert!(list.query.contains("limit=500"), "{}", list.query);
-    let watch = requests
-        .iter()
-        .find(|r| r.path == "/api/v1/pods" && r.watch)
-        .unwrap();
-    assert!(
-        watch.query.contains("allowWatchBookmarks=true"),
-        "{}",
-        watch.query
+    let pod_requests: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/api/v1/pods")
+        .collect();
+    assert_eq!(pod_requests.len(), 1, "{pod_requests:?}");
+    assert_eq!(
+        pod_requests[0].query,
+        "watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=290"
     );
     let status = kind_status(&grw, "v1/Pod").await;
     assert_eq!(
@@ -157,6 +153,100 @@ async fn initial_sync_mirrors_the_cluster() {
         .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["apiVersion"], "networking.istio.io/v1");
+}
+
+#[tokio::test]
+async fn a_server_without_streaming_lists_is_listed_in_pages() {
+    // Refused: Kubernetes 1.27 and later with the WatchList feature off.
+    // Ignored: earlier versions, which send the objects and then plain
+    // bookmarks (one a second here).
+    for answer in [StreamingLists::Refused, StreamingLists::Ignored] {
+        let fake = cluster(true, true).await;
+        fake.set_streaming_lists(answer);
+        let grw = grw(&fake, json!([kind("", "v1", "Pod")]), json!({})).await;
+        grw.wait_ready(READY).await;
+        let (_, pods) = grw.get("/api/v1/objects/pods").await;
+        assert_eq!(
+            identities(pods["items"].as_array().unwrap()),
+            identities(&fake.objects("v1", "Pod")),
+            "{answer:?}"
+        );
+        let requests: Vec<_> = fake
+            .requests()
+            .into_iter()
+            .filter(|r| r.path == "/api/v1/pods")
+            .map(|r| r.query)
+            .collect();
+        let list = requests.iter().find(|q| q.contains("limit=500"));
+        assert!(list.is_some(), "{answer:?}: {requests:?}");
+        assert!(
+            requests
+                .iter()
+                .any(|q| q.contains("watch=true&resourceVersion=")
+                    && q.contains("allowWatchBookmarks=true")),
+            "{answer:?}: {requests:?}"
+        );
+        let reasons: Vec<String> = grw
+            .log_events(
+                "the API server does not offer streaming lists; listing in pages from now on",
+            )
+            .iter()
+            .filter(|e| e["gvk"] == "v1/Pod")
+            .map(|e| e["reason"].as_str().unwrap_or_default().to_string())
+            .collect();
+        let want = match answer {
+            StreamingLists::Refused => {
+                "API server answered 422 Invalid: ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"
+            }
+            _ => {
+                "a bookmark without the k8s.io/initial-events-end annotation came before the end of the initial events"
+            }
+        };
+        assert_eq!(reasons, [want], "{answer:?}");
+
+        // Changes flow, and a relist after 410 Gone goes straight to pages.
+        let mut stream = pod_stream(&grw).await;
+        let pod = |name: &str| json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": "shop", "name": name}});
+        fake.create(pod("late")).unwrap();
+        let events: Vec<String> = stream
+            .drain(Duration::from_secs(2))
+            .await
+            .iter()
+            .map(summary)
+            .collect();
+        assert_eq!(events, ["ADDED shop/late"], "{answer:?}");
+        let (streamed, lists) = (
+            fake.streaming_list_requests("/api/v1/pods"),
+            fake.list_requests("/api/v1/pods"),
+        );
+        // Every kind held off (the analyzers' watches too, which would
+        // otherwise reconnect at once), so that no watch is open.
+        fake.fail_requests("/api", 503, usize::MAX);
+        fake.drop_watches();
+        assert!(
+            eventually(Duration::from_secs(10), || async {
+                fake.open_watches() == 0
+            })
+            .await,
+            "{answer:?}"
+        );
+        fake.create(pod("later")).unwrap();
+        fake.compact();
+        fake.clear_failures();
+        assert!(
+            eventually(Duration::from_secs(10), || async {
+                kind_status(&grw, "v1/Pod").await["status"]["relists"] == 1
+            })
+            .await,
+            "{answer:?}"
+        );
+        assert_eq!(
+            fake.streaming_list_requests("/api/v1/pods"),
+            streamed,
+            "{answer:?}"
+        );
+        assert!(fake.list_requests("/api/v1/pods") > lists, "{answer:?}");
+    }
 }
 
 #[tokio::test]
@@ -234,7 +324,7 @@ async fn a_deletion_while_disconnected_gives_exactly_one_deleted() {
         "resumed from the resourceVersion, no relist"
     );
     assert!(status["status"]["watchRestarts"].as_u64().unwrap() >= 1);
-    assert_eq!(fake.list_requests("/api/v1/pods"), 1);
+    assert_eq!(fake.sync_requests("/api/v1/pods"), 1);
     assert_eq!(status["objects"], 47);
 }
 
@@ -303,7 +393,7 @@ async fn gone_relists_and_emits_only_the_difference() {
     );
     let status = kind_status(&grw, "v1/Pod").await;
     assert_eq!(status["status"]["relists"], 1);
-    assert_eq!(fake.list_requests("/api/v1/pods"), 2);
+    assert_eq!(fake.sync_requests("/api/v1/pods"), 2);
     let (_, pods) = grw.get("/api/v1/objects/pods").await;
     assert_eq!(
         identities(pods["items"].as_array().unwrap()),
@@ -314,7 +404,7 @@ async fn gone_relists_and_emits_only_the_difference() {
 #[tokio::test]
 async fn concurrent_first_queries_open_exactly_one_watch() {
     let fake = cluster(true, true).await;
-    fake.set_list_page_delay(Duration::from_millis(300));
+    fake.set_list_delay(Duration::from_millis(300));
     let grw = grw(&fake, json!([]), json!({})).await;
     grw.wait_ready(READY).await;
     let queries = (0..16).map(|i| {
@@ -340,7 +430,7 @@ async fn concurrent_first_queries_open_exactly_one_watch() {
         })
         .await
     );
-    assert_eq!(fake.list_requests("/api/v1/configmaps"), 1);
+    assert_eq!(fake.sync_requests("/api/v1/configmaps"), 1);
     let status = kind_status(&grw, "v1/ConfigMap").await;
     assert_eq!(status["onDemand"], true);
 }
@@ -358,7 +448,7 @@ async fn secrets_are_not_watched_on_demand() {
             .unwrap()
             .contains("allowOnDemandSecrets")
     );
-    assert_eq!(fake.list_requests("/api/v1/secrets"), 0);
+    assert_eq!(fake.sync_requests("/api/v1/secrets"), 0);
     let (status, body) = grw
         .get("/resources/k8sObjects?group=core&version=v1&kind=Secret")
         .await;
@@ -373,7 +463,7 @@ async fn forbidden_is_retried_slowly_and_then_recovers() {
     tokio::time::sleep(Duration::from_secs(3)).await;
     // Denied requests back off from 5 s: in 3 s at most the first attempt went out.
     assert_eq!(
-        fake.list_requests("/api/v1/pods"),
+        fake.sync_requests("/api/v1/pods"),
         1,
         "{:?}",
         fake.requests()
@@ -508,13 +598,13 @@ async fn on_demand_watches_can_be_turned_off() {
     assert_eq!(status, 404, "{body}");
     assert_eq!(body["reason"], "NotWatched");
     assert!(body["message"].as_str().unwrap().contains("onDemandWatch"));
-    assert_eq!(fake.list_requests("/api/v1/configmaps"), 0);
+    assert_eq!(fake.sync_requests("/api/v1/configmaps"), 0);
 }
 
 #[tokio::test]
 async fn a_sync_slower_than_the_timeout_answers_504_then_serves() {
     let fake = cluster(true, true).await;
-    fake.set_list_page_delay(Duration::from_secs(3));
+    fake.set_list_delay(Duration::from_secs(3));
     let grw = grw(&fake, json!([]), json!({"syncTimeoutSecond": 1})).await;
     grw.wait_ready(READY).await;
     let (status, body) = grw.get("/api/v1/objects/configmaps").await;
@@ -532,7 +622,7 @@ async fn a_sync_slower_than_the_timeout_answers_504_then_serves() {
         .await;
     assert!(served);
     assert_eq!(
-        fake.list_requests("/api/v1/configmaps"),
+        fake.sync_requests("/api/v1/configmaps"),
         1,
         "the timed-out query's watch went on syncing"
     );
@@ -637,13 +727,13 @@ async fn a_namespaced_role_is_enough_to_run_and_refusals_are_explained_at_once()
     assert_eq!(
         body["message"],
         format!(
-            "GRW may not list `pods` (group core) in the whole cluster, which this query needs: grant `list` and `watch` on pods cluster-wide (a ClusterRole and ClusterRoleBinding) to GRW's service account, or ask one namespace it may list (/api/v1/namespaces/NAMESPACE/objects/pods); the API server said: pods is forbidden: User \"{USER}\" cannot list resource \"pods\" in API group \"\" at the cluster scope"
+            "GRW may not list `pods` (group core) in the whole cluster, which this query needs: grant `list` and `watch` on pods cluster-wide (a ClusterRole and ClusterRoleBinding) to GRW's service account, or ask one namespace it may list (/api/v1/namespaces/NAMESPACE/objects/pods); the API server said: pods is forbidden: User \"{USER}\" cannot watch resource \"pods\" in API group \"\" at the cluster scope"
         )
     );
     // Asked again, GRW answers from the refused watch instead of asking the server.
-    let lists = fake.list_requests("/api/v1/pods");
+    let lists = fake.sync_requests("/api/v1/pods");
     assert_eq!(grw.get("/api/v1/objects/pods").await.0, 403);
-    assert_eq!(fake.list_requests("/api/v1/pods"), lists);
+    assert_eq!(fake.sync_requests("/api/v1/pods"), lists);
 
     // A kind nobody configured, in the namespace it may read: a watch of
     // that namespace, started on demand and shared.

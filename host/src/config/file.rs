@@ -60,6 +60,7 @@ impl Default for Config {
             api_groups_sync_interval: Duration::from_secs(30),
             client: ClientConfig::default(),
             keep_managed_fields: false,
+            streaming_list: true,
             on_demand_watch: true,
             allow_on_demand_secrets: false,
             sync_timeout: Duration::from_secs(30),
@@ -254,6 +255,7 @@ struct File {
     api_groups_sync_interval_second: Option<Seconds>,
     k8s_client_config: Option<ClientFile>,
     keep_managed_fields: Option<bool>,
+    streaming_list: Option<bool>,
     on_demand_watch: Option<bool>,
     allow_on_demand_secrets: Option<bool>,
     sync_timeout_second: Option<Seconds>,
@@ -563,6 +565,7 @@ impl Resolver<'_> {
             keep_managed_fields: file
                 .keep_managed_fields
                 .unwrap_or(defaults.keep_managed_fields),
+            streaming_list: file.streaming_list.unwrap_or(defaults.streaming_list),
             on_demand_watch: file.on_demand_watch.unwrap_or(defaults.on_demand_watch),
             allow_on_demand_secrets: file
                 .allow_on_demand_secrets

@@ -41,6 +41,9 @@ pub struct Config {
     pub client: ClientConfig,
     /// Keep `metadata.managedFields` in cached objects (`keepManagedFields`, default false).
     pub keep_managed_fields: bool,
+    /// Sync each watch with a streaming list where the API server offers
+    /// one, in LIST pages where it does not (`streamingList`, default true).
+    pub streaming_list: bool,
     /// A query for a kind not yet watched starts its watch (`onDemandWatch`, default true).
     pub on_demand_watch: bool,
     /// Allow on-demand watches of Secrets (`allowOnDemandSecrets`, default false).

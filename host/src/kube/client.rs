@@ -102,13 +102,23 @@ pub struct ListMeta {
     pub continue_token: Option<String>,
 }
 
+/// The annotation of the bookmark that ends a streaming list's initial events.
+pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+
 /// One line of a watch stream.
 #[derive(Debug)]
 pub enum WatchLine {
     /// ADDED, MODIFIED or DELETED with the object, as the text received.
     Change(crate::event::ChangeType, Box<RawValue>),
-    /// The server reached this resourceVersion.
-    Bookmark(String),
+    /// The server reached `resource_version`.
+    Bookmark {
+        /// Where a watch resumes from.
+        resource_version: String,
+        /// The bookmark ends the initial events of a streaming list
+        /// ([`KubeClient::watch_list`]): annotation
+        /// `k8s.io/initial-events-end: "true"`.
+        initial_events_end: bool,
+    },
     /// An ERROR event (410 when the resourceVersion is too old).
     Error(ApiError),
 }
@@ -217,6 +227,40 @@ impl KubeClient {
             ("allowWatchBookmarks", "true".to_string()),
             ("timeoutSeconds", timeout_seconds.to_string()),
         ];
+        self.watch_with(resource, options, params).await
+    }
+
+    /// A streaming list: a WATCH that first sends every object as it is
+    /// now (a consistent read, as an unpaged LIST without resourceVersion
+    /// would be) as `ADDED` events, then a bookmark that ends them
+    /// ([`WatchLine::Bookmark`] with `initial_events_end`), then the changes
+    /// after it, until `timeout_seconds` (counted from the start).
+    ///
+    /// Servers from Kubernetes 1.27 with the `WatchList` feature accept it.
+    /// Others refuse it (422 while the feature is off) or, before 1.27,
+    /// ignore the parameters and send the objects without that bookmark.
+    pub async fn watch_list(
+        &self,
+        resource: &ResourceInfo,
+        options: &WatchOptions,
+        timeout_seconds: u32,
+    ) -> Result<impl Stream<Item = Result<WatchLine, ApiError>> + use<>, ApiError> {
+        let params = vec![
+            ("watch", "true".to_string()),
+            ("sendInitialEvents", "true".to_string()),
+            ("resourceVersionMatch", "NotOlderThan".to_string()),
+            ("allowWatchBookmarks", "true".to_string()),
+            ("timeoutSeconds", timeout_seconds.to_string()),
+        ];
+        self.watch_with(resource, options, params).await
+    }
+
+    async fn watch_with(
+        &self,
+        resource: &ResourceInfo,
+        options: &WatchOptions,
+        params: Vec<(&str, String)>,
+    ) -> Result<impl Stream<Item = Result<WatchLine, ApiError>> + use<>, ApiError> {
         let request = self.collection_request(resource, options, params)?;
         let events = self
             .get()
@@ -234,7 +278,14 @@ impl KubeClient {
                 WatchEvent::Added(o) => WatchLine::Change(ChangeType::Added, o),
                 WatchEvent::Modified(o) => WatchLine::Change(ChangeType::Modified, o),
                 WatchEvent::Deleted(o) => WatchLine::Change(ChangeType::Deleted, o),
-                WatchEvent::Bookmark(b) => WatchLine::Bookmark(b.metadata.resource_version),
+                WatchEvent::Bookmark(b) => WatchLine::Bookmark {
+                    initial_events_end: b
+                        .metadata
+                        .annotations
+                        .get(INITIAL_EVENTS_END)
+                        .is_some_and(|v| v == "true"),
+                    resource_version: b.metadata.resource_version,
+                },
                 WatchEvent::Error(status) => WatchLine::Error(ApiError::Status {
                     code: status.code,
                     reason: status.reason,

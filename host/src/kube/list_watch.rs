@@ -37,6 +37,15 @@ pub trait ListWatch: Send + Sync {
         timeout_seconds: u32,
     ) -> impl Future<Output = Result<WatchStream, ApiError>> + Send;
 
+    /// A streaming list (see [`KubeClient::watch_list`]) that the server
+    /// ends after `timeout_seconds`.
+    fn watch_list(
+        &self,
+        resource: &ResourceInfo,
+        options: &WatchOptions,
+        timeout_seconds: u32,
+    ) -> impl Future<Output = Result<WatchStream, ApiError>> + Send;
+
     /// Rebuilds the credentials (after a 401: a rotated token).
     fn reconnect(&self) -> impl Future<Output = Result<(), ApiError>> + Send;
 }
@@ -61,6 +70,16 @@ impl ListWatch for KubeClient {
     ) -> Result<WatchStream, ApiError> {
         let lines =
             KubeClient::watch(self, resource, options, resource_version, timeout_seconds).await?;
+        Ok(lines.boxed())
+    }
+
+    async fn watch_list(
+        &self,
+        resource: &ResourceInfo,
+        options: &WatchOptions,
+        timeout_seconds: u32,
+    ) -> Result<WatchStream, ApiError> {
+        let lines = KubeClient::watch_list(self, resource, options, timeout_seconds).await?;
         Ok(lines.boxed())
     }
 

@@ -9,7 +9,7 @@ mod discovery;
 mod list_watch;
 mod review;
 
-pub use client::{ApiError, KubeClient, ListMeta, ListPage, WatchLine};
+pub use client::{ApiError, INITIAL_EVENTS_END, KubeClient, ListMeta, ListPage, WatchLine};
 pub use connect::ConnectError;
 pub use discovery::{
     Catalog, CrdFollowing, Discovery, DiscoveryError, ResolveError, ResourceEntry,

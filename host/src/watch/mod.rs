@@ -149,6 +149,8 @@ pub struct WatchSettings {
     pub denied_backoff: (Duration, Duration),
     /// Keep `metadata.managedFields`.
     pub keep_managed_fields: bool,
+    /// Sync with a streaming list first (see [`crate::kube::KubeClient::watch_list`]).
+    pub streaming_list: bool,
     /// Changes kept per cache for resuming event streams.
     pub history_size: usize,
     /// Bytes of changes kept per cache (see [`Cache::with_history_bytes`]).
@@ -164,6 +166,7 @@ impl Default for WatchSettings {
             backoff: (Duration::from_millis(250), Duration::from_secs(30)),
             denied_backoff: (Duration::from_secs(5), Duration::from_secs(300)),
             keep_managed_fields: false,
+            streaming_list: true,
             history_size: 10_000,
             history_bytes: 64 << 20,
         }

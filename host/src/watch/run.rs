@@ -1,10 +1,12 @@
 //! The list+watch loop of one watch.
 //!
-//! List (paginated) → replace the cache (a diff after the first time) → watch
-//! from the list's resourceVersion → on a clean end or a dropped connection,
-//! watch again from the last resourceVersion seen (events or bookmarks) → on
-//! `410 Gone`, list again. Errors back off exponentially; 401/403 back off
-//! slowly. The cache keeps serving its last state throughout.
+//! List (a streaming list where the server offers one, else paginated) →
+//! replace the cache (a diff after the first time) → watch from the list's
+//! resourceVersion (a streaming list goes on as that watch) → on a clean end
+//! or a dropped connection, watch again from the last resourceVersion seen
+//! (events or bookmarks) → on `410 Gone`, list again. Errors back off
+//! exponentially; 401/403 back off slowly. The cache keeps serving its last
+//! state throughout.
 //!
 //! The loop asks the server through [`ListWatch`]: the daemon's
 //! [`KubeClient`](crate::kube::KubeClient), or in `run/tests.rs` a fake that
@@ -21,8 +23,9 @@ use tokio::time::Instant;
 use super::{Phase, Watch, WatchSettings};
 use crate::backoff::Backoff;
 use crate::error::Report;
+use crate::event::ChangeType;
 use crate::gvk::Gvk;
-use crate::kube::{ApiError, ListWatch, WatchLine};
+use crate::kube::{ApiError, INITIAL_EVENTS_END, ListWatch, WatchLine, WatchStream};
 use crate::metrics::Metrics;
 use crate::store::{Cache, Origin, StoredObject};
 
@@ -50,17 +53,19 @@ pub(super) async fn run<C: ListWatch>(
         .is_synced()
         .then(|| watch.cache.read().resource_version().to_string())
         .filter(|rv| !rv.is_empty());
+    // Until the server shows it does not offer streaming lists.
+    let mut streaming = settings.streaming_list;
     loop {
         // Whether this watch starts from the list just made.
         let fresh = resume.is_none();
-        let rv = match resume.take() {
-            Some(rv) => rv,
-            None => match list(&watch, &client, &settings).await {
-                Ok(rv) => {
+        let (rv, streamed) = match resume.take() {
+            Some(rv) => (rv, None),
+            None => match sync(&watch, &client, &settings, &mut streaming).await {
+                Ok(synced) => {
                     watch.set_denied(None);
                     retry.reset();
                     metrics.objects(&gvk, watch.cache.read().len());
-                    rv
+                    synced
                 }
                 Err(e) => {
                     retry.fail(&watch, &client, &e).await;
@@ -69,14 +74,20 @@ pub(super) async fn run<C: ListWatch>(
             },
         };
         let opened = Instant::now();
-        let stream = client
-            .watch(
-                &watch.resource,
-                &watch.key.options,
-                &rv,
-                settings.watch_timeout_seconds,
-            )
-            .await;
+        // A streaming list goes on as the watch from its own end.
+        let stream = match streamed {
+            Some(stream) => Ok(stream),
+            None => {
+                client
+                    .watch(
+                        &watch.resource,
+                        &watch.key.options,
+                        &rv,
+                        settings.watch_timeout_seconds,
+                    )
+                    .await
+            }
+        };
         let mut stream = match stream {
             Ok(s) => s,
             Err(e) if e.is_gone() => {
@@ -116,7 +127,10 @@ pub(super) async fn run<C: ListWatch>(
                         Err(e) => tracing::warn!(gvk, error = %e, "watch event skipped"),
                     }
                 }
-                Ok(WatchLine::Bookmark(bookmark_rv)) => {
+                Ok(WatchLine::Bookmark {
+                    resource_version: bookmark_rv,
+                    ..
+                }) => {
                     saw_event = true;
                     watch.cache.set_resource_version(&bookmark_rv);
                     last_rv = bookmark_rv;
@@ -154,12 +168,112 @@ pub(super) async fn run<C: ListWatch>(
     }
 }
 
-/// Lists every page and replaces the cache with the result; returns the list's resourceVersion.
-async fn list(
+/// Brings the cache to the server's current state: by a streaming list
+/// while `streaming` holds, which returns the watch that follows it, or
+/// else (and from then on, once the server refused one) by LIST pages.
+/// Returns the resourceVersion to watch from.
+async fn sync<C: ListWatch>(
+    watch: &Watch,
+    client: &C,
+    settings: &WatchSettings,
+    streaming: &mut bool,
+) -> Result<(String, Option<WatchStream>), ApiError> {
+    if *streaming {
+        match stream_list(watch, client, settings).await? {
+            Streamed::Synced(rv, stream) => return Ok((rv, Some(stream))),
+            Streamed::NotOffered(reason) => {
+                tracing::info!(gvk = %watch.key.gvk, reason, "the API server does not offer streaming lists; listing in pages from now on");
+                *streaming = false;
+            }
+        }
+    }
+    Ok((list(watch, client, settings).await?, None))
+}
+
+enum Streamed {
+    /// The cache holds the initial events, at this resourceVersion; the
+    /// stream goes on with the changes after it.
+    Synced(String, WatchStream),
+    /// The server does not serve streaming lists, for this reason.
+    NotOffered(String),
+}
+
+/// Syncs by a streaming list: `ADDED` events until the bookmark that ends
+/// the initial events, stored in batches of a page while the next ones
+/// arrive, as [`list`] stores pages.
+///
+/// The server does not offer one when it refuses the request as invalid
+/// (400, 422: the `WatchList` feature is off) or sends something else than
+/// `ADDED` events before that bookmark: a server before Kubernetes 1.27
+/// ignores the parameters and watches from now, its bookmarks lack the
+/// annotation. A stream that ends before the bookmark (its timeoutSeconds
+/// ran out while the server was still sending) counts as not offered too,
+/// so a list too long for one watch is made in pages.
+async fn stream_list(
     watch: &Watch,
     client: &impl ListWatch,
     settings: &WatchSettings,
-) -> Result<String, ApiError> {
+) -> Result<Streamed, ApiError> {
+    let first = begin_sync(watch);
+    let refused = |e: ApiError| match e.code() {
+        Some(400 | 422) => Ok(Streamed::NotOffered(Report(&e).to_string())),
+        _ => Err(e),
+    };
+    let mut stream = match client
+        .watch_list(
+            &watch.resource,
+            &watch.key.options,
+            settings.watch_timeout_seconds,
+        )
+        .await
+    {
+        Ok(stream) => stream,
+        Err(e) => return refused(e),
+    };
+    let mut storing = Storing::new(watch, settings);
+    let mut objects = Vec::new();
+    let mut batch = Vec::new();
+    while let Some(line) = stream.next().await {
+        match line {
+            Ok(WatchLine::Change(ChangeType::Added, text)) => {
+                batch.push(text);
+                if batch.len() >= settings.page_size as usize {
+                    storing.start(std::mem::take(&mut batch));
+                    objects.extend(storing.make_room().await);
+                }
+            }
+            Ok(WatchLine::Bookmark {
+                resource_version,
+                initial_events_end: true,
+            }) => {
+                if !batch.is_empty() {
+                    storing.start(batch);
+                }
+                objects.extend(storing.finish().await);
+                replace(watch, objects, &resource_version, first);
+                return Ok(Streamed::Synced(resource_version, stream));
+            }
+            Ok(WatchLine::Bookmark { .. }) => {
+                return Ok(Streamed::NotOffered(format!(
+                    "a bookmark without the {INITIAL_EVENTS_END} annotation came before the end of the initial events"
+                )));
+            }
+            Ok(WatchLine::Change(kind, _)) => {
+                return Ok(Streamed::NotOffered(format!(
+                    "a {kind} event came before the end of the initial events"
+                )));
+            }
+            Ok(WatchLine::Error(e)) | Err(e) => return refused(e),
+        }
+    }
+    Ok(Streamed::NotOffered(
+        "the stream ended before its initial events did".to_string(),
+    ))
+}
+
+/// Marks the watch as syncing (the first time) or reconnecting; returns
+/// whether this is the first sync.
+fn begin_sync(watch: &Watch) -> bool {
     let first = !watch.cache.is_synced();
     watch.update_status(|s| {
         s.phase = if first {
@@ -168,6 +282,16 @@ async fn list(
             Phase::Reconnecting
         };
     });
+    first
+}
+
+/// Lists every page and replaces the cache with the result; returns the list's resourceVersion.
+async fn list(
+    watch: &Watch,
+    client: &impl ListWatch,
+    settings: &WatchSettings,
+) -> Result<String, ApiError> {
+    let first = begin_sync(watch);
     let mut objects = Vec::new();
     let fetch = |token: Option<String>| async move {
         let page = client
@@ -217,12 +341,18 @@ async fn list(
         }
     };
     objects.extend(storing.finish().await);
+    replace(watch, objects, &rv, first);
+    Ok(rv)
+}
+
+/// Replaces the cache with a sync's `objects` at `rv` and marks it synced.
+fn replace(watch: &Watch, objects: Vec<StoredObject>, rv: &str, first: bool) {
     let origin = if first {
         Origin::Initial
     } else {
         Origin::Relist
     };
-    let changes = watch.cache.replace(objects, &rv, origin);
+    let changes = watch.cache.replace(objects, rv, origin);
     watch.cache.mark_synced();
     let count = watch.cache.read().len();
     watch.update_status(|s| {
@@ -235,7 +365,6 @@ async fn list(
         }
     });
     tracing::info!(gvk = %watch.key.gvk, objects = count, resource_version = %rv, changes = changes.len(), first, "listed");
-    Ok(rv)
 }
 
 /// Pages being stored on blocking threads, at most one per core, their

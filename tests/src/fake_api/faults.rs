@@ -21,6 +21,25 @@ pub(crate) struct Faults {
     pub list_delay: Duration,
     /// Authorization as a namespaced Role grants it, if set.
     pub namespace_only: Option<NamespaceOnly>,
+    /// How watches asking for `sendInitialEvents` are answered.
+    pub streaming_lists: StreamingLists,
+}
+
+/// How the server answers a streaming list (a watch with
+/// `sendInitialEvents=true`), as servers of different versions do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StreamingLists {
+    /// Served: the objects as ADDED events, then the bookmark annotated
+    /// `k8s.io/initial-events-end` (Kubernetes 1.27 and later with the
+    /// `WatchList` feature on).
+    #[default]
+    Served,
+    /// Refused with 422 Invalid (the `WatchList` feature off).
+    Refused,
+    /// The parameters ignored, as servers before 1.27 do: a watch without
+    /// resourceVersion sends the objects as ADDED events and goes on with
+    /// changes and plain bookmarks.
+    Ignored,
 }
 
 /// A user whose only grant is a Role in one namespace: every resource

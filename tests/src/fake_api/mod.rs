@@ -46,6 +46,7 @@ use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
+pub use self::faults::StreamingLists;
 pub use self::review::{Rule, Subject};
 
 use self::discovery::ResourceDef;
@@ -386,8 +387,31 @@ impl FakeApiServer {
         self.shared.rbac.lock().access_reviews.clone()
     }
 
-    /// Makes every list request wait this long before it is answered.
-    pub fn set_list_page_delay(&self, delay: Duration) {
+    /// Sets how watches asking for `sendInitialEvents` are answered.
+    pub fn set_streaming_lists(&self, answer: StreamingLists) {
+        self.shared.faults.lock().streaming_lists = answer;
+    }
+
+    /// The number of streaming lists (watches with `sendInitialEvents=true`)
+    /// whose path equals `path`.
+    pub fn streaming_list_requests(&self, path: &str) -> usize {
+        self.shared
+            .requests
+            .lock()
+            .iter()
+            .filter(|r| r.watch && r.path == path && r.query.contains("sendInitialEvents=true"))
+            .count()
+    }
+
+    /// The number of times a client read the whole collection at `path`:
+    /// LIST requests (each page counted) plus streaming lists.
+    pub fn sync_requests(&self, path: &str) -> usize {
+        self.list_requests(path) + self.streaming_list_requests(path)
+    }
+
+    /// Makes every list request, and the initial events of every
+    /// streaming list, wait this long before they are sent.
+    pub fn set_list_delay(&self, delay: Duration) {
         self.shared.faults.lock().list_delay = delay;
     }
 

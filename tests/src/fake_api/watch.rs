@@ -16,6 +16,7 @@ use tokio::time::{Instant, Interval, MissedTickBehavior};
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::Shared;
+use super::faults::StreamingLists;
 use super::params::Params;
 use super::selector::Selector;
 use super::state::{EventType, ResourceKey, ResourceStore, StoredObject, write_typed};
@@ -81,6 +82,31 @@ pub(crate) fn watch(
         Ok(rv) => rv,
         Err(message) => return error_response(400, &message),
     };
+    let (streaming, list_delay) = {
+        let faults = shared.faults.lock();
+        (faults.streaming_lists, faults.list_delay)
+    };
+    let send_initial_events = params.send_initial_events && streaming != StreamingLists::Ignored;
+    if send_initial_events {
+        let forbidden = |field: &str, what: &str| {
+            error_response(
+                422,
+                &format!("ListOptions.meta.k8s.io \"\" is invalid: {field}: Forbidden: {what}"),
+            )
+        };
+        if params.resource_version_match.as_deref() != Some("NotOlderThan") {
+            return forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            );
+        }
+        if streaming == StreamingLists::Refused {
+            return forbidden(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+            );
+        }
+    }
     let signals = Signals {
         rv: shared.rv_tx.subscribe(),
         dropped: shared.drop_tx.subscribe(),
@@ -114,7 +140,7 @@ pub(crate) fn watch(
             expired = true;
             rv
         }
-        Some(rv) if !params.send_initial_events => rv,
+        Some(rv) if !send_initial_events => rv,
         _ => {
             // Start from now: the current state as synthetic ADDED events.
             for object in res.objects.values() {
@@ -122,7 +148,7 @@ pub(crate) fn watch(
                     initial.push(event_line(EventType::Added, &object.body, &spec));
                 }
             }
-            if params.send_initial_events && params.allow_bookmarks {
+            if send_initial_events && params.allow_bookmarks {
                 initial.push(bookmark_line(&spec, store.rv, true));
             }
             store.rv
@@ -134,6 +160,9 @@ pub(crate) fn watch(
     let open = OpenWatch::new(shared.clone());
     tokio::spawn(async move {
         let _open = open;
+        if send_initial_events && !expired {
+            tokio::time::sleep(list_delay).await;
+        }
         for line in initial {
             if tx.send(Ok(line)).await.is_err() {
                 return;

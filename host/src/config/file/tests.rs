@@ -72,6 +72,7 @@ const FULL: &str = r#"{
     "autoReconnect": false
   },
   "keepManagedFields": true,
+  "streamingList": false,
   "onDemandWatch": false,
   "allowOnDemandSecrets": true,
   "syncTimeoutSecond": 12,
@@ -163,6 +164,7 @@ fn full_config_sets_every_key() {
             client_key_pem: Some(b"key-pem".to_vec()),
         },
         keep_managed_fields: true,
+        streaming_list: false,
         on_demand_watch: false,
         allow_on_demand_secrets: true,
         sync_timeout: Duration::from_secs(12),
@@ -660,6 +662,7 @@ fn bad_values_are_errors_naming_the_key() {
         ),
         (r#"{"k8sClientConfig": {"tokenFilePath": []}}"#.into(), "config key `k8sClientConfig.tokenFilePath`: expected a string, got []"),
         (r#"{"keepManagedFields": 1}"#.into(), "config key `keepManagedFields`: expected true or false, got 1"),
+        (r#"{"streamingList": "yes"}"#.into(), r#"config key `streamingList`: expected true or false, got "yes""#),
         (r#"{"onDemandWatch": "false"}"#.into(), "config key `onDemandWatch`: expected true or false"),
         (r#"{"allowOnDemandSecrets": 0}"#.into(), "config key `allowOnDemandSecrets`: expected true or false"),
         (r#"{"syncTimeoutSecond": "x"}"#.into(), r#"config key `syncTimeoutSecond`: expected a positive number of seconds, got "x""#),

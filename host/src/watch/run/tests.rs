@@ -25,6 +25,8 @@ const FORBIDDEN: &str = r#"pods is forbidden: User "grw" cannot list resource "p
 fn settings() -> WatchSettings {
     WatchSettings {
         page_size: 2,
+        // The tests of streaming lists turn it on.
+        streaming_list: false,
         backoff: (Duration::from_secs(1), Duration::from_secs(8)),
         denied_backoff: (Duration::from_secs(60), Duration::from_secs(600)),
         ..WatchSettings::default()
@@ -85,7 +87,18 @@ fn deleted(name: &str, rv: u64) -> Step {
 }
 
 fn bookmark(rv: u64) -> Step {
-    Step::Line(WatchLine::Bookmark(rv.to_string()))
+    Step::Line(WatchLine::Bookmark {
+        resource_version: rv.to_string(),
+        initial_events_end: false,
+    })
+}
+
+/// The bookmark that ends a streaming list's initial events.
+fn initial_events_end(rv: u64) -> Step {
+    Step::Line(WatchLine::Bookmark {
+        resource_version: rv.to_string(),
+        initial_events_end: true,
+    })
 }
 
 fn status(code: u16, reason: &str, message: &str) -> ApiError {
@@ -183,7 +196,27 @@ impl ListWatch for Fake {
         resource_version: &str,
         _: u32,
     ) -> Result<WatchStream, ApiError> {
-        let steps = match self.answer(format!("watch rv={resource_version}")).await {
+        self.stream(format!("watch rv={resource_version}")).await
+    }
+
+    async fn watch_list(
+        &self,
+        _: &ResourceInfo,
+        _: &WatchOptions,
+        _: u32,
+    ) -> Result<WatchStream, ApiError> {
+        self.stream("watch-list".to_string()).await
+    }
+
+    async fn reconnect(&self) -> Result<(), ApiError> {
+        self.record("reconnect".to_string());
+        Ok(())
+    }
+}
+
+impl Fake {
+    async fn stream(&self, call: String) -> Result<WatchStream, ApiError> {
+        let steps = match self.answer(call).await {
             Answer::Watch(steps) => steps?,
             Answer::Page(_) => panic!("the loop asked for a WATCH, the script answers a LIST page"),
         };
@@ -198,11 +231,6 @@ impl ListWatch for Fake {
             }
         });
         Ok(lines.boxed())
-    }
-
-    async fn reconnect(&self) -> Result<(), ApiError> {
-        self.record("reconnect".to_string());
-        Ok(())
     }
 }
 
@@ -238,9 +266,22 @@ impl Harness {
         Harness::run_on(pods(), script).await
     }
 
+    /// Runs the loop of a fresh watch that syncs by streaming lists first.
+    async fn run_streaming(script: Vec<Answer>) -> Harness {
+        let settings = WatchSettings {
+            streaming_list: true,
+            ..settings()
+        };
+        Harness::run_with(pods(), settings, script).await
+    }
+
     /// Runs the loop of `watch` through `script`, until the loop asks for
     /// an answer the script does not have.
     async fn run_on(watch: Arc<Watch>, script: Vec<Answer>) -> Harness {
+        Harness::run_with(watch, settings(), script).await
+    }
+
+    async fn run_with(watch: Arc<Watch>, settings: WatchSettings, script: Vec<Answer>) -> Harness {
         let (waiting_tx, waiting) = tokio::sync::watch::channel(false);
         let fake = Fake(Arc::new(Script {
             started: Instant::now(),
@@ -255,7 +296,7 @@ impl Harness {
         let task = tokio::spawn(run(
             watch.clone(),
             fake.clone(),
-            settings(),
+            settings,
             Arc::new(Metrics::new()),
         ));
         let mut harness = Harness {
@@ -714,4 +755,125 @@ async fn a_server_that_refuses_its_own_lists_resource_version_is_listed_less_and
     );
     assert_eq!(h.gap(8), Duration::ZERO);
     assert_backoff(h.gap(10), SECOND);
+}
+
+// ---- Streaming lists ----
+
+#[tokio::test(start_paused = true)]
+async fn a_streaming_list_fills_the_cache_and_goes_on_as_the_watch() {
+    let mut h = Harness::run_streaming(vec![watch(vec![
+        added("a", 1),
+        added("b", 2),
+        added("c", 3),
+        initial_events_end(10),
+        modified("a", 11),
+    ])])
+    .await;
+    // No LIST: the stream's bookmark is the resume point, and after the
+    // stream ends the watch resumes from its last change.
+    assert_eq!(h.calls(), ["watch-list", "watch rv=11"]);
+    assert_eq!(h.objects(), ["ns/a 11", "ns/b 2", "ns/c 3"]);
+    assert_eq!(
+        h.changes(),
+        [
+            "ADDED ns/a 1 initial",
+            "ADDED ns/b 2 initial",
+            "ADDED ns/c 3 initial",
+            "MODIFIED ns/a 11 watch"
+        ]
+    );
+    assert!(h.watch.cache.is_synced());
+    assert_eq!(h.watch.status().phase, Phase::Ready);
+    assert_eq!(h.counters(), (0, 1, 1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_relist_streams_again_and_emits_only_the_difference() {
+    let mut h = Harness::run_streaming(vec![
+        watch(vec![
+            added("same", 1),
+            added("changed", 2),
+            added("vanished", 3),
+            initial_events_end(10),
+            Step::Line(WatchLine::Error(gone())),
+        ]),
+        watch(vec![
+            added("same", 1),
+            added("changed", 7),
+            added("new", 8),
+            initial_events_end(20),
+        ]),
+    ])
+    .await;
+    assert_eq!(h.calls(), ["watch-list", "watch-list", "watch rv=20"]);
+    assert_eq!(
+        h.changes()[3..],
+        [
+            "MODIFIED ns/changed 7 relist",
+            "ADDED ns/new 8 relist",
+            "DELETED ns/vanished 3 relist"
+        ]
+    );
+    assert_eq!(h.watch.cache.read().resource_version(), "20");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_without_streaming_lists_is_listed_in_pages_from_then_on() {
+    let refused = status(
+        422,
+        "Invalid",
+        r#"ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"#,
+    );
+    // What servers without them answer: refused as invalid (the feature
+    // off), or the parameters ignored: the objects, then a bookmark without
+    // the annotation or a change, as a plain watch from now would send.
+    let cases = [
+        ("refused", Answer::Watch(Err(refused))),
+        (
+            "bookmark without the annotation",
+            watch(vec![added("a", 1), bookmark(10)]),
+        ),
+        (
+            "a change before the end",
+            watch(vec![added("a", 1), modified("a", 11)]),
+        ),
+        ("ended before the end", watch(vec![added("a", 1)])),
+    ];
+    for (case, answer) in cases {
+        let h = Harness::run_streaming(vec![
+            answer,
+            page(10, &[("a", 1), ("b", 2)], None),
+            Answer::Watch(Err(gone())),
+            page(20, &[("a", 1)], None),
+        ])
+        .await;
+        assert_eq!(
+            h.calls(),
+            ["watch-list", "list", "watch rv=10", "list", "watch rv=20"],
+            "{case}"
+        );
+        assert_eq!(h.objects(), ["ns/a 1"], "{case}");
+        // Falling back is no failure: no backoff before the LIST.
+        assert_eq!(h.gap(1), Duration::ZERO, "{case}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_streaming_list_that_fails_is_retried_after_backoff() {
+    let h = Harness::run_streaming(vec![
+        Answer::Watch(Err(forbidden())),
+        watch(vec![added("a", 1), Step::Broken]),
+        watch(vec![added("a", 1), initial_events_end(10)]),
+    ])
+    .await;
+    // Denied and broken are failures, not a sign the server lacks the
+    // feature: the loop streams again, after the backoff of each.
+    assert_eq!(
+        h.calls(),
+        ["watch-list", "watch-list", "watch-list", "watch rv=10"]
+    );
+    assert_backoff(h.gap(1), 60 * SECOND);
+    assert_backoff(h.gap(2), SECOND);
+    assert_eq!(h.objects(), ["ns/a 1"]);
+    assert_eq!(h.watch.denied(), None);
 }
