@@ -19,6 +19,8 @@
 //! - `GRW_BENCH_SIZES`: comma-separated Pod counts, default `10000,100000`.
 //!   At 100,000 the fake API server holds ~1.1 GiB and GRW ~0.8 GiB, so
 //!   `1000000` needs ~11 and ~8 GiB: most of a 24 GiB machine.
+//! - `GRW_BENCH_STREAMING_LIST=false` syncs GRW by LIST pages
+//!   (`streamingList: false`) instead of the streaming list, to compare.
 //! - `wrk` (`/usr/bin/wrk`; Debian: `apt-get install wrk`) and `curl` make
 //!   the requests; without `wrk` the throughput columns stay empty.
 //!
@@ -36,7 +38,9 @@
 //! say when that was and GRW's memory then. Then `wrk -t2 -c16 -d10s`
 //! measures an exact GET rotating
 //! over 1,000 Pods, and a list by `app=<one app>` (1% of the Pods), on the
-//! native API and on the Kubernetes API (`/kube`). Processes are killed
+//! native API and on the Kubernetes API (`/kube`), and the native list
+//! once more from a single connection (`-t1 -c1`: its service time, without
+//! the queueing of 16 connections on two cores). Processes are killed
 //! between sizes, and on a panic.
 
 #[path = "../../host/benches/common/mod.rs"]
@@ -53,9 +57,15 @@ use common::{cpu_model, grouped};
 use grw_e2e::pods::{APPS, PodFactory, Rng, compact_len};
 use procs::{Daemon, cpu_seconds, curl, rss_bytes, start_fake, start_grw, timed_download};
 use serde_json::Value;
-use wrk::Throughput;
+use wrk::{Load, Throughput};
 
 const DEFAULT_SIZES: &str = "10000,100000";
+
+/// Whether GRW syncs by a streaming list (its default), or by LIST pages
+/// with `GRW_BENCH_STREAMING_LIST=false`.
+fn streaming_list() -> bool {
+    std::env::var("GRW_BENCH_STREAMING_LIST").map_or(true, |v| v != "false")
+}
 /// Time GRW is left alone after ready before its memory is read.
 const SETTLE: Duration = Duration::from_secs(5);
 /// Longest wait for ready: a million Pods take minutes.
@@ -93,7 +103,7 @@ fn main() {
     eprintln!("idle: grw against an API server with no Pods");
     let idle = {
         let (_fake, url) = start_fake(&fake, 0);
-        let mut daemon = start_grw(&grw, &url);
+        let mut daemon = start_grw(&grw, &url, streaming_list());
         daemon.wait_ready(READY_TIMEOUT);
         std::thread::sleep(SETTLE);
         rss_bytes(daemon.pid())
@@ -163,6 +173,8 @@ struct Row {
     milestones: [Option<f64>; 3],
     native: Option<(Throughput, Throughput)>,
     kube: Option<(Throughput, Throughput)>,
+    /// The native 1% list with one connection.
+    list_alone: Option<Throughput>,
 }
 
 fn measure(
@@ -185,7 +197,7 @@ fn measure(
     let (raw_list_secs, raw_list_bytes) = lists[1];
     eprintln!("  raw list: {raw_list_secs:.2} s, {raw_list_bytes} bytes");
 
-    let mut daemon = start_grw(grw_bin, &url);
+    let mut daemon = start_grw(grw_bin, &url, streaming_list());
     let ready = daemon.wait_ready(READY_TIMEOUT);
     let rss_at_ready = rss_bytes(daemon.pid());
     let cpu_at_ready = cpu_seconds(daemon.pid());
@@ -207,22 +219,28 @@ fn measure(
         secs(daemon.logged_at("listed", &[("gvk", "v1/Pod")])),
     ];
 
-    let (native, kube) = if wrk {
+    let (native, kube, list_alone) = if wrk {
         let routes = Routes::new(pods, n);
         routes.check(&daemon, n);
         eprintln!("  wrk: native GET, native 1% list, Kubernetes GET, Kubernetes 1% list");
         let base = daemon.url();
         let native = (
-            wrk::run(&base, &routes.native_gets),
-            wrk::run(&base, std::slice::from_ref(&routes.native_list)),
+            wrk::run(&base, &routes.native_gets, Load::Loaded),
+            wrk::run(
+                &base,
+                std::slice::from_ref(&routes.native_list),
+                Load::Loaded,
+            ),
         );
         let kube = (
-            wrk::run(&base, &routes.kube_gets),
-            wrk::run(&base, std::slice::from_ref(&routes.kube_list)),
+            wrk::run(&base, &routes.kube_gets, Load::Loaded),
+            wrk::run(&base, std::slice::from_ref(&routes.kube_list), Load::Loaded),
         );
-        (Some(native), Some(kube))
+        eprintln!("  wrk: native 1% list, one connection");
+        let list_alone = wrk::run(&base, std::slice::from_ref(&routes.native_list), Load::One);
+        (Some(native), Some(kube), Some(list_alone))
     } else {
-        (None, None)
+        (None, None, None)
     };
     drop(daemon);
     drop(fake);
@@ -243,6 +261,7 @@ fn measure(
         milestones,
         native,
         kube,
+        list_alone,
     };
     eprintln!(
         "  RSS {:.0} MiB settled, {} bytes/Pod above idle",
@@ -393,6 +412,14 @@ fn report(rows: &[Row], idle: u64) {
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         date.get(..10).unwrap_or(&date)
     );
+    println!(
+        "GRW synced by {}.",
+        if streaming_list() {
+            "a streaming list"
+        } else {
+            "LIST pages (streamingList: false)"
+        }
+    );
     println!();
     println!(
         "| Pods | raw list s (MB) | ready s | ready / raw | idle RSS MiB | RSS MiB | RSS bytes/Pod above idle | × stripped JSON | edges | GET req/s (p50 / p99 ms) | 1% list req/s (p50 / p99 ms) |"
@@ -424,6 +451,22 @@ fn report(rows: &[Row], idle: u64) {
         for row in rows {
             let (get, list) = throughput_cells(row.kube.as_ref());
             println!("| {} | {get} | {list} |", grouped(row.pods as f64));
+        }
+        println!();
+        println!("The native 1% list from one connection (`wrk -t1 -c1`), one request at a time:");
+        println!();
+        println!("| Pods | 1% list req/s (p50 / p99 ms) |");
+        println!("|---:|---:|");
+        for row in rows {
+            let cell = row.list_alone.as_ref().map_or("–".to_string(), |t| {
+                format!(
+                    "{} ({:.2} / {:.2})",
+                    grouped(t.per_second),
+                    t.p50_ms,
+                    t.p99_ms
+                )
+            });
+            println!("| {} | {cell} |", grouped(row.pods as f64));
         }
     }
     println!();

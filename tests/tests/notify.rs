@@ -852,7 +852,9 @@ async fn a_notifier_plugin_is_told_which_changes_a_relist_found() {
 
     // The watch drops, changes happen that the server then forgets, and
     // GRW can only list again and diff.
-    fake.fail_requests("/api/v1/configmaps", 503, usize::MAX);
+    // Every kind held off: the analyzers' watches would reconnect at once
+    // and leave no moment without a watch.
+    fake.fail_requests("/api", 503, usize::MAX);
     fake.drop_watches();
     assert!(eventually(WAIT, || async { fake.open_watches() == 0 }).await);
     fake.update(configmap("shop", "existing-1", "while-away"))

@@ -219,8 +219,7 @@ async fn a_server_without_streaming_lists_is_listed_in_pages() {
             fake.streaming_list_requests("/api/v1/pods"),
             fake.list_requests("/api/v1/pods"),
         );
-        // Every kind held off (the analyzers' watches too, which would
-        // otherwise reconnect at once), so that no watch is open.
+        // Every kind held off, as above.
         fake.fail_requests("/api", 503, usize::MAX);
         fake.drop_watches();
         assert!(
@@ -300,7 +299,9 @@ async fn a_deletion_while_disconnected_gives_exactly_one_deleted() {
         .unwrap();
     let name = victim["metadata"]["name"].as_str().unwrap().to_string();
     // Hold GRW off while the pod goes away: its watch drops and reconnecting fails for a while.
-    fake.fail_requests("/api/v1/pods", 503, usize::MAX);
+    // Every kind held off: the analyzers' watches, open for a second or
+    // more, would reconnect at once and leave no moment without a watch.
+    fake.fail_requests("/api", 503, usize::MAX);
     fake.drop_watches();
     assert!(
         eventually(Duration::from_secs(10), || async {
@@ -344,7 +345,9 @@ async fn gone_relists_and_emits_only_the_difference() {
         .as_str()
         .unwrap()
         .to_string();
-    fake.fail_requests("/api/v1/pods", 503, usize::MAX);
+    // Every kind held off: the analyzers' watches, open for a second or
+    // more, would reconnect at once and leave no moment without a watch.
+    fake.fail_requests("/api", 503, usize::MAX);
     fake.drop_watches();
     assert!(
         eventually(Duration::from_secs(10), || async {

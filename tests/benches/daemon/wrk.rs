@@ -1,5 +1,6 @@
 //! Throughput and latency of one route with `wrk` (`-t2 -c16 -d10s
-//! --latency`), the requests rotating over many paths.
+//! --latency` under load, `-t1 -c1` for one client at a time), the requests
+//! rotating over many paths.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -26,9 +27,19 @@ pub fn available() -> bool {
     Path::new(WRK).exists()
 }
 
+/// How many requests `wrk` keeps in flight.
+#[derive(Debug, Clone, Copy)]
+pub enum Load {
+    /// 16 connections on 2 threads.
+    Loaded,
+    /// One connection: each request waits for the answer to the previous,
+    /// so the latency is the service time.
+    One,
+}
+
 /// Runs `wrk` against `base` (`http://host:port`), each request taking the
 /// next of `paths` (in each of its threads), so no single object is hot.
-pub fn run(base: &str, paths: &[String]) -> Throughput {
+pub fn run(base: &str, paths: &[String], load: Load) -> Throughput {
     assert!(!paths.is_empty(), "wrk needs a path to request");
     let dir = tempfile::tempdir().expect("a temporary directory");
     let script = dir.path().join("paths.lua");
@@ -43,7 +54,11 @@ pub fn run(base: &str, paths: &[String]) -> Throughput {
     );
     std::fs::write(&script, lua).expect("writing the wrk script");
     let output = Command::new(WRK)
-        .args(["-t2", "-c16", "-d10s", "--latency", "-s"])
+        .args(match load {
+            Load::Loaded => ["-t2", "-c16"],
+            Load::One => ["-t1", "-c1"],
+        })
+        .args(["-d10s", "--latency", "-s"])
         .arg(&script)
         .arg(base)
         .output()

@@ -25,6 +25,9 @@ use super::status::{error_response, json_response, status_body};
 /// Lines buffered between the watch task and the connection.
 const CHANNEL_CAPACITY: usize = 256;
 
+/// Initial events written per chunk of the response.
+const STATE_BATCH: usize = 256;
+
 /// What one watch stream is about.
 struct WatchSpec {
     resource: ResourceKey,
@@ -128,6 +131,9 @@ pub(crate) fn watch(
         timeout: params.timeout_seconds.map(Duration::from_secs),
     };
 
+    // The objects the watch starts with, written out by the watch's task a
+    // batch at a time (a copy of a million Pods' text would not fit).
+    let mut state = Vec::new();
     let mut initial = Vec::new();
     let mut expired = false;
     let from_rv = match start_rv {
@@ -143,11 +149,12 @@ pub(crate) fn watch(
         Some(rv) if !send_initial_events => rv,
         _ => {
             // Start from now: the current state as synthetic ADDED events.
-            for object in res.objects.values() {
-                if spec.accepts(object) {
-                    initial.push(event_line(EventType::Added, &object.body, &spec));
-                }
-            }
+            state = res
+                .objects
+                .values()
+                .filter(|object| spec.accepts(object))
+                .cloned()
+                .collect();
             if send_initial_events && params.allow_bookmarks {
                 initial.push(bookmark_line(&spec, store.rv, true));
             }
@@ -162,6 +169,18 @@ pub(crate) fn watch(
         let _open = open;
         if send_initial_events && !expired {
             tokio::time::sleep(list_delay).await;
+        }
+        for batch in state.chunks(STATE_BATCH) {
+            let mut lines = Vec::new();
+            for object in batch {
+                write_event(&mut lines, EventType::Added, &object.body, &spec);
+            }
+            if tx.send(Ok(Bytes::from(lines))).await.is_err() {
+                return;
+            }
+            shared
+                .watch_events_sent
+                .fetch_add(batch.len(), Ordering::Relaxed);
         }
         for line in initial {
             if tx.send(Ok(line)).await.is_err() {
@@ -301,12 +320,16 @@ fn pending_lines(res: &ResourceStore, spec: &WatchSpec, after_rv: u64) -> Vec<By
 
 fn event_line(kind: EventType, body: &[u8], spec: &WatchSpec) -> Bytes {
     let mut out = Vec::with_capacity(body.len() + 96);
+    write_event(&mut out, kind, body, spec);
+    Bytes::from(out)
+}
+
+fn write_event(out: &mut Vec<u8>, kind: EventType, body: &[u8], spec: &WatchSpec) {
     out.extend_from_slice(b"{\"type\":\"");
     out.extend_from_slice(kind.as_str().as_bytes());
     out.extend_from_slice(b"\",\"object\":");
-    write_typed(&mut out, body, &spec.kind, &spec.api_version);
+    write_typed(out, body, &spec.kind, &spec.api_version);
     out.extend_from_slice(b"}\n");
-    Bytes::from(out)
 }
 
 fn bookmark_line(spec: &WatchSpec, rv: u64, initial_events_end: bool) -> Bytes {
