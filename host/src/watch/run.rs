@@ -324,8 +324,8 @@ async fn list(
             .filter(|t| !t.is_empty());
         // The next page is asked for, and received, while earlier ones are
         // stored on blocking threads, so the wire and the storing overlap
-        // rather than take turns (BENCHMARKS.md, "The daemon at 10,000 and
-        // 100,000 Pods").
+        // rather than take turns (BENCHMARKS.md, "The daemon at 10,000,
+        // 100,000 and 1,000,000 Pods").
         storing.start(std::mem::take(&mut page.items));
         let next = async {
             match token {
