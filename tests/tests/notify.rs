@@ -852,11 +852,7 @@ async fn a_notifier_plugin_is_told_which_changes_a_relist_found() {
 
     // The watch drops, changes happen that the server then forgets, and
     // GRW can only list again and diff.
-    // Every kind held off: the analyzers' watches would reconnect at once
-    // and leave no moment without a watch.
-    fake.fail_requests("/api", 503, usize::MAX);
-    fake.drop_watches();
-    assert!(eventually(WAIT, || async { fake.open_watches() == 0 }).await);
+    assert!(fake.cut_off(WAIT).await);
     fake.update(configmap("shop", "existing-1", "while-away"))
         .unwrap();
     fake.delete("v1", "ConfigMap", Some("shop"), "existing-2")

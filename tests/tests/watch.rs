@@ -219,16 +219,7 @@ async fn a_server_without_streaming_lists_is_listed_in_pages() {
             fake.streaming_list_requests("/api/v1/pods"),
             fake.list_requests("/api/v1/pods"),
         );
-        // Every kind held off, as above.
-        fake.fail_requests("/api", 503, usize::MAX);
-        fake.drop_watches();
-        assert!(
-            eventually(Duration::from_secs(10), || async {
-                fake.open_watches() == 0
-            })
-            .await,
-            "{answer:?}"
-        );
+        assert!(fake.cut_off(Duration::from_secs(10)).await, "{answer:?}");
         fake.create(pod("later")).unwrap();
         fake.compact();
         fake.clear_failures();
@@ -299,16 +290,7 @@ async fn a_deletion_while_disconnected_gives_exactly_one_deleted() {
         .unwrap();
     let name = victim["metadata"]["name"].as_str().unwrap().to_string();
     // Hold GRW off while the pod goes away: its watch drops and reconnecting fails for a while.
-    // Every kind held off: the analyzers' watches, open for a second or
-    // more, would reconnect at once and leave no moment without a watch.
-    fake.fail_requests("/api", 503, usize::MAX);
-    fake.drop_watches();
-    assert!(
-        eventually(Duration::from_secs(10), || async {
-            fake.open_watches() == 0
-        })
-        .await
-    );
+    assert!(fake.cut_off(Duration::from_secs(10)).await);
     fake.delete("v1", "Pod", Some("shop"), &name).unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     fake.clear_failures();
@@ -345,16 +327,7 @@ async fn gone_relists_and_emits_only_the_difference() {
         .as_str()
         .unwrap()
         .to_string();
-    // Every kind held off: the analyzers' watches, open for a second or
-    // more, would reconnect at once and leave no moment without a watch.
-    fake.fail_requests("/api", 503, usize::MAX);
-    fake.drop_watches();
-    assert!(
-        eventually(Duration::from_secs(10), || async {
-            fake.open_watches() == 0
-        })
-        .await
-    );
+    assert!(fake.cut_off(Duration::from_secs(10)).await);
     let mut modified = changed.clone();
     modified["metadata"]["labels"]["relabelled"] = json!("yes");
     fake.update(modified).unwrap();

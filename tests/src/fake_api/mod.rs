@@ -320,6 +320,24 @@ impl FakeApiServer {
         self.shared.drop_tx.send_modify(|epoch| *epoch += 1);
     }
 
+    /// Takes the server away from its clients: every watch ends and every
+    /// request fails with 503 until [`clear_failures`](Self::clear_failures).
+    /// Returns once no watch is open, or `false` after `timeout`. Failing
+    /// every kind, not one, is what leaves no watch open: a client's watches
+    /// that were open a second or more may reconnect at once.
+    pub async fn cut_off(&self, timeout: Duration) -> bool {
+        self.fail_requests("/", 503, usize::MAX);
+        self.drop_watches();
+        let deadline = tokio::time::Instant::now() + timeout;
+        while self.open_watches() > 0 {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        true
+    }
+
     /// Moves the compaction point to the current resourceVersion. Later
     /// watches from older resourceVersions get an `ERROR` 410 event, and list
     /// continuations of older snapshots a 410 response. Open watches go on.
