@@ -171,20 +171,26 @@ async fn a_server_without_streaming_lists_is_listed_in_pages() {
             identities(&fake.objects("v1", "Pod")),
             "{answer:?}"
         );
-        let requests: Vec<_> = fake
-            .requests()
-            .into_iter()
-            .filter(|r| r.path == "/api/v1/pods")
-            .map(|r| r.query)
-            .collect();
-        let list = requests.iter().find(|q| q.contains("limit=500"));
-        assert!(list.is_some(), "{answer:?}: {requests:?}");
+        let requests = || {
+            fake.requests()
+                .into_iter()
+                .filter(|r| r.path == "/api/v1/pods")
+                .map(|r| r.query)
+                .collect::<Vec<_>>()
+        };
+        let list = requests().into_iter().find(|q| q.contains("limit=500"));
+        assert!(list.is_some(), "{answer:?}: {:?}", requests());
+        // The watch starts just after the kind is ready, not before.
         assert!(
-            requests
-                .iter()
-                .any(|q| q.contains("watch=true&resourceVersion=")
-                    && q.contains("allowWatchBookmarks=true")),
-            "{answer:?}: {requests:?}"
+            eventually(Duration::from_secs(5), || async {
+                requests().iter().any(|q| {
+                    q.contains("watch=true&resourceVersion=")
+                        && q.contains("allowWatchBookmarks=true")
+                })
+            })
+            .await,
+            "{answer:?}: {:?}",
+            requests()
         );
         let reasons: Vec<String> = grw
             .log_events(
