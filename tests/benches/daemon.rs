@@ -22,7 +22,8 @@
 //! - `GRW_BENCH_STREAMING_LIST=false` syncs GRW by LIST pages
 //!   (`streamingList: false`) instead of the streaming list, to compare.
 //! - `wrk` (`/usr/bin/wrk`; Debian: `apt-get install wrk`) and `curl` make
-//!   the requests; without `wrk` the throughput columns stay empty.
+//!   the requests; without `wrk`, or with `GRW_BENCH_WRK=false` (memory and
+//!   sync alone), the throughput columns stay empty.
 //!
 //! For each size: the fake starts with N Pods; its unpaged list
 //! (`GET /api/v1/pods`, read to the end by curl: the wire's floor) is timed
@@ -30,12 +31,14 @@
 //! everything else at its default, the built-in relationship analyzers
 //! included, as a user gets it; ready time runs from spawn to `/readyz`
 //! answering 200 (polled every 20 ms). Resident memory (`VmRSS`) is read at
-//! ready and 5 s later (reported); the same daemon against a fake with no
-//! Pods gives the idle figure, and (RSS − idle) / N is compared with the
-//! mean size of what GRW keeps of a Pod: its compact JSON without
-//! managedFields. The analyzers go on after ready: their edges are counted
-//! (`/api/v1/plugins`) once the counts stay put for 2 s, and the details
-//! say when that was and GRW's memory then. Then `wrk -t2 -c16 -d10s`
+//! ready, before the analyzers start: the same daemon against a fake with
+//! no Pods gives the idle figure, and (RSS − idle) / N, the cache's cost
+//! per Pod, is compared with the mean size of what GRW keeps of a Pod: its
+//! compact JSON without managedFields. The analyzers go on after ready:
+//! their edges are counted (`/api/v1/plugins`) once the counts stay put
+//! for 2 s, and `VmRSS` is read again then, the whole daemon with its
+//! relationship index; the peak (`VmHWM`) is read last, after the `wrk`
+//! runs. Then `wrk -t2 -c16 -d10s`
 //! measures an exact GET rotating
 //! over 1,000 Pods, and a list by `app=<one app>` (1% of the Pods), on the
 //! native API and on the Kubernetes API (`/kube`), and the native list
@@ -55,7 +58,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::{cpu_model, grouped};
 use grw_e2e::pods::{APPS, PodFactory, Rng, compact_len};
-use procs::{Daemon, cpu_seconds, curl, rss_bytes, start_fake, start_grw, timed_download};
+use procs::{
+    Daemon, cpu_seconds, curl, peak_rss_bytes, rss_bytes, start_fake, start_grw, timed_download,
+};
 use serde_json::Value;
 use wrk::{Load, Throughput};
 
@@ -88,10 +93,10 @@ fn main() {
     let sizes = sizes();
     let grw = grw_binary();
     let fake = PathBuf::from(env!("CARGO_BIN_EXE_fake-apiserver"));
-    let wrk = wrk::available();
+    let wrk = wrk::available() && std::env::var("GRW_BENCH_WRK").map_or(true, |v| v != "false");
     if wrk {
         wrk::check_parser();
-    } else {
+    } else if !wrk::available() {
         eprintln!(
             "{} not found (Debian: apt-get install wrk): no throughput figures",
             wrk::WRK
@@ -161,7 +166,8 @@ struct Row {
     raw_list_bytes: u64,
     ready_secs: f64,
     rss_at_ready: u64,
-    rss: u64,
+    /// `VmHWM` at the end, after the `wrk` runs.
+    peak_rss: u64,
     fake_rss: u64,
     cpu_at_ready: f64,
     stripped_mean: f64,
@@ -208,7 +214,6 @@ fn measure(
         rss_at_ready as f64 / MIB
     );
     std::thread::sleep(SETTLE);
-    let rss = rss_bytes(daemon.pid());
     let analysis_settled = analysis(&daemon);
     let analyzed = wait_analyzed(&daemon);
     let fake_rss = rss_bytes(fake.pid());
@@ -242,6 +247,7 @@ fn measure(
     } else {
         (None, None, None)
     };
+    let peak_rss = peak_rss_bytes(daemon.pid());
     drop(daemon);
     drop(fake);
     let row = Row {
@@ -251,7 +257,7 @@ fn measure(
         raw_list_bytes,
         ready_secs: ready.as_secs_f64(),
         rss_at_ready,
-        rss,
+        peak_rss,
         fake_rss,
         cpu_at_ready,
         stripped_mean,
@@ -264,9 +270,11 @@ fn measure(
         list_alone,
     };
     eprintln!(
-        "  RSS {:.0} MiB settled, {} bytes/Pod above idle",
-        rss as f64 / MIB,
-        grouped(per_pod(&row, idle))
+        "  RSS {:.0} MiB at ready, {} bytes/Pod above idle; {:.0} MiB with the analyzers' edges; peak {:.0} MiB",
+        row.rss_at_ready as f64 / MIB,
+        grouped(per_pod(&row, idle)),
+        row.analyzed.rss as f64 / MIB,
+        row.peak_rss as f64 / MIB,
     );
     row
 }
@@ -395,9 +403,10 @@ impl Routes {
     }
 }
 
-/// Resident bytes per Pod above the idle daemon's.
+/// Resident bytes per Pod above the idle daemon's, at ready: the cache,
+/// before the analyzers add their index.
 fn per_pod(row: &Row, idle: u64) -> f64 {
-    (row.rss as f64 - idle as f64) / row.pods as f64
+    (row.rss_at_ready as f64 - idle as f64) / row.pods as f64
 }
 
 fn report(rows: &[Row], idle: u64) {
@@ -422,24 +431,26 @@ fn report(rows: &[Row], idle: u64) {
     );
     println!();
     println!(
-        "| Pods | raw list s (MB) | ready s | ready / raw | idle RSS MiB | RSS MiB | RSS bytes/Pod above idle | × stripped JSON | edges | GET req/s (p50 / p99 ms) | 1% list req/s (p50 / p99 ms) |"
+        "| Pods | raw list s (MB) | ready s | ready / raw | idle RSS MiB | RSS MiB at ready | bytes/Pod above idle | × stripped JSON | edges | RSS MiB with edges | peak RSS MiB | GET req/s (p50 / p99 ms) | 1% list req/s (p50 / p99 ms) |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for row in rows {
         let per_pod = per_pod(row, idle);
         let (get, list) = throughput_cells(row.native.as_ref());
         println!(
-            "| {} | {:.2} ({:.0}) | {:.2} | {:.1} | {:.0} | {:.0} | {} | {:.2} | {} | {get} | {list} |",
+            "| {} | {:.2} ({:.0}) | {:.2} | {:.1} | {:.0} | {:.0} | {} | {:.2} | {} | {:.0} | {:.0} | {get} | {list} |",
             grouped(row.pods as f64),
             row.raw_list_secs,
             row.raw_list_bytes as f64 / 1e6,
             row.ready_secs,
             row.ready_secs / row.raw_list_secs,
             idle as f64 / MIB,
-            row.rss as f64 / MIB,
+            row.rss_at_ready as f64 / MIB,
             grouped(per_pod),
             per_pod / row.stripped_mean,
             grouped(row.analyzed.counts.0 as f64),
+            row.analyzed.rss as f64 / MIB,
+            row.peak_rss as f64 / MIB,
         );
     }
     if rows.iter().any(|r| r.kube.is_some()) {

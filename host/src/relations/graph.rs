@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use grw_selector::LabelSelector;
+use smallvec::SmallVec;
 
 use crate::store::StoredObject;
 
@@ -128,10 +129,11 @@ pub struct SubjectKey {
     pub node: Node,
 }
 
-/// What one analysis found and asked.
+/// What one analysis found and asked: one per analyzer and object, so
+/// boxed slices rather than vectors, 16 bytes smaller in the map's slot.
 struct Subject {
-    edges: Vec<Arc<Edge>>,
-    lookups: Vec<Lookup>,
+    edges: Box<[Arc<Edge>]>,
+    lookups: Box<[Lookup]>,
     /// Why the last call failed, when its edges are the last good ones.
     stale: Option<Arc<str>>,
 }
@@ -165,6 +167,10 @@ fn serialize_time<S: serde::Serializer>(t: &Option<SystemTime>, s: S) -> Result<
 /// The analyses that listed a kind in one namespace, with their selectors.
 type ListLookups = HashMap<SubjectKey, Vec<Arc<LabelSelector>>>;
 
+/// The edges starting (or ending) at one node: held inline when there is
+/// one, as for a Pod's owner, which saves an allocation per Pod.
+type NodeEdges = SmallVec<[Arc<Edge>; 1]>;
+
 /// Which way to follow edges from a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -180,8 +186,8 @@ pub enum Direction {
 #[derive(Default)]
 pub struct Graph {
     symbols: HashSet<Arc<str>>,
-    out: HashMap<Node, Vec<Arc<Edge>>>,
-    inc: HashMap<Node, Vec<Arc<Edge>>>,
+    out: HashMap<Node, NodeEdges>,
+    inc: HashMap<Node, NodeEdges>,
     subjects: HashMap<SubjectKey, Subject>,
     gets: HashMap<NodeKey, HashSet<SubjectKey>>,
     /// By kind and namespace (`""`: all namespaces).
@@ -200,6 +206,20 @@ impl Graph {
         let symbol: Arc<str> = s.into();
         self.symbols.insert(symbol.clone());
         symbol
+    }
+
+    /// Makes room for `analyzers` to analyze `objects` objects each, less
+    /// the analyses they hold already (a pass again over the same objects
+    /// replaces them), so a pass over many objects grows the table of
+    /// analyses once.
+    pub fn reserve_analyses(&mut self, analyzers: &[&str], objects: usize) {
+        let held: usize = analyzers
+            .iter()
+            .filter_map(|a| self.counts.get(*a))
+            .map(|c| c.objects)
+            .sum();
+        self.subjects
+            .reserve((objects * analyzers.len()).saturating_sub(held));
     }
 
     /// A node key with shared group, kind and namespace.
@@ -279,8 +299,8 @@ impl Graph {
         self.subjects.insert(
             key,
             Subject {
-                edges: edges.clone(),
-                lookups,
+                edges: edges.as_slice().into(),
+                lookups: lookups.into_boxed_slice(),
                 stale: None,
             },
         );
@@ -312,8 +332,8 @@ impl Graph {
         self.subjects.insert(
             SubjectKey { analyzer, node },
             Subject {
-                edges: Vec::new(),
-                lookups: Vec::new(),
+                edges: Box::default(),
+                lookups: Box::default(),
                 stale: Some(error),
             },
         );
@@ -348,7 +368,7 @@ impl Graph {
 
     /// Every analysis with the edges it found.
     pub fn analyses(&self) -> impl Iterator<Item = (&SubjectKey, &[Arc<Edge>])> {
-        self.subjects.iter().map(|(k, s)| (k, s.edges.as_slice()))
+        self.subjects.iter().map(|(k, s)| (k, &*s.edges))
     }
 
     /// The analyses of `analyzer`.
@@ -378,7 +398,7 @@ impl Graph {
             detach(&mut self.out, &edge.from, edge);
             detach(&mut self.inc, &edge.to, edge);
         }
-        held.edges
+        held.edges.into_vec()
     }
 
     fn depend(&mut self, key: &SubjectKey, lookup: &Lookup) {
@@ -521,7 +541,7 @@ impl Graph {
 
     /// The edges starting at a node.
     pub fn outgoing(&self, node: &NodeKey) -> &[Arc<Edge>] {
-        self.out.get(node).map_or(&[], Vec::as_slice)
+        self.out.get(node).map_or(&[], |edges| edges.as_slice())
     }
 
     /// Every edge, in no particular order.
@@ -586,7 +606,7 @@ impl Graph {
     }
 }
 
-fn detach(map: &mut HashMap<Node, Vec<Arc<Edge>>>, node: &Node, edge: &Arc<Edge>) {
+fn detach(map: &mut HashMap<Node, NodeEdges>, node: &Node, edge: &Arc<Edge>) {
     if let Some(edges) = map.get_mut(node) {
         if let Some(i) = edges.iter().position(|e| Arc::ptr_eq(e, edge)) {
             edges.swap_remove(i);

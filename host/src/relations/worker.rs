@@ -400,13 +400,25 @@ impl Worker {
             .cloned()
             .collect();
         let kind: KindKey = (gvk.group.as_str().into(), gvk.kind.as_str().into());
-        let present: HashSet<NodeKey> = objects.iter().map(|o| self.subject_key(gvk, o)).collect();
+        // The objects' own keys, shared with the cache: a node key per
+        // object, four strings each, would hold hundreds of megabytes at a
+        // million objects for as long as the pass takes.
+        let present: HashSet<ObjectKey> = objects.iter().map(|o| o.key().clone()).collect();
+        // Every analysis of the pass keeps an entry: the index's table of
+        // them grows once, not by doubling, which at a million objects
+        // held the old table and the new one at once.
+        let names: Vec<&str> = analyzers.iter().map(|a| &*a.name).collect();
+        self.relations
+            .graph
+            .write()
+            .reserve_analyses(&names, objects.len());
         for analyzer in &analyzers {
             for object in objects {
                 self.analyze(analyzer, gvk, object);
             }
             self.drop_unless(analyzer, |node| {
-                (node.group != kind.0 || node.kind != kind.1) || present.contains(node)
+                (node.group != kind.0 || node.kind != kind.1)
+                    || present.contains(&ObjectKey::new(&node.namespace, &node.name))
             });
         }
         let depending = self.relations.graph.read().depending_on_kind(&kind);

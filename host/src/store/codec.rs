@@ -18,9 +18,14 @@
 //! one after training, it collects new samples and trains again. Each
 //! compressed object holds the dictionary it was compressed with, so
 //! objects compressed with an older dictionary keep reading the same, and
-//! an old dictionary is freed when its last object goes. Nothing waits for
-//! a training: it runs in the writer's thread, outside the cache's lock,
-//! while readers keep answering from the objects already stored.
+//! an old dictionary is freed when its last object goes. What it takes to
+//! compress with a dictionary (zstd's match tables: 440 KB for a 32 KB
+//! dictionary, where reading takes 60 KB) is kept only while it is the current
+//! one: a list in namespace and name order walks from one workload to the
+//! next and retrains as it goes (more than a hundred times over a million
+//! generated Pods), and the older dictionaries are only read. Nothing waits
+//! for a training: it runs in the writer's thread, outside the cache's
+//! lock, while readers keep answering from the objects already stored.
 //!
 //! Until a cache has seen enough to train on ([`TRAIN_AT_BYTES`] of JSON),
 //! its objects stay as they are: a kind with a handful of objects does not
@@ -60,22 +65,33 @@ const DEGRADED: f64 = 1.5;
 /// the codec stops trying.
 const MAX_FAILED_TRAININGS: u32 = 3;
 
-/// A trained dictionary, shared by the objects compressed with it.
+/// A trained dictionary, shared by the objects compressed with it: what
+/// reading them takes.
 pub struct Dictionary {
     generation: u32,
-    compress: CDict<'static>,
     decompress: DDict<'static>,
 }
 
+/// The dictionary new objects are compressed with, and zstd's tables for
+/// compressing with it, which only the codec holds (and writers while they
+/// compress a page).
+#[derive(Clone)]
+struct Current {
+    dictionary: Arc<Dictionary>,
+    compress: Arc<CDict<'static>>,
+}
+
 impl Dictionary {
-    fn train(samples: &Samples, generation: u32) -> Option<Arc<Dictionary>> {
+    fn train(samples: &Samples, generation: u32) -> Option<Current> {
         let mut trained = Vec::with_capacity(DICTIONARY_BYTES);
         zstd_safe::train_from_buffer(&mut trained, &samples.data, &samples.sizes).ok()?;
-        Some(Arc::new(Dictionary {
-            generation,
-            compress: CDict::try_create(&trained, LEVEL)?,
-            decompress: DDict::create(&trained),
-        }))
+        Some(Current {
+            compress: Arc::new(CDict::try_create(&trained, LEVEL)?),
+            dictionary: Arc::new(Dictionary {
+                generation,
+                decompress: DDict::create(&trained),
+            }),
+        })
     }
 
     /// Which training of its cache made this dictionary: 1 for the first.
@@ -195,7 +211,7 @@ pub(super) struct Codec {
 
 #[derive(Default)]
 struct CodecState {
-    dictionary: Option<Arc<Dictionary>>,
+    dictionary: Option<Current>,
     /// Collecting samples for the next training; `None` while the current
     /// dictionary does well (or a training is under way).
     samples: Option<Samples>,
@@ -234,15 +250,19 @@ impl Codec {
     /// Compresses the plain bodies among `objects` (one page of a list, or
     /// one object), training a dictionary first when enough has been seen.
     pub(super) fn pack(&self, objects: &mut [StoredObject]) {
-        let dictionary = self.sample_and_train(objects);
-        let Some(dictionary) = dictionary else {
+        let current = self.sample_and_train(objects);
+        let Some(Current {
+            dictionary,
+            compress: tables,
+        }) = current
+        else {
             return;
         };
         let (mut plain, mut packed) = (0u64, 0u64);
         for object in objects {
             let body = object.body_mut();
             let Body::Plain(json) = body else { continue };
-            let Some(bytes) = compress(json, &dictionary) else {
+            let Some(bytes) = compress(json, &tables) else {
                 continue;
             };
             plain += json.len() as u64;
@@ -258,7 +278,7 @@ impl Codec {
 
     /// Adds the bodies to the samples being collected, trains when there
     /// are enough, and returns the dictionary to compress with.
-    fn sample_and_train(&self, objects: &[StoredObject]) -> Option<Arc<Dictionary>> {
+    fn sample_and_train(&self, objects: &[StoredObject]) -> Option<Current> {
         let mut state = self.state.lock();
         // While another writer trains the first dictionary, wait for it
         // rather than keep plain what it is about to compress (pages of a
@@ -316,7 +336,7 @@ impl Codec {
     /// window after training.
     fn judge(&self, used: &Dictionary, plain: u64, packed: u64) {
         let mut state = self.state.lock();
-        let current = state.dictionary.as_ref().map(|d| d.generation);
+        let current = state.dictionary.as_ref().map(|c| c.dictionary.generation);
         if current != Some(used.generation) || plain == 0 {
             return;
         }
@@ -349,11 +369,12 @@ impl Codec {
     }
 }
 
-/// `json` compressed with `dictionary`, or `None` when that is no smaller.
-fn compress(json: &[u8], dictionary: &Dictionary) -> Option<Box<[u8]>> {
+/// `json` compressed with a dictionary's `tables`, or `None` when that is
+/// no smaller.
+fn compress(json: &[u8], tables: &CDict<'static>) -> Option<Box<[u8]>> {
     let mut out = Vec::with_capacity(zstd_safe::compress_bound(json.len()));
-    let written = COMPRESSOR
-        .with_borrow_mut(|cctx| cctx.compress_using_cdict(&mut out, json, &dictionary.compress));
+    let written =
+        COMPRESSOR.with_borrow_mut(|cctx| cctx.compress_using_cdict(&mut out, json, tables));
     match written {
         Ok(n) if n < json.len() => Some(out.into_boxed_slice()),
         _ => None,

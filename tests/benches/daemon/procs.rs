@@ -246,14 +246,24 @@ pub fn timed_download(url: &str) -> (f64, u64) {
 
 /// Resident memory of a process: `VmRSS` of `/proc/PID/status`, in bytes.
 pub fn rss_bytes(pid: u32) -> u64 {
+    status_bytes(pid, "VmRSS")
+}
+
+/// The most resident memory a process has held so far (`VmHWM`), in bytes.
+pub fn peak_rss_bytes(pid: u32) -> u64 {
+    status_bytes(pid, "VmHWM")
+}
+
+/// A `kB` field of `/proc/<pid>/status`, in bytes.
+fn status_bytes(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_else(|e| panic!("reading /proc/{pid}/status: {e}"));
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map(|kb| kb * 1024)
-        .expect("VmRSS in kB")
+        .unwrap_or_else(|| panic!("{field} in kB in /proc/{pid}/status"))
 }
 
 /// CPU time a process used so far (user and system), in seconds.

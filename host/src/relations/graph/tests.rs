@@ -247,3 +247,24 @@ fn around_follows_directions_depth_and_relations() {
     );
     assert!(graph.counts("ownership").is_none());
 }
+
+#[test]
+fn room_is_made_for_the_analyses_a_pass_adds_not_for_those_it_replaces() {
+    let mut graph = Graph::default();
+    graph.reserve_analyses(&["ownership", "references"], 1000);
+    let reserved = graph.subjects.capacity();
+    assert!(reserved >= 2000, "room for {reserved}");
+    for analyzer in ["ownership", "references"] {
+        for i in 0..1000 {
+            let pod = key(&mut graph, "Pod", "shop", &format!("pod-{i}"));
+            graph.replace(analyzer, pod, vec![], vec![], SystemTime::now());
+        }
+    }
+    assert_eq!(graph.subjects.capacity(), reserved, "the table grew");
+    // The same pass again replaces the 2,000 it holds: no more room.
+    graph.reserve_analyses(&["ownership", "references"], 1000);
+    assert_eq!(graph.subjects.capacity(), reserved);
+    // A new analyzer adds 1,000.
+    graph.reserve_analyses(&["ownership", "references", "services"], 1000);
+    assert!(graph.subjects.capacity() >= 3000);
+}
