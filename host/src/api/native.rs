@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::Router;
+use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
@@ -27,6 +28,7 @@ use axum::routing::get;
 use serde_json::{Value, json};
 
 use super::kinds::{dedicated_watch, resolve, synced_watch};
+use super::list_body::json_list;
 use super::search::Search;
 use super::stream::{self, StreamOptions};
 use super::{AppState, Params, Problem};
@@ -202,15 +204,12 @@ async fn list(
     let filters = filter_plugins(state, &params)?;
     let watch = list_watch(state, &resource, namespace.as_deref(), &params).await?;
     if filters.is_empty() {
-        let view = watch.cache.read();
-        let result = query.run(&view, &page);
-        let body = list_body(
-            &resource,
-            &result.items,
-            result.next,
-            view.resource_version(),
-        );
-        return Ok(json_bytes(body, view.resource_version(), &resource.gvk));
+        let (result, rv) = {
+            let view = watch.cache.read();
+            (query.run(&view, &page), view.resource_version().to_string())
+        };
+        let body = list_body(&resource, result.items, result.next, &rv);
+        return Ok(json_bytes(body, &rv, &resource.gvk));
     }
     // Plugins run outside the cache's lock: a slow plugin must not hold up the watch.
     let (candidates, rv) = {
@@ -252,7 +251,7 @@ async fn list(
         .filter(|_| more)
         .map(|o| ContinueToken::after(o.key()));
     Ok(json_bytes(
-        list_body(&resource, &items, next, &rv),
+        list_body(&resource, items, next, &rv),
         &rv,
         &resource.gvk,
     ))
@@ -295,36 +294,26 @@ where
         .transpose()
 }
 
-/// `{"apiVersion", "kind": "<Kind>List", "metadata", "items"}` around the stored bytes.
+/// `{"apiVersion", "kind": "<Kind>List", "metadata", "items"}` around the
+/// stored bytes, written as it is sent.
 fn list_body(
     resource: &ResourceInfo,
-    items: &[Arc<StoredObject>],
+    items: Vec<Arc<StoredObject>>,
     next: Option<ContinueToken>,
     rv: &str,
-) -> Vec<u8> {
+) -> Body {
     let metadata = json!({
         "resourceVersion": rv,
         "continue": next.map(|t| t.to_string()),
         "gvk": resource.gvk.to_string(),
         "ready": true,
     });
-    let mut body = Vec::with_capacity(64 + items.iter().map(|o| o.json_len() + 1).sum::<usize>());
-    body.extend_from_slice(
-        format!(
-            r#"{{"apiVersion":"{}","kind":"{}List","metadata":{metadata},"items":["#,
-            resource.gvk.api_version(),
-            resource.gvk.kind
-        )
-        .as_bytes(),
+    let head = format!(
+        r#"{{"apiVersion":"{}","kind":"{}List","metadata":{metadata},"items":["#,
+        resource.gvk.api_version(),
+        resource.gvk.kind
     );
-    for (i, object) in items.iter().enumerate() {
-        if i > 0 {
-            body.push(b',');
-        }
-        object.write_json(&mut body);
-    }
-    body.extend_from_slice(b"]}");
-    body
+    json_list(head.into_bytes(), items)
 }
 
 /// The filter plugins named by `filter=a,b`.
@@ -401,8 +390,8 @@ where
 
 /// A JSON answer with the cache's freshness and the kind answered (the
 /// version chosen when the request named none) in headers.
-fn json_bytes(body: Vec<u8>, rv: &str, gvk: &Gvk) -> Response {
-    let mut response = body.into_response();
+fn json_bytes(body: impl Into<Body>, rv: &str, gvk: &Gvk) -> Response {
+    let mut response = body.into().into_response();
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,

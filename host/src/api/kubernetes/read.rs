@@ -32,6 +32,7 @@ use super::status::{KubeError, Status, Subject};
 use super::table;
 use crate::api::AppState;
 use crate::api::kinds::{KindError, synced_watch};
+use crate::api::list_body::json_list;
 use crate::gvk::ResourceInfo;
 use crate::query::{ContinueToken, PageRequest, Query};
 use crate::store::{Cache, ObjectKey, StoredObject};
@@ -172,7 +173,13 @@ async fn list(
         (
             Representation::Plain | Representation::Aggregated(_) | Representation::Table(_),
             None,
-        ) => object_list(&request.resource, &result.items, &meta),
+        ) => {
+            return Ok(json_response(object_list(
+                &request.resource,
+                result.items,
+                &meta,
+            )));
+        }
     };
     Ok(json_response(body))
 }
@@ -220,26 +227,16 @@ pub(super) async fn fresh(cache: &Cache, at_least: u64) -> Result<(), Status> {
     }
 }
 
-/// `{"kind": "{Kind}List", ...}` around the stored bytes of each item.
-fn object_list(resource: &ResourceInfo, items: &[Arc<StoredObject>], meta: &ListMeta) -> Vec<u8> {
-    let mut body = Vec::with_capacity(128 + items.iter().map(|o| o.json_len() + 1).sum::<usize>());
-    body.extend_from_slice(
-        format!(
-            r#"{{"kind":"{}List","apiVersion":"{}","metadata":{},"items":["#,
-            resource.gvk.kind,
-            resource.gvk.api_version(),
-            meta.json()
-        )
-        .as_bytes(),
+/// `{"kind": "{Kind}List", ...}` around the stored bytes of each item,
+/// written as it is sent.
+fn object_list(resource: &ResourceInfo, items: Vec<Arc<StoredObject>>, meta: &ListMeta) -> Body {
+    let head = format!(
+        r#"{{"kind":"{}List","apiVersion":"{}","metadata":{},"items":["#,
+        resource.gvk.kind,
+        resource.gvk.api_version(),
+        meta.json()
     );
-    for (i, object) in items.iter().enumerate() {
-        if i > 0 {
-            body.push(b',');
-        }
-        object.write_json(&mut body);
-    }
-    body.extend_from_slice(b"]}");
-    body
+    json_list(head.into_bytes(), items)
 }
 
 /// One object as `PartialObjectMetadata` of `meta.k8s.io/{version}`.
@@ -280,8 +277,8 @@ fn metadata_list(items: &[Arc<StoredObject>], version: &str, meta: &ListMeta) ->
 }
 
 /// A 200 with a JSON body.
-pub(super) fn json_response(body: Vec<u8>) -> Response {
-    let mut response = (StatusCode::OK, Body::from(body)).into_response();
+pub(super) fn json_response(body: impl Into<Body>) -> Response {
+    let mut response = (StatusCode::OK, body.into()).into_response();
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,

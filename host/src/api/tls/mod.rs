@@ -114,6 +114,8 @@ async fn accept(
                 continue;
             }
         };
+        // As on the plain listener (app.rs): answers go out as written.
+        let _ = stream.set_nodelay(true);
         let acceptor = acceptor.clone();
         let ready = ready.clone();
         tokio::spawn(async move {

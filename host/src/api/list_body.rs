@@ -1,0 +1,116 @@
+//! A list answer around the stored JSON of its items, written as it is sent.
+//!
+//! A 1% label list of a million Pods is 10,000 Pods, 43 MB of JSON. Built
+//! whole before sending, sixteen clients listing at once held sixteen such
+//! bodies: 3.8 GiB of resident memory at the peak for a daemon holding
+//! 2.9 GiB (BENCHMARKS.md). Written a chunk at a time as the connection
+//! takes it, each answer holds one chunk, and its objects are decompressed
+//! outside the cache's lock. An answer of at most one chunk is built whole,
+//! and so keeps its `Content-Length`.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::body::Body;
+use bytes::Bytes;
+
+use crate::store::StoredObject;
+
+/// JSON written before the connection is handed more.
+const CHUNK: usize = 256 << 10;
+
+/// `head` (up to and including the items' `[`), the items' JSON separated
+/// by commas, and `]}`.
+pub(crate) fn json_list(head: Vec<u8>, items: Vec<Arc<StoredObject>>) -> Body {
+    let len = head.len() + items.iter().map(|o| o.json_len() + 1).sum::<usize>() + 2;
+    let mut items = items.into_iter();
+    let mut next = Some(head);
+    let mut first = true;
+    let mut chunk = move || {
+        let mut out = next.take()?;
+        out.reserve(CHUNK.min(len));
+        loop {
+            if out.len() >= CHUNK {
+                next = Some(Vec::new());
+                return Some(out);
+            }
+            let Some(object) = items.next() else {
+                out.extend_from_slice(b"]}");
+                return Some(out);
+            };
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            object.write_json(&mut out);
+        }
+    };
+    if len <= CHUNK {
+        return Body::from(chunk().unwrap_or_default());
+    }
+    let chunks = std::iter::from_fn(move || chunk().map(|c| Ok::<_, Infallible>(Bytes::from(c))));
+    Body::from_stream(futures::stream::iter(chunks))
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::HttpBody as _;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::gvk::Gvk;
+
+    fn pods(n: usize) -> Vec<Arc<StoredObject>> {
+        (0..n)
+            .map(|i| {
+                let pod = json!({
+                    "apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": format!("pod-{i}"), "namespace": "shop", "resourceVersion": "1"},
+                    "spec": {"containers": [{"name": "app", "image": format!("registry.example/app:{i}")}]},
+                });
+                Arc::new(StoredObject::from_value(pod, &Gvk::new("", "v1", "Pod"), false).unwrap())
+            })
+            .collect()
+    }
+
+    async fn read(body: Body) -> (Option<u64>, usize, Value) {
+        let exact = body.size_hint().exact();
+        let mut frames = 0;
+        let mut bytes = Vec::new();
+        let mut body = std::pin::pin!(body);
+        while let Some(frame) = std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)).await {
+            bytes.extend_from_slice(frame.unwrap().data_ref().unwrap());
+            frames += 1;
+        }
+        (exact, frames, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_long_list_is_sent_in_chunks_and_reads_as_one() {
+        let items = pods(5000);
+        let names: Vec<String> = (0..5000).map(|i| format!("pod-{i}")).collect();
+        let (exact, frames, list) =
+            read(json_list(br#"{"kind":"PodList","items":["#.to_vec(), items)).await;
+        assert_eq!(exact, None);
+        assert!(frames > 2, "{frames} frames");
+        assert_eq!(list["kind"], "PodList");
+        let listed: Vec<&str> = list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(listed, names);
+    }
+
+    #[tokio::test]
+    async fn a_short_list_is_sent_whole_with_its_length() {
+        for n in [0, 1, 3] {
+            let head = br#"{"kind":"PodList","items":["#.to_vec();
+            let (exact, frames, list) = read(json_list(head, pods(n))).await;
+            let len = serde_json::to_vec(&list).unwrap().len() as u64;
+            assert_eq!((exact, frames), (Some(len), 1));
+            assert_eq!(list["items"].as_array().unwrap().len(), n);
+        }
+    }
+}
