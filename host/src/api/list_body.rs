@@ -21,7 +21,7 @@ const CHUNK: usize = 256 << 10;
 
 /// `head` (up to and including the items' `[`), the items' JSON separated
 /// by commas, and `]}`.
-pub(crate) fn json_list(head: Vec<u8>, items: Vec<Arc<StoredObject>>) -> Body {
+pub(super) fn json_list(head: Vec<u8>, items: Vec<Arc<StoredObject>>) -> Body {
     let len = head.len() + items.iter().map(|o| o.json_len() + 1).sum::<usize>() + 2;
     let mut items = items.into_iter();
     let mut next = Some(head);

@@ -7,7 +7,7 @@ pub mod access;
 mod compat;
 mod kinds;
 mod kubernetes;
-pub(crate) mod list_body;
+mod list_body;
 mod native;
 mod ops;
 mod params;

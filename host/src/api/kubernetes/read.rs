@@ -165,21 +165,17 @@ async fn list(
         continue_token: next.as_deref(),
         remaining_item_count,
     };
-    let body = match (request.representation, table) {
-        (_, Some((printer, include))) => {
-            printer.list(&result.items, include, &meta, SystemTime::now())
+    let body: Body = match (request.representation, table) {
+        (_, Some((printer, include))) => printer
+            .list(&result.items, include, &meta, SystemTime::now())
+            .into(),
+        (Representation::Metadata(version), None) => {
+            metadata_list(&result.items, version, &meta).into()
         }
-        (Representation::Metadata(version), None) => metadata_list(&result.items, version, &meta),
         (
             Representation::Plain | Representation::Aggregated(_) | Representation::Table(_),
             None,
-        ) => {
-            return Ok(json_response(object_list(
-                &request.resource,
-                result.items,
-                &meta,
-            )));
-        }
+        ) => object_list(&request.resource, result.items, &meta),
     };
     Ok(json_response(body))
 }
