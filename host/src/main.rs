@@ -175,25 +175,38 @@ fn ignore_file_size_signal() {
     }
 }
 
-/// Completes on SIGTERM or SIGINT.
-async fn stop_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut terminate =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot listen for SIGTERM; only SIGINT stops GRW");
-                    let _ = interrupt.await;
-                    return;
+/// Completes on SIGTERM or SIGINT. The handlers are installed here, at
+/// once, not when the future is first polled: a signal that arrives as soon
+/// as the API answers still stops GRW gracefully.
+#[cfg(unix)]
+fn stop_signal() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let interrupt = signal(SignalKind::interrupt());
+    let terminate = signal(SignalKind::terminate());
+    async move {
+        match (interrupt, terminate) {
+            (Ok(mut interrupt), Ok(mut terminate)) => {
+                tokio::select! {
+                    _ = interrupt.recv() => {}
+                    _ = terminate.recv() => {}
                 }
-            };
-        tokio::select! {
-            _ = interrupt => {}
-            _ = terminate.recv() => {}
+            }
+            (Ok(mut interrupt), Err(e)) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM; only SIGINT stops GRW");
+                interrupt.recv().await;
+            }
+            (Err(e), _) => {
+                tracing::warn!(error = %e, "cannot listen for signals; falling back to Ctrl-C");
+                let _ = tokio::signal::ctrl_c().await;
+            }
         }
     }
-    #[cfg(not(unix))]
-    let _ = interrupt.await;
+}
+
+/// Completes on Ctrl-C.
+#[cfg(not(unix))]
+fn stop_signal() -> impl std::future::Future<Output = ()> {
+    async {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }

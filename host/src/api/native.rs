@@ -439,7 +439,7 @@ fn kind_status(watch: &Watch) -> Value {
         "namespace": options.namespace,
         "labelSelector": options.label_selector,
         "fieldSelector": options.field_selector,
-        "onDemand": watch.on_demand,
+        "onDemand": watch.on_demand(),
         "synced": watch.cache.is_synced(),
         "objects": objects,
         "resourceVersion": rv,

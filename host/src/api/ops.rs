@@ -40,7 +40,7 @@ async fn readyz(State(state): State<Arc<AppState>>) -> Response {
         .watches
         .all()
         .iter()
-        .filter(|w| !w.on_demand && !w.cache.is_synced())
+        .filter(|w| !w.on_demand() && !w.cache.is_synced())
         .map(|w| w.key.gvk.to_string())
         .collect();
     if waiting.is_empty() {

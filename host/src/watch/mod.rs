@@ -6,6 +6,7 @@ mod run;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use parking_lot::Mutex;
@@ -77,7 +78,7 @@ pub struct Watch {
     /// The objects.
     pub cache: Arc<Cache>,
     /// Started by a query rather than by configuration.
-    pub on_demand: bool,
+    on_demand: AtomicBool,
     status: Mutex<WatchStatus>,
     /// The server's last refusal (403), until a list succeeds.
     denied: Mutex<Option<Denied>>,
@@ -86,6 +87,12 @@ pub struct Watch {
 }
 
 impl Watch {
+    /// Started by a query or an analyzer, and not (yet) asked for by the
+    /// config or a subscription: it does not hold up readiness.
+    pub fn on_demand(&self) -> bool {
+        self.on_demand.load(Ordering::Relaxed)
+    }
+
     /// A snapshot of the status.
     pub fn status(&self) -> WatchStatus {
         self.status.lock().clone()
@@ -259,6 +266,12 @@ impl Watches {
         };
         let mut entries = self.entries.lock();
         if let Some(watch) = entries.get(&key) {
+            // A kind the config (or a subscription) names counts for
+            // readiness even when a query or an analyzer started its watch
+            // first.
+            if !on_demand {
+                watch.on_demand.store(false, Ordering::Relaxed);
+            }
             return watch.clone();
         }
         let watch = Arc::new(Watch {
@@ -268,7 +281,7 @@ impl Watches {
                 Cache::new(resource.gvk.clone(), self.settings.history_size)
                     .with_history_bytes(self.settings.history_bytes),
             ),
-            on_demand,
+            on_demand: AtomicBool::new(on_demand),
             status: Mutex::new(WatchStatus {
                 phase: Phase::Syncing,
                 last_error: None,

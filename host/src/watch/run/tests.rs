@@ -877,3 +877,25 @@ async fn a_streaming_list_that_fails_is_retried_after_backoff() {
     assert_eq!(h.objects(), ["ns/a 1"]);
     assert_eq!(h.watch.denied(), None);
 }
+
+#[test]
+fn a_watch_started_on_demand_counts_once_the_config_asks_for_its_kind() {
+    let resource = ResourceInfo {
+        gvk: Gvk::new("", "v1", "Pod"),
+        plural: "pods".into(),
+        namespaced: true,
+    };
+    let watches = Watches::new(None, settings(), Arc::new(Metrics::new()));
+    // An analyzer's interest started it first.
+    let first = watches.ensure(&resource, WatchOptions::default(), true);
+    assert!(first.on_demand());
+    // Asked for on demand again, it stays so; named by the config, it
+    // holds up readiness like any configured kind.
+    watches.ensure(&resource, WatchOptions::default(), true);
+    assert!(first.on_demand());
+    let configured = watches.ensure(&resource, WatchOptions::default(), false);
+    assert!(Arc::ptr_eq(&first, &configured));
+    assert!(!first.on_demand());
+    watches.ensure(&resource, WatchOptions::default(), true);
+    assert!(!first.on_demand());
+}
