@@ -31,32 +31,19 @@ impl TopLevel {
     /// strings), as serde_json writes it. `None` when the text is not a
     /// compact JSON object: one pass both checks the layout and indexes.
     pub(super) fn scan(json: &[u8]) -> Option<TopLevel> {
-        let mut offsets = Vec::new();
-        if json.first() != Some(&b'{') || json.last() != Some(&b'}') {
+        TopLevel::scan_nested(json, b"").map(|(index, _)| index)
+    }
+
+    /// As [`TopLevel::scan`], and indexes in the same pass the first member
+    /// whose quoted key is `nested` (`b"\"metadata\""`), when its value is
+    /// an object: where that value starts, and its own index, whose offsets
+    /// count from there.
+    pub(super) fn scan_nested(json: &[u8], nested: &[u8]) -> Option<(TopLevel, Option<Nested>)> {
+        if json.last() != Some(&b'}') {
             return None;
         }
-        let mut i = 1;
-        if json.get(i) == Some(&b'}') {
-            return (json.len() == 2).then(|| TopLevel::new(offsets));
-        }
-        loop {
-            if json.get(i) != Some(&b'"') {
-                return None;
-            }
-            offsets.push(u32::try_from(i).ok()?);
-            i = skip_string(json, i)?;
-            if json.get(i) != Some(&b':') {
-                return None;
-            }
-            i += 1;
-            offsets.push(u32::try_from(i).ok()?);
-            i = skip_value(json, i)?;
-            match json.get(i) {
-                Some(b',') => i += 1,
-                Some(b'}') if i + 1 == json.len() => return Some(TopLevel::new(offsets)),
-                _ => return None,
-            }
-        }
+        let (index, end, inner) = object(json, nested)?;
+        (end == json.len()).then_some((index, inner))
     }
 
     /// `(key with its quotes, value)` of each member of `json` (the text
@@ -179,6 +166,46 @@ fn child<'j>(value: &'j [u8], segment: &str) -> Option<&'j [u8]> {
     }
 }
 
+/// Where a nested object starts in the text scanned, and its index.
+type Nested = (usize, TopLevel);
+
+/// Indexes the compact object at the start of `json`: its members, where
+/// it ends, and (see [`TopLevel::scan_nested`]) the member `nested`.
+fn object(json: &[u8], nested: &[u8]) -> Option<(TopLevel, usize, Option<Nested>)> {
+    if json.first() != Some(&b'{') {
+        return None;
+    }
+    let mut offsets = Vec::new();
+    let mut inner = None;
+    let mut i = 1;
+    if json.get(i) == Some(&b'}') {
+        return Some((TopLevel::new(offsets), 2, None));
+    }
+    loop {
+        let key_start = i;
+        offsets.push(u32::try_from(i).ok()?);
+        i = skip_string(json, i)?;
+        if json.get(i) != Some(&b':') {
+            return None;
+        }
+        let is_nested = inner.is_none() && !nested.is_empty() && &json[key_start..i] == nested;
+        i += 1;
+        offsets.push(u32::try_from(i).ok()?);
+        if is_nested && json.get(i) == Some(&b'{') {
+            let (index, len, _) = object(&json[i..], b"")?;
+            inner = Some((i, index));
+            i += len;
+        } else {
+            i = skip_value(json, i)?;
+        }
+        match json.get(i) {
+            Some(b',') => i += 1,
+            Some(b'}') => return Some((TopLevel::new(offsets), i + 1, inner)),
+            _ => return None,
+        }
+    }
+}
+
 /// The offset just after the string that starts (with its quote) at `start`.
 fn skip_string(json: &[u8], start: usize) -> Option<usize> {
     if json.get(start) != Some(&b'"') {
@@ -186,7 +213,7 @@ fn skip_string(json: &[u8], start: usize) -> Option<usize> {
     }
     let mut i = start + 1;
     loop {
-        i += memchr::memchr2(b'"', b'\\', json.get(i..)?)?;
+        i = quote_or_backslash(json, i)?;
         match json[i] {
             b'"' => return Some(i + 1),
             // An escape: skip the backslash and the escaped byte (`\uXXXX`
@@ -194,6 +221,32 @@ fn skip_string(json: &[u8], start: usize) -> Option<usize> {
             _ => i += 2,
         }
     }
+}
+
+/// The offset of the first `"` or `\\` at or after `from`. Eight bytes at
+/// a time: most strings of an object are short keys and values, for which
+/// setting up a vectorised search costs more than it saves.
+fn quote_or_backslash(json: &[u8], mut from: usize) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // The high bit of each byte of `word` equal to `byte` (and possibly of
+    // bytes after the first such one, which the caller does not look at).
+    let equal = |word: u64, byte: u8| {
+        let x = word ^ (ONES * u64::from(byte));
+        x.wrapping_sub(ONES) & !x & HIGHS
+    };
+    while let Some(chunk) = json.get(from..from + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().ok()?);
+        let found = equal(word, b'"') | equal(word, b'\\');
+        if found != 0 {
+            return Some(from + found.trailing_zeros() as usize / 8);
+        }
+        from += 8;
+    }
+    let tail = json.get(from..)?;
+    tail.iter()
+        .position(|&b| b == b'"' || b == b'\\')
+        .map(|at| from + at)
 }
 
 /// The offset just after the compact JSON value that starts at `start`;
@@ -351,5 +404,69 @@ mod tests {
         // Inside strings whitespace is text.
         let spaced = br#"{"a":{"b":["x y","\t\n"," "]}}"#;
         assert!(TopLevel::scan(spaced).is_some());
+    }
+
+    #[test]
+    fn the_end_of_a_string_is_found_at_every_offset_and_length() {
+        // Every position of the first quote or backslash, in texts long
+        // and short enough to end inside a word of eight bytes or after.
+        for len in 0..40 {
+            for at in 0..=len {
+                for special in [b'"', b'\\'] {
+                    let mut text = vec![b'a'; len];
+                    if at < len {
+                        text[at] = special;
+                        // Later quotes and backslashes change nothing.
+                        for later in (at + 1..len).step_by(3) {
+                            text[later] = b'"';
+                        }
+                    }
+                    let found = quote_or_backslash(&text, 0);
+                    assert_eq!(found, (at < len).then_some(at), "{len} {at} {special}");
+                }
+            }
+        }
+        // Bytes next to the two searched for are not taken for them.
+        let near = [b'!', b'#', b'[', b']', 0x22 ^ 0x80, 0x5c ^ 0x80, 0x00, 0xff];
+        assert_eq!(quote_or_backslash(&near, 0), None);
+        assert_eq!(quote_or_backslash(b"ab\\\"", 1), Some(2));
+        assert_eq!(quote_or_backslash(b"ab", 3), None);
+        // Through escapes to the closing quote.
+        let text = br#""a\"b\\c\u0041d""#;
+        assert_eq!(skip_string(text, 0), Some(text.len()));
+    }
+
+    #[test]
+    fn a_nested_member_is_indexed_in_the_same_scan() {
+        let pod = json!({
+            "apiVersion": "v1",
+            "metadata": {"name": "web", "managedFields": [{"manager": "m"}], "labels": {"a": "b"}},
+            "spec": {"metadata": {"not": "this one"}},
+        });
+        let text = serde_json::to_vec(&pod).unwrap();
+        let (top, nested) = TopLevel::scan_nested(&text, b"\"metadata\"").unwrap();
+        assert_eq!(top, TopLevel::scan(&text).unwrap());
+        let (at, metadata) = nested.expect("metadata is an object");
+        let value = top.get(&text, &["metadata"]).unwrap();
+        assert_eq!(at, value.as_ptr() as usize - text.as_ptr() as usize);
+        assert_eq!(Some(metadata), TopLevel::scan(value));
+
+        // Only the first member of that name, and only when it is an object.
+        let twice = br#"{"metadata":{"a":1},"metadata":{"b":2}}"#;
+        let (_, nested) = TopLevel::scan_nested(twice, b"\"metadata\"").unwrap();
+        assert_eq!(nested.map(|(at, _)| at), Some(12));
+        let text = br#"{"metadata":"web"}"#;
+        assert_eq!(
+            TopLevel::scan_nested(text, b"\"metadata\"").map(|(_, nested)| nested),
+            Some(None)
+        );
+        // Text that is not one compact object is refused as by `scan`.
+        for text in [
+            &br#"{"metadata":{"a":1}"#[..],
+            br#"{"metadata":{"a": 1}}"#,
+            br#"{"metadata":{}}x"#,
+        ] {
+            assert_eq!(TopLevel::scan_nested(text, b"\"metadata\""), None);
+        }
     }
 }

@@ -56,15 +56,19 @@ struct Received<'j> {
     json: &'j [u8],
     /// `(key with quotes, value)` of each member, in order.
     members: Vec<(&'j [u8], &'j [u8])>,
+    /// Where the value of `metadata` starts in `json`, and where its
+    /// members are: found in the same scan.
+    metadata: Option<(usize, TopLevel)>,
 }
 
 impl<'j> Received<'j> {
     fn read(json: &'j [u8]) -> Option<Received<'j>> {
         // `None` for text with whitespace, too.
-        let index = TopLevel::scan(json)?;
+        let (index, metadata) = TopLevel::scan_nested(json, b"\"metadata\"")?;
         Some(Received {
             json,
             members: index.members(json).collect(),
+            metadata,
         })
     }
 
@@ -125,7 +129,11 @@ impl<'j> Received<'j> {
                     if keep_managed_fields {
                         out.extend_from_slice(value);
                     } else {
-                        without_managed_fields(out, value);
+                        // The index found for this very value (a second
+                        // `metadata` member has none).
+                        let at = value.as_ptr() as usize - self.json.as_ptr() as usize;
+                        let index = self.metadata.as_ref().filter(|(start, _)| *start == at);
+                        without_managed_fields(out, value, index.map(|(_, index)| index));
                     }
                     metadata_at = start..out.len();
                 });
@@ -150,9 +158,10 @@ impl<'j> Received<'j> {
     }
 }
 
-/// Writes the compact object `metadata` without its `managedFields` member.
-fn without_managed_fields(out: &mut Vec<u8>, metadata: &[u8]) {
-    let Some(index) = TopLevel::scan(metadata) else {
+/// Writes the compact object `metadata`, whose members `index` found,
+/// without its `managedFields` member.
+fn without_managed_fields(out: &mut Vec<u8>, metadata: &[u8], index: Option<&TopLevel>) {
+    let Some(index) = index else {
         out.extend_from_slice(metadata);
         return;
     };
