@@ -15,8 +15,8 @@
 //! The load from bytes is then timed [`INGEST_ROUNDS`] times more, each into
 //! a new store from JSON made ahead, and the report gives the median: the
 //! first load makes each Pod just before storing it, which mixes the
-//! generator's work into the store's and made single loads vary by a third
-//! from run to run.
+//! generator's work into the store's: two single loads of one build
+//! differed by half.
 //!
 //! Every load runs in a child process: this executable started again with
 //! `--child <store> <input> <n>`, answering with one JSON line on stdout. Its
@@ -657,7 +657,7 @@ fn print_report(inputs: &[InputStats], rows: &[(usize, Row)]) {
     }
     println!();
     println!(
-        "| store | objects | JSON bytes/object | RSS bytes/object | RSS/JSON | ingest obj/s (from Value) | ingest obj/s (from bytes, median of 5) | get mean / p99 µs | label 1% mean / p99 µs | label 10% mean µs | namespace 5% mean µs |"
+        "| store | objects | JSON bytes/object | RSS bytes/object | RSS/JSON | ingest obj/s (from Value) | ingest obj/s (from bytes, median of {INGEST_ROUNDS}) | get mean / p99 µs | label 1% mean / p99 µs | label 10% mean µs | namespace 5% mean µs |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (n, row) in rows {

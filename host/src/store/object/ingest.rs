@@ -129,8 +129,8 @@ impl<'j> Received<'j> {
                     if keep_managed_fields {
                         out.extend_from_slice(value);
                     } else {
-                        // The index found for this very value (a second
-                        // `metadata` member has none).
+                        // The index the first scan made of this very value;
+                        // a second `metadata` member is scanned on its own.
                         let at = value.as_ptr() as usize - self.json.as_ptr() as usize;
                         let index = self.metadata.as_ref().filter(|(start, _)| *start == at);
                         without_managed_fields(out, value, index.map(|(_, index)| index));
@@ -158,12 +158,23 @@ impl<'j> Received<'j> {
     }
 }
 
-/// Writes the compact object `metadata`, whose members `index` found,
-/// without its `managedFields` member.
+/// Writes the compact object `metadata` without its `managedFields` member;
+/// `index` is where its members are, when the scan of the whole object
+/// found them.
 fn without_managed_fields(out: &mut Vec<u8>, metadata: &[u8], index: Option<&TopLevel>) {
-    let Some(index) = index else {
-        out.extend_from_slice(metadata);
-        return;
+    let scanned;
+    let index = match index {
+        Some(index) => index,
+        None => match TopLevel::scan(metadata) {
+            Some(index) => {
+                scanned = index;
+                &scanned
+            }
+            None => {
+                out.extend_from_slice(metadata);
+                return;
+            }
+        },
     };
     out.push(b'{');
     let mut first = true;
