@@ -21,6 +21,11 @@
 //!   `1000000` needs ~11 and ~8 GiB: most of a 24 GiB machine.
 //! - `GRW_BENCH_STREAMING_LIST=false` syncs GRW by LIST pages
 //!   (`streamingList: false`) instead of the streaming list, to compare.
+//! - `GRW_BENCH_LIST_PACE=N` has the fake hand out lists (the raw list and
+//!   GRW's sync alike) no faster than N Pods a second, as a real API server
+//!   does: kube-apiserver v1.32 on 2 cores handed 10,000 Pods to curl at
+//!   about 7,300 a second, where the fake copies bytes it keeps made at
+//!   some 300,000 a second. Unset, it serves as fast as it can.
 //! - `wrk` (`/usr/bin/wrk`; Debian: `apt-get install wrk`) and `curl` make
 //!   the requests; without `wrk`, or with `GRW_BENCH_WRK=false` (memory and
 //!   sync alone), the throughput columns stay empty.
@@ -43,8 +48,11 @@
 //! over 1,000 Pods, and a list by `app=<one app>` (1% of the Pods), on the
 //! native API and on the Kubernetes API (`/kube`), and the native list
 //! once more from a single connection (`-t1 -c1`: its service time, without
-//! the queueing of 16 connections on two cores). Processes are killed
-//! between sizes, and on a panic.
+//! the queueing of 16 connections on two cores) and from 16 connections
+//! pausing between requests for 1,000 a second in all (the latency sixteen
+//! polling clients see, where 16 connections that never pause measure the
+//! queue in front of two saturated cores). Processes are killed between
+//! sizes, and on a panic.
 
 #[path = "../../host/benches/common/mod.rs"]
 mod common;
@@ -71,12 +79,29 @@ const DEFAULT_SIZES: &str = "10000,100000";
 fn streaming_list() -> bool {
     std::env::var("GRW_BENCH_STREAMING_LIST").map_or(true, |v| v != "false")
 }
+
+/// Pods a second the fake hands out lists at, from `GRW_BENCH_LIST_PACE`.
+fn list_pace() -> Option<u32> {
+    let text = std::env::var("GRW_BENCH_LIST_PACE").ok()?;
+    Some(
+        text.trim()
+            .parse()
+            .ok()
+            .filter(|n| *n > 0)
+            .unwrap_or_else(|| {
+                panic!("GRW_BENCH_LIST_PACE: expected Pods a second, such as 7300; got {text:?}")
+            }),
+    )
+}
 /// Time GRW is left alone after ready before its memory is read.
 const SETTLE: Duration = Duration::from_secs(5);
 /// Longest wait for ready: a million Pods take minutes.
 const READY_TIMEOUT: Duration = Duration::from_secs(1800);
 /// Different Pods the GET runs rotate over.
 const GET_TARGETS: usize = 1_000;
+/// Requests a second of the 1% list's paced run: sixteen clients each
+/// listing about 60 times a second.
+const PACED_LISTS: u32 = 1_000;
 /// The app whose Pods the 1% list selects.
 const LISTED_APP: usize = 7;
 /// Pods whose stripped size is averaged: the generator repeats its 100
@@ -107,7 +132,7 @@ fn main() {
 
     eprintln!("idle: grw against an API server with no Pods");
     let idle = {
-        let (_fake, url) = start_fake(&fake, 0);
+        let (_fake, url) = start_fake(&fake, 0, list_pace());
         let mut daemon = start_grw(&grw, &url, streaming_list());
         daemon.wait_ready(READY_TIMEOUT);
         std::thread::sleep(SETTLE);
@@ -179,8 +204,8 @@ struct Row {
     milestones: [Option<f64>; 3],
     native: Option<(Throughput, Throughput)>,
     kube: Option<(Throughput, Throughput)>,
-    /// The native 1% list with one connection.
-    list_alone: Option<Throughput>,
+    /// The native 1% list from one connection, and from 16 paced ones.
+    list_alone: Option<(Throughput, Throughput)>,
 }
 
 fn measure(
@@ -193,7 +218,7 @@ fn measure(
 ) -> Row {
     let stripped_mean = stripped_mean(pods, n);
     let load_started = std::time::Instant::now();
-    let (fake, url) = start_fake(fake_bin, n);
+    let (fake, url) = start_fake(fake_bin, n, list_pace());
     let fake_load_secs = load_started.elapsed().as_secs_f64();
 
     let mut lists: Vec<(f64, u64)> = (0..3)
@@ -243,7 +268,13 @@ fn measure(
         );
         eprintln!("  wrk: native 1% list, one connection");
         let list_alone = wrk::run(&base, std::slice::from_ref(&routes.native_list), Load::One);
-        (Some(native), Some(kube), Some(list_alone))
+        eprintln!("  wrk: native 1% list, 16 connections at {PACED_LISTS} a second");
+        let list_paced = wrk::run(
+            &base,
+            std::slice::from_ref(&routes.native_list),
+            Load::Paced(PACED_LISTS),
+        );
+        (Some(native), Some(kube), Some((list_alone, list_paced)))
     } else {
         (None, None, None)
     };
@@ -429,6 +460,11 @@ fn report(rows: &[Row], idle: u64) {
             "LIST pages (streamingList: false)"
         }
     );
+    if let Some(pace) = list_pace() {
+        println!(
+            "The fake handed out lists at {pace} Pods a second at most (GRW_BENCH_LIST_PACE)."
+        );
+    }
     println!();
     println!(
         "| Pods | raw list s (MB) | ready s | ready / raw | idle RSS MiB | RSS MiB at ready | bytes/Pod above idle | × stripped JSON | edges | RSS MiB with edges | peak RSS MiB | GET req/s (p50 / p99 ms) | 1% list req/s (p50 / p99 ms) |"
@@ -464,20 +500,31 @@ fn report(rows: &[Row], idle: u64) {
             println!("| {} | {get} | {list} |", grouped(row.pods as f64));
         }
         println!();
-        println!("The native 1% list from one connection (`wrk -t1 -c1`), one request at a time:");
+        println!(
+            "The native 1% list from one connection (`wrk -t1 -c1`), one request at a time, \
+             and from 16 connections each pausing between requests for {PACED_LISTS} a second in all:"
+        );
         println!();
-        println!("| Pods | 1% list req/s (p50 / p99 ms) |");
-        println!("|---:|---:|");
+        println!(
+            "| Pods | one connection: req/s (p50 / p99 ms) | 16 paced connections: req/s (p50 / p99 ms) |"
+        );
+        println!("|---:|---:|---:|");
         for row in rows {
-            let cell = row.list_alone.as_ref().map_or("–".to_string(), |t| {
+            let cell = |t: &Throughput| {
                 format!(
                     "{} ({:.2} / {:.2})",
                     grouped(t.per_second),
                     t.p50_ms,
                     t.p99_ms
                 )
-            });
-            println!("| {} | {cell} |", grouped(row.pods as f64));
+            };
+            let (alone, paced) = row
+                .list_alone
+                .as_ref()
+                .map_or(("–".to_string(), "–".to_string()), |(a, p)| {
+                    (cell(a), cell(p))
+                });
+            println!("| {} | {alone} | {paced} |", grouped(row.pods as f64));
         }
     }
     println!();

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use grw_e2e::daemon::{bundled_recording, recorded_snapshot};
-use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer, StreamingLists};
+use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer, Pace, StreamingLists};
 use serde_json::{Value, json};
 
 // ---------------------------------------------------------------- helpers
@@ -1016,6 +1016,53 @@ async fn slow_lists() {
         started.elapsed() < Duration::from_millis(300),
         "discovery is not delayed"
     );
+}
+
+#[tokio::test]
+async fn paced_lists_hand_out_objects_no_faster_than_the_pace() {
+    let server = start_loaded().await;
+    let unpaced = Instant::now();
+    let pods = get_ok(&server, "/api/v1/pods").await["items"]
+        .as_array()
+        .unwrap()
+        .len();
+    let unpaced = unpaced.elapsed();
+    assert!(pods > 20, "{pods} Pods");
+    // A pace that makes the list take half a second or more.
+    let per_second = u32::try_from(pods * 2).unwrap();
+    let floor = Duration::from_millis(500);
+    assert!(unpaced < floor / 2, "unpaced, the list took {unpaced:?}");
+    server.set_list_pace(Pace::new(per_second));
+
+    let started = Instant::now();
+    let listed = get_ok(&server, "/api/v1/pods").await;
+    assert_eq!(listed["items"].as_array().unwrap().len(), pods);
+    assert!(started.elapsed() >= floor, "{:?}", started.elapsed());
+
+    let started = Instant::now();
+    let mut stream = WatchStream::open(
+        &server,
+        "/api/v1/pods?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan",
+    )
+    .await;
+    let mut added = 0;
+    loop {
+        match stream.next(Duration::from_secs(5)).await {
+            Next::Event(e) if e["type"] == "BOOKMARK" => break,
+            Next::Event(e) => {
+                assert_eq!(e["type"], "ADDED", "{e}");
+                added += 1;
+            }
+            other => panic!("expected an event, got {other:?}"),
+        }
+    }
+    assert_eq!(added, pods);
+    assert!(started.elapsed() >= floor, "{:?}", started.elapsed());
+
+    server.set_list_pace(None);
+    let started = Instant::now();
+    get_ok(&server, "/api/v1/pods").await;
+    assert!(started.elapsed() < floor / 2, "{:?}", started.elapsed());
 }
 
 // ---------------------------------------------------------------- CRDs

@@ -224,6 +224,34 @@ fn nothing_before_the_first_list_can_be_replayed() {
 }
 
 #[test]
+fn the_first_list_takes_no_room_in_the_history_and_a_relist_does() {
+    let cache = Cache::new(gvk(), 100);
+    let listed = |rv: u64| {
+        (0..5)
+            .map(|i| pod("a", &format!("p{i}"), rv, json!({})))
+            .collect()
+    };
+    cache.replace(listed(10), "10", Origin::Initial);
+    // Its changes are at the floor, which no resume replays.
+    assert_eq!(cache.state.read().history.len(), 0);
+    assert_eq!(cache.state.read().history_bytes, 0);
+    assert!(
+        cache
+            .tail(Since::ResourceVersion(10))
+            .unwrap()
+            .backlog
+            .is_empty()
+    );
+    // A relist's changes happened after the floor: they are kept.
+    let changes = cache.replace(listed(12), "12", Origin::Relist);
+    assert_eq!(changes.len(), 5);
+    assert_eq!(cache.state.read().history.len(), 5);
+    let backlog = cache.tail(Since::ResourceVersion(10)).unwrap().backlog;
+    assert_eq!(summary(&backlog)[0], "MODIFIED a/p0 12");
+    assert_eq!(backlog.len(), 5);
+}
+
+#[test]
 fn history_keeps_its_byte_budget_with_the_count_as_a_ceiling() {
     let one = pod("a", "x", 10, json!({})).heap_bytes();
     // Room for three changes by bytes, ten by count.

@@ -353,6 +353,10 @@ fn replace(watch: &Watch, objects: Vec<StoredObject>, rv: &str, first: bool) {
         Origin::Relist
     };
     let changes = watch.cache.replace(objects, rv, origin);
+    // The sync's pages, parsed lines and replaced objects are freed: give
+    // the memory back before the cache counts as synced, rather than keep
+    // it for a sync that may not come.
+    crate::store::release_free_memory();
     watch.cache.mark_synced();
     let count = watch.cache.read().len();
     watch.update_status(|s| {

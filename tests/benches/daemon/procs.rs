@@ -40,9 +40,13 @@ impl Drop for Process {
 
 /// Starts `fake-apiserver --pods N` and waits for the URL it prints once
 /// the Pods are loaded. Its progress goes to this process's stderr.
-pub fn start_fake(bin: &Path, pods: usize) -> (Process, String) {
-    let child = Command::new(bin)
-        .args(["--pods", &pods.to_string()])
+pub fn start_fake(bin: &Path, pods: usize, list_pace: Option<u32>) -> (Process, String) {
+    let mut command = Command::new(bin);
+    command.args(["--pods", &pods.to_string()]);
+    if let Some(pace) = list_pace {
+        command.args(["--list-pace", &pace.to_string()]);
+    }
+    let child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

@@ -1,6 +1,7 @@
 //! Throughput and latency of one route with `wrk` (`-t2 -c16 -d10s
-//! --latency` under load, `-t1 -c1` for one client at a time), the requests
-//! rotating over many paths.
+//! --latency` under load, the same connections each waiting between
+//! requests for a set rate, `-t1 -c1` for one client at a time), the
+//! requests rotating over many paths.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -35,7 +36,16 @@ pub enum Load {
     /// One connection: each request waits for the answer to the previous,
     /// so the latency is the service time.
     One,
+    /// 16 connections on 2 threads, each waiting 16,000 / N ms after an
+    /// answer before its next request: about N requests a second in all
+    /// while answers are quick, as sixteen clients polling would send
+    /// them. The latency is what a client sees at that load, not the
+    /// queue that a closed loop of 16 connections builds on two cores.
+    Paced(u32),
 }
+
+/// Connections of [`Load::Loaded`] and [`Load::Paced`].
+const CONNECTIONS: u32 = 16;
 
 /// Runs `wrk` against `base` (`http://host:port`), each request taking the
 /// next of `paths` (in each of its threads), so no single object is hot.
@@ -52,11 +62,16 @@ pub fn run(base: &str, paths: &[String], load: Load) -> Throughput {
         "}\nlocal n = 0\nrequest = function()\n  n = n + 1\n  \
          return wrk.format(\"GET\", paths[(n % #paths) + 1])\nend\n",
     );
+    if let Load::Paced(per_second) = load {
+        // wrk calls `delay` before each request, and waits that many ms.
+        let wait_ms = (1000 * CONNECTIONS).div_ceil(per_second.max(1));
+        writeln!(lua, "delay = function()\n  return {wait_ms}\nend").expect("writing to a String");
+    }
     std::fs::write(&script, lua).expect("writing the wrk script");
     let output = Command::new(WRK)
         .args(match load {
-            Load::Loaded => ["-t2", "-c16"],
-            Load::One => ["-t1", "-c1"],
+            Load::Loaded | Load::Paced(_) => ["-t2".to_string(), format!("-c{CONNECTIONS}")],
+            Load::One => ["-t1".to_string(), "-c1".to_string()],
         })
         .args(["-d10s", "--latency", "-s"])
         .arg(&script)

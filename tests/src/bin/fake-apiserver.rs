@@ -2,9 +2,11 @@
 //! holding N generated Pods (`grw_e2e::pods`), for benchmarks that must not
 //! share a process (CPU, memory, allocator) with what they measure.
 //!
-//! `fake-apiserver [--listen ADDR] [--pods N]` binds ADDR (default
-//! `127.0.0.1:0`, a free port), loads N Pods (default 0), prints its URL as
-//! the one line of its standard output, and serves until SIGTERM or SIGINT.
+//! `fake-apiserver [--listen ADDR] [--pods N] [--list-pace N]` binds ADDR
+//! (default `127.0.0.1:0`, a free port), loads N Pods (default 0), prints
+//! its URL as the one line of its standard output, and serves until SIGTERM
+//! or SIGINT. `--list-pace N` hands out lists no faster than N objects a
+//! second, the pace of a real API server (`fake_api::Pace`).
 //! Progress and timings go to standard error.
 
 use std::io::Write;
@@ -12,22 +14,24 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
+use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer, Pace};
 use grw_e2e::pods::PodFactory;
 use tokio::signal::unix::{SignalKind, signal};
 
-const USAGE: &str = "usage: fake-apiserver [--listen ADDR] [--pods N]";
+const USAGE: &str = "usage: fake-apiserver [--listen ADDR] [--pods N] [--list-pace N]";
 
 /// What the command line asks for.
 struct Args {
     listen: SocketAddr,
     pods: usize,
+    list_pace: Option<Pace>,
 }
 
 fn parse_args(args: impl IntoIterator<Item = String>) -> anyhow::Result<Args> {
     let mut parsed = Args {
         listen: SocketAddr::from(([127, 0, 0, 1], 0)),
         pods: 0,
+        list_pace: None,
     };
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -48,6 +52,13 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> anyhow::Result<Args> {
                     .parse()
                     .with_context(|| format!("--pods: expected a number of Pods, got {text:?}"))?;
             }
+            "--list-pace" => {
+                let text = value("--list-pace")?;
+                parsed.list_pace =
+                    Some(text.parse().ok().and_then(Pace::new).with_context(|| {
+                        format!("--list-pace: expected objects a second, at least 1, got {text:?}")
+                    })?);
+            }
             other => bail!("unknown argument {other:?}; {USAGE}"),
         }
     }
@@ -67,6 +78,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     let fake = FakeApiServer::start_at(args.listen, FakeApiOptions::default())
         .await
         .with_context(|| format!("binding {}", args.listen))?;
+    fake.set_list_pace(args.list_pace);
     if args.pods > 0 {
         let started = Instant::now();
         let loader = fake.clone();
@@ -136,10 +148,15 @@ mod tests {
         let parsed = args("--pods 1000 --listen 127.0.0.1:8001").unwrap();
         assert_eq!(parsed.listen.to_string(), "127.0.0.1:8001");
         assert_eq!(parsed.pods, 1000);
+        assert_eq!(parsed.list_pace, None);
+        assert_eq!(args("--list-pace 7300").unwrap().list_pace, Pace::new(7300));
         let error = |line: &str| format!("{:#}", args(line).err().unwrap());
         assert!(error("--pods").contains("--pods needs a value"));
         assert!(error("--pods many").contains("expected a number of Pods, got \"many\""));
         assert!(error("--listen localhost").contains("expected an address"));
+        assert!(
+            error("--list-pace 0").contains("expected objects a second, at least 1, got \"0\"")
+        );
         assert!(error("--verbose").contains("unknown argument \"--verbose\""));
     }
 }

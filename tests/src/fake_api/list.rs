@@ -54,7 +54,10 @@ pub(crate) async fn list(
     namespace: Option<&str>,
     params: &Params,
 ) -> Response {
-    let delay = shared.faults.lock().list_delay;
+    let (delay, pace) = {
+        let faults = shared.faults.lock();
+        (faults.list_delay, faults.list_pace)
+    };
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
@@ -160,11 +163,23 @@ pub(crate) async fn list(
         items: page.into_iter(),
         started: false,
         done: false,
+        sent: 0,
     };
-    json_response(
-        200,
-        Body::from_stream(futures::stream::iter(chunks.map(Ok::<_, io::Error>))),
-    )
+    let body = match pace {
+        None => Body::from_stream(futures::stream::iter(chunks.map(Ok::<_, io::Error>))),
+        Some(pace) => {
+            let start = tokio::time::Instant::now();
+            Body::from_stream(futures::stream::unfold(
+                chunks,
+                move |mut chunks| async move {
+                    let chunk = chunks.next()?;
+                    tokio::time::sleep_until(pace.due(start, chunks.sent)).await;
+                    Some((Ok::<_, io::Error>(chunk), chunks))
+                },
+            ))
+        }
+    };
+    json_response(200, body)
 }
 
 /// Bytes a list answer is written in at a time, at most one item more.
@@ -181,6 +196,8 @@ struct ListChunks {
     started: bool,
     /// Whether the closing `]}` was written.
     done: bool,
+    /// Items written so far.
+    sent: usize,
 }
 
 impl Iterator for ListChunks {
@@ -201,6 +218,7 @@ impl Iterator for ListChunks {
                 out.push(b',');
             }
             out.extend_from_slice(&object.body);
+            self.sent += 1;
         }
         Some(Bytes::from(out))
     }
@@ -240,6 +258,7 @@ mod tests {
                 items: (0..count).map(object).collect::<Vec<_>>().into_iter(),
                 started: false,
                 done: false,
+                sent: 0,
             };
             let chunks: Vec<Bytes> = chunks.collect();
             // 600 items of ~1 KB pass a chunk's 256 KiB: the list comes in pieces.

@@ -46,7 +46,7 @@ use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
-pub use self::faults::StreamingLists;
+pub use self::faults::{Pace, StreamingLists};
 pub use self::review::{Rule, Subject};
 
 use self::discovery::ResourceDef;
@@ -431,6 +431,12 @@ impl FakeApiServer {
     /// streaming list, wait this long before they are sent.
     pub fn set_list_delay(&self, delay: Duration) {
         self.shared.faults.lock().list_delay = delay;
+    }
+
+    /// Hands out list items and the initial events of streaming lists no
+    /// faster than `pace` (`None`: as fast as the connection takes them).
+    pub fn set_list_pace(&self, pace: Option<Pace>) {
+        self.shared.faults.lock().list_pace = pace;
     }
 
     /// Serves a custom resource: it appears in discovery, and a

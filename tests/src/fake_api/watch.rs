@@ -85,9 +85,9 @@ pub(crate) fn watch(
         Ok(rv) => rv,
         Err(message) => return error_response(400, &message),
     };
-    let (streaming, list_delay) = {
+    let (streaming, list_delay, pace) = {
         let faults = shared.faults.lock();
-        (faults.streaming_lists, faults.list_delay)
+        (faults.streaming_lists, faults.list_delay, faults.list_pace)
     };
     let send_initial_events = params.send_initial_events && streaming != StreamingLists::Ignored;
     if send_initial_events {
@@ -170,10 +170,14 @@ pub(crate) fn watch(
         if send_initial_events && !expired {
             tokio::time::sleep(list_delay).await;
         }
-        for batch in state.chunks(STATE_BATCH) {
+        let start = Instant::now();
+        for (i, batch) in state.chunks(STATE_BATCH).enumerate() {
             let mut lines = Vec::new();
             for object in batch {
                 write_event(&mut lines, EventType::Added, &object.body, &spec);
+            }
+            if let Some(pace) = pace {
+                tokio::time::sleep_until(pace.due(start, i * STATE_BATCH + batch.len())).await;
             }
             if tx.send(Ok(Bytes::from(lines))).await.is_err() {
                 return;
