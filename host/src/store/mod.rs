@@ -586,7 +586,7 @@ mod tests;
 /// later allocations: after a sync, the pages and lines it read (hundreds
 /// of them, freed in no order) leave free chunks all over the heap, which
 /// glibc's allocator gives back only when they reach its top. With one
-/// arena per core (`main.rs`), GRW held 4 to 8 MB less at ready with
+/// arena per core (`main.rs`), GRW held 5 to 10 MB less at ready with
 /// 10,000 Pods (BENCHMARKS.md). It takes 2 ms after a list of 10,000 Pods
 /// and 4 ms after 100,000, on the calling thread. musl's allocator returns
 /// freed memory by itself, and has nothing like it.
