@@ -205,7 +205,7 @@ struct Row {
     native: Option<(Throughput, Throughput)>,
     kube: Option<(Throughput, Throughput)>,
     /// The native 1% list from one connection, and from 16 paced ones.
-    list_alone: Option<(Throughput, Throughput)>,
+    native_lists: Option<(Throughput, Throughput)>,
 }
 
 fn measure(
@@ -249,7 +249,7 @@ fn measure(
         secs(daemon.logged_at("listed", &[("gvk", "v1/Pod")])),
     ];
 
-    let (native, kube, list_alone) = if wrk {
+    let (native, kube, native_lists) = if wrk {
         let routes = Routes::new(pods, n);
         routes.check(&daemon, n);
         eprintln!("  wrk: native GET, native 1% list, Kubernetes GET, Kubernetes 1% list");
@@ -298,7 +298,7 @@ fn measure(
         milestones,
         native,
         kube,
-        list_alone,
+        native_lists,
     };
     eprintln!(
         "  RSS {:.0} MiB at ready, {} bytes/Pod above idle; {:.0} MiB with the analyzers' edges; peak {:.0} MiB",
@@ -510,20 +510,7 @@ fn report(rows: &[Row], idle: u64) {
         );
         println!("|---:|---:|---:|");
         for row in rows {
-            let cell = |t: &Throughput| {
-                format!(
-                    "{} ({:.2} / {:.2})",
-                    grouped(t.per_second),
-                    t.p50_ms,
-                    t.p99_ms
-                )
-            };
-            let (alone, paced) = row
-                .list_alone
-                .as_ref()
-                .map_or(("–".to_string(), "–".to_string()), |(a, p)| {
-                    (cell(a), cell(p))
-                });
+            let (alone, paced) = throughput_cells(row.native_lists.as_ref());
             println!("| {} | {alone} | {paced} |", grouped(row.pods as f64));
         }
     }
@@ -565,7 +552,8 @@ fn report(rows: &[Row], idle: u64) {
     }
 }
 
-/// `req/s (p50 / p99)` of a GET run and a list run, or dashes without wrk.
+/// `req/s (p50 / p99)` of two runs (a GET and a list, or a list alone and
+/// paced), or dashes without wrk.
 fn throughput_cells(runs: Option<&(Throughput, Throughput)>) -> (String, String) {
     let cell = |t: &Throughput| {
         format!(
