@@ -11,7 +11,7 @@ use tracing_subscriber::EnvFilter;
 fn main() -> ExitCode {
     // Before any other thread exists: the runtime's threads take their
     // arenas as they first allocate.
-    limit_allocator_arenas();
+    tune_allocator();
     match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime.block_on(run()),
         Err(e) => {
@@ -21,28 +21,52 @@ fn main() -> ExitCode {
     }
 }
 
-/// glibc's allocator gives each thread that allocates while another does
-/// an arena of its own, up to 8 per core, and memory freed in one arena
-/// serves only that arena's threads. GRW's threads (the runtime's, those
-/// storing list pages, the plugins') took seven arenas syncing 10,000 Pods,
-/// with 19 MB free among them. One arena per core keeps what is freed in
-/// reach of the next allocation. With 10,000 Pods GRW held 2,349 bytes per
-/// Pod at ready against 2,866 with glibc's default; with a million, 2,828
-/// MiB against 2,887 once the analyzers were done. The price is contention
+/// Two settings of glibc's allocator, each left alone when its environment
+/// variable (`MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_`) sets it.
+///
+/// Arenas: glibc gives each thread that allocates while another does an
+/// arena of its own, up to 8 per core, and memory freed in one arena serves
+/// only that arena's threads. GRW's threads (the runtime's, those storing
+/// list pages, the plugins') took seven arenas syncing 10,000 Pods, with 19
+/// MB free among them. One arena per core keeps what is freed in reach of
+/// the next allocation. With 10,000 Pods GRW held 2,349 bytes per Pod at
+/// ready against 2,866 with glibc's default; with a million, 2,828 MiB
+/// against 2,887 once the analyzers were done. The price is contention
 /// while a list is stored on every core: syncing a million Pods took 48.1
-/// s of CPU against 42.8 (BENCHMARKS.md). `MALLOC_ARENA_MAX`, if set, is
-/// left to decide.
-fn limit_allocator_arenas() {
+/// s of CPU against 42.8 (BENCHMARKS.md).
+///
+/// Where large blocks come from: glibc maps a block of 128 KiB or more on
+/// its own, and raises that threshold to the size of each such block freed,
+/// up to 32 MiB. A sync frees blocks of megabytes (a list's vectors, read
+/// buffers), so the later ones came from the arenas, among the objects the
+/// cache keeps, and the holes they left there stayed resident: from run to
+/// run of one build, 10,000 Pods took 19 to 26 MB above idle. A fixed
+/// threshold of 512 KiB keeps them out of the arenas: 19 to 20 MB in eight
+/// runs, with no more CPU to sync 100,000 Pods (128 KiB cost 16% more, in
+/// the page faults of blocks mapped and unmapped).
+fn tune_allocator() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        // SAFETY: sets a number in the allocator's parameters, before any
-        // other thread exists.
-        unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, i32::try_from(cores).unwrap_or(i32::MAX));
+    {
+        let unset = |name| std::env::var_os(name).is_none();
+        // SAFETY: each sets a number in the allocator's parameters, before
+        // any other thread exists.
+        if unset("MALLOC_ARENA_MAX") {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            unsafe {
+                libc::mallopt(libc::M_ARENA_MAX, i32::try_from(cores).unwrap_or(i32::MAX));
+            }
+        }
+        if unset("MALLOC_MMAP_THRESHOLD_") {
+            unsafe {
+                libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+            }
         }
     }
 }
+
+/// Blocks this large or larger are mapped on their own ([`tune_allocator`]).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const MMAP_THRESHOLD: i32 = 512 << 10;
 
 async fn run() -> ExitCode {
     ignore_file_size_signal();

@@ -36,13 +36,18 @@
 //! everything else at its default, the built-in relationship analyzers
 //! included, as a user gets it; ready time runs from spawn to `/readyz`
 //! answering 200 (polled every 20 ms). Resident memory (`VmRSS`) is read at
-//! ready, before the analyzers start: the same daemon against a fake with
-//! no Pods gives the idle figure, and (RSS − idle) / N, the cache's cost
-//! per Pod, is compared with the mean size of what GRW keeps of a Pod: its
-//! compact JSON without managedFields. The analyzers go on after ready:
-//! their edges are counted (`/api/v1/plugins`) once the counts stay put
-//! for 2 s, and `VmRSS` is read again then, the whole daemon with its
-//! relationship index; the peak (`VmHWM`) is read last, after the `wrk`
+//! ready: the same daemon against a fake with no Pods gives the idle
+//! figure, and (RSS − idle) / N is compared with the mean size of what GRW
+//! keeps of a Pod: its compact JSON without managedFields. The analyzers
+//! start on the Pods as they arrive and go on after ready, so that figure
+//! holds some of their work, more or less from run to run. So, first, GRW
+//! runs once with `builtinAnalyzers: false` (unless
+//! `GRW_BENCH_CACHE_ALONE=false`), idle and with N Pods: its RSS at ready
+//! is the cache's cost alone. The daemon with the analyzers goes on: their
+//! edges are counted (`/api/v1/plugins`) once the counts stay put for 2 s,
+//! and `VmRSS` is read again then, the whole daemon with its relationship
+//! index; what it holds above the cache alone, per edge, is the
+//! analyzers' cost. The peak (`VmHWM`) is read last, after the `wrk`
 //! runs. Then `wrk -t2 -c16 -d10s`
 //! measures an exact GET rotating
 //! over 1,000 Pods, and a list by `app=<one app>` (1% of the Pods), on the
@@ -76,6 +81,12 @@ const DEFAULT_SIZES: &str = "10000,100000";
 
 /// Whether GRW syncs by a streaming list (its default), or by LIST pages
 /// with `GRW_BENCH_STREAMING_LIST=false`.
+/// Whether each size also runs GRW without its analyzers, from
+/// `GRW_BENCH_CACHE_ALONE`.
+fn cache_alone() -> bool {
+    std::env::var("GRW_BENCH_CACHE_ALONE").map_or(true, |v| v != "false")
+}
+
 fn streaming_list() -> bool {
     std::env::var("GRW_BENCH_STREAMING_LIST").map_or(true, |v| v != "false")
 }
@@ -133,18 +144,24 @@ fn main() {
     eprintln!("idle: grw against an API server with no Pods");
     let idle = {
         let (_fake, url) = start_fake(&fake, 0, list_pace());
-        let mut daemon = start_grw(&grw, &url, streaming_list());
-        daemon.wait_ready(READY_TIMEOUT);
-        std::thread::sleep(SETTLE);
-        rss_bytes(daemon.pid())
+        let idle = |analyzers| {
+            let mut daemon = start_grw(&grw, &url, streaming_list(), analyzers);
+            daemon.wait_ready(READY_TIMEOUT);
+            std::thread::sleep(SETTLE);
+            rss_bytes(daemon.pid())
+        };
+        Idle {
+            with_analyzers: idle(true),
+            alone: cache_alone().then(|| idle(false)),
+        }
     };
 
     let mut rows = Vec::new();
     for &n in &sizes {
         eprintln!("{n} Pods:");
-        rows.push(measure(n, &pods, &fake, &grw, idle, wrk));
+        rows.push(measure(n, &pods, &fake, &grw, &idle, wrk));
     }
-    report(&rows, idle);
+    report(&rows, &idle);
 }
 
 /// Pod counts from `GRW_BENCH_SIZES`.
@@ -183,6 +200,20 @@ fn grw_binary() -> PathBuf {
     bin
 }
 
+/// GRW's resident memory against a fake with no Pods.
+struct Idle {
+    with_analyzers: u64,
+    /// With `builtinAnalyzers: false`, unless `GRW_BENCH_CACHE_ALONE=false`.
+    alone: Option<u64>,
+}
+
+/// GRW without its analyzers (`builtinAnalyzers: false`): the cache alone.
+struct Alone {
+    ready_secs: f64,
+    rss_at_ready: u64,
+    cpu_at_ready: f64,
+}
+
 /// One size's figures.
 struct Row {
     pods: usize,
@@ -200,6 +231,7 @@ struct Row {
     analysis_at_ready: (u64, u64),
     analysis_settled: (u64, u64),
     analyzed: Analyzed,
+    alone: Option<Alone>,
     /// Seconds after spawn of: API listening, Pod watch started, Pods listed.
     milestones: [Option<f64>; 3],
     native: Option<(Throughput, Throughput)>,
@@ -213,7 +245,7 @@ fn measure(
     pods: &PodFactory,
     fake_bin: &std::path::Path,
     grw_bin: &std::path::Path,
-    idle: u64,
+    idle: &Idle,
     wrk: bool,
 ) -> Row {
     let stripped_mean = stripped_mean(pods, n);
@@ -228,7 +260,23 @@ fn measure(
     let (raw_list_secs, raw_list_bytes) = lists[1];
     eprintln!("  raw list: {raw_list_secs:.2} s, {raw_list_bytes} bytes");
 
-    let mut daemon = start_grw(grw_bin, &url, streaming_list());
+    let alone = cache_alone().then(|| {
+        let mut daemon = start_grw(grw_bin, &url, streaming_list(), false);
+        let ready = daemon.wait_ready(READY_TIMEOUT);
+        let alone = Alone {
+            ready_secs: ready.as_secs_f64(),
+            rss_at_ready: rss_bytes(daemon.pid()),
+            cpu_at_ready: cpu_seconds(daemon.pid()),
+        };
+        eprintln!(
+            "  without analyzers: ready in {:.2} s, RSS {:.0} MiB",
+            alone.ready_secs,
+            alone.rss_at_ready as f64 / MIB
+        );
+        alone
+    });
+
+    let mut daemon = start_grw(grw_bin, &url, streaming_list(), true);
     let ready = daemon.wait_ready(READY_TIMEOUT);
     let rss_at_ready = rss_bytes(daemon.pid());
     let cpu_at_ready = cpu_seconds(daemon.pid());
@@ -295,6 +343,7 @@ fn measure(
         analysis_at_ready,
         analysis_settled,
         analyzed,
+        alone,
         milestones,
         native,
         kube,
@@ -303,7 +352,7 @@ fn measure(
     eprintln!(
         "  RSS {:.0} MiB at ready, {} bytes/Pod above idle; {:.0} MiB with the analyzers' edges; peak {:.0} MiB",
         row.rss_at_ready as f64 / MIB,
-        grouped(per_pod(&row, idle)),
+        grouped(per_pod(row.rss_at_ready, idle.with_analyzers, n)),
         row.analyzed.rss as f64 / MIB,
         row.peak_rss as f64 / MIB,
     );
@@ -434,13 +483,12 @@ impl Routes {
     }
 }
 
-/// Resident bytes per Pod above the idle daemon's, at ready: the cache,
-/// before the analyzers add their index.
-fn per_pod(row: &Row, idle: u64) -> f64 {
-    (row.rss_at_ready as f64 - idle as f64) / row.pods as f64
+/// Resident bytes per Pod above the idle daemon's.
+fn per_pod(rss: u64, idle: u64, pods: usize) -> f64 {
+    (rss as f64 - idle as f64) / pods as f64
 }
 
-fn report(rows: &[Row], idle: u64) {
+fn report(rows: &[Row], idle: &Idle) {
     let date = grw::time::rfc3339(
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -471,7 +519,7 @@ fn report(rows: &[Row], idle: u64) {
     );
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for row in rows {
-        let per_pod = per_pod(row, idle);
+        let per_pod = per_pod(row.rss_at_ready, idle.with_analyzers, row.pods);
         let (get, list) = throughput_cells(row.native.as_ref());
         println!(
             "| {} | {:.2} ({:.0}) | {:.2} | {:.1} | {:.0} | {:.0} | {} | {:.2} | {} | {:.0} | {:.0} | {get} | {list} |",
@@ -480,7 +528,7 @@ fn report(rows: &[Row], idle: u64) {
             row.raw_list_bytes as f64 / 1e6,
             row.ready_secs,
             row.ready_secs / row.raw_list_secs,
-            idle as f64 / MIB,
+            idle.with_analyzers as f64 / MIB,
             row.rss_at_ready as f64 / MIB,
             grouped(per_pod),
             per_pod / row.stripped_mean,
@@ -488,6 +536,37 @@ fn report(rows: &[Row], idle: u64) {
             row.analyzed.rss as f64 / MIB,
             row.peak_rss as f64 / MIB,
         );
+    }
+    if let Some(idle_alone) = idle.alone {
+        println!();
+        println!(
+            "The cache alone: GRW with `builtinAnalyzers: false`, at ready; and what the \
+             analyzers add, per edge, once they are done (RSS with edges above the cache alone):"
+        );
+        println!();
+        println!(
+            "| Pods | ready s | ready / raw | CPU s | idle RSS MiB | RSS MiB at ready | bytes/Pod above idle | × stripped JSON | analyzers' bytes/edge |"
+        );
+        println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for row in rows {
+            let Some(alone) = &row.alone else { continue };
+            let per_pod = per_pod(alone.rss_at_ready, idle_alone, row.pods);
+            let edges = row.analyzed.counts.0;
+            let per_edge = (edges > 0)
+                .then(|| (row.analyzed.rss as f64 - alone.rss_at_ready as f64) / edges as f64);
+            println!(
+                "| {} | {:.2} | {:.1} | {:.1} | {:.0} | {:.0} | {} | {:.2} | {} |",
+                grouped(row.pods as f64),
+                alone.ready_secs,
+                alone.ready_secs / row.raw_list_secs,
+                alone.cpu_at_ready,
+                idle_alone as f64 / MIB,
+                alone.rss_at_ready as f64 / MIB,
+                grouped(per_pod),
+                per_pod / row.stripped_mean,
+                per_edge.map_or("–".into(), grouped),
+            );
+        }
     }
     if rows.iter().any(|r| r.kube.is_some()) {
         println!();

@@ -337,6 +337,23 @@ impl Codec {
         self.judge(&dictionary, plain, packed);
     }
 
+    /// The dictionary to compress new objects with as they are read, when
+    /// the codec has one and is not collecting samples for the next: then
+    /// an object's JSON can go from the text received straight to its
+    /// compressed form ([`Packer::body`]), with no plain copy in between.
+    /// `None` while objects must go through [`Codec::pack`].
+    pub(super) fn packer(&self) -> Option<Packer<'_>> {
+        let state = self.state.lock();
+        if state.samples.is_some() || state.training {
+            return None;
+        }
+        Some(Packer {
+            codec: self,
+            current: state.dictionary.clone()?,
+            counted: Default::default(),
+        })
+    }
+
     /// Adds the bodies to the samples being collected, trains when there
     /// are enough, and returns the dictionary to compress with.
     fn sample_and_train(&self, objects: &[StoredObject]) -> Option<Current> {
@@ -427,6 +444,43 @@ impl Codec {
                 .baseline
                 .or((plain > 0).then(|| packed as f64 / plain as f64)),
         }
+    }
+}
+
+/// Compresses a cache's objects one by one, as they are read, with the
+/// dictionary that was current when it was made (`Cache::packer`), and
+/// tells the cache how well that went when dropped.
+pub struct Packer<'c> {
+    codec: &'c Codec,
+    current: Current,
+    /// JSON bytes in and compressed bytes out.
+    counted: std::cell::Cell<(u64, u64)>,
+}
+
+impl Packer<'_> {
+    /// The body of an object whose JSON is `json`: compressed, or a plain
+    /// copy when compressing would not make it smaller.
+    pub(super) fn body(&self, json: &[u8]) -> Body {
+        match compress(json, &self.current.compress) {
+            Some(bytes) => {
+                let (plain, packed) = self.counted.get();
+                self.counted
+                    .set((plain + json.len() as u64, packed + bytes.len() as u64));
+                Body::Packed {
+                    len: json.len() as u32,
+                    bytes,
+                    dictionary: self.current.dictionary.clone(),
+                }
+            }
+            None => Body::Plain(json.into()),
+        }
+    }
+}
+
+impl Drop for Packer<'_> {
+    fn drop(&mut self) {
+        let (plain, packed) = self.counted.get();
+        self.codec.judge(&self.current.dictionary, plain, packed);
     }
 }
 

@@ -29,7 +29,7 @@ use parking_lot::{RwLock, RwLockReadGuard};
 use tokio::sync::{broadcast, watch};
 
 pub use change::{Change, ChangeType, Origin};
-pub use codec::{CompressionStats, Dictionary};
+pub use codec::{CompressionStats, Dictionary, Packer};
 pub use name_index::{NameIndex, fold_name};
 pub use object::{ObjectError, ObjectKey, StoredObject};
 pub use tap::{Tap, TapReceiver, TapStatus, Tapped};
@@ -134,6 +134,14 @@ impl Cache {
     /// [`Cache::replace`] compress what is not yet.
     pub fn pack(&self, objects: &mut [StoredObject]) {
         self.codec.pack(objects);
+    }
+
+    /// A compressor for objects as they are read, when this cache's codec
+    /// has a dictionary and is not collecting samples; see
+    /// [`StoredObject::from_raw_packed`]. Objects read without one go
+    /// through [`Cache::pack`].
+    pub fn packer(&self) -> Option<Packer<'_>> {
+        self.codec.packer()
     }
 
     /// What compression has done for this cache so far.

@@ -437,18 +437,23 @@ fn store_page(
     keep_managed_fields: bool,
     cache: &Cache,
 ) -> Vec<StoredObject> {
+    // Compressed as they are read once the cache has a dictionary; the
+    // first pages of a kind (and those collecting samples for a new
+    // dictionary) are compressed after, a page at a time.
+    let packer = cache.packer();
     let mut objects: Vec<StoredObject> = items
         .iter()
-        .filter_map(
-            |item| match StoredObject::from_raw(item, gvk, keep_managed_fields) {
+        .filter_map(|item| {
+            match StoredObject::from_raw_packed(item, gvk, keep_managed_fields, packer.as_ref()) {
                 Ok(o) => Some(o),
                 Err(e) => {
                     tracing::warn!(gvk = %gvk, error = %e, "listed object skipped");
                     None
                 }
-            },
-        )
+            }
+        })
         .collect();
+    drop(packer);
     cache.pack(&mut objects);
     objects
 }

@@ -79,8 +79,9 @@ pub struct Daemon {
 /// Starts GRW against the API server at `api_url` as a user would: a
 /// kubeconfig naming the server, v1 Pods watched from the start, every other
 /// setting (the built-in relationship analyzers among them) at its default
-/// but `streamingList` when `streaming_list` is false.
-pub fn start_grw(bin: &Path, api_url: &str, streaming_list: bool) -> Daemon {
+/// but `streamingList` when `streaming_list` is false, and
+/// `builtinAnalyzers` when `analyzers` is false.
+pub fn start_grw(bin: &Path, api_url: &str, streaming_list: bool, analyzers: bool) -> Daemon {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let kubeconfig = dir.path().join("kubeconfig");
     std::fs::write(
@@ -100,6 +101,7 @@ pub fn start_grw(bin: &Path, api_url: &str, streaming_list: bool) -> Daemon {
         "logType": "json",
         "minLogLevel": "info",
         "streamingList": streaming_list,
+        "builtinAnalyzers": analyzers,
     });
     let config_path = dir.path().join("config.json");
     std::fs::write(&config_path, config.to_string()).expect("writing the config");

@@ -132,6 +132,79 @@ fn packed_objects_read_back_byte_for_byte() {
 }
 
 #[test]
+fn objects_packed_as_they_are_read_match_those_packed_after() {
+    let gvk = Gvk::new("", "v1", "Pod");
+    // As list items arrive: without kind and apiVersion, with whitespace in
+    // one of them (the `Value` way).
+    let items: Vec<Box<serde_json::value::RawValue>> = (0..3000)
+        .map(|i| {
+            let mut pod = generated_pod(i);
+            let map = pod.as_object_mut().unwrap();
+            map.remove("kind");
+            map.remove("apiVersion");
+            let text = if i == 2500 {
+                serde_json::to_string_pretty(&pod)
+            } else {
+                serde_json::to_string(&pod)
+            };
+            serde_json::value::RawValue::from_string(text.unwrap()).unwrap()
+        })
+        .collect();
+    let read = |item: &serde_json::value::RawValue| StoredObject::from_raw(item, &gvk, false);
+    let expected: Vec<_> = items.iter().map(|i| seen(&read(i).unwrap())).collect();
+
+    let codec = Codec::new();
+    assert!(codec.packer().is_none(), "a packer before any dictionary");
+    let mut first: Vec<StoredObject> = items[..1000].iter().map(|i| read(i).unwrap()).collect();
+    codec.pack(&mut first);
+    assert_eq!(codec.stats().trainings, 1);
+
+    let packer = codec.packer().expect("a packer once trained");
+    let mut rest: Vec<StoredObject> = items[1000..]
+        .iter()
+        .map(|i| StoredObject::from_raw_packed(i, &gvk, false, Some(&packer)).unwrap())
+        .collect();
+    drop(packer);
+    // The object read the `Value` way comes plain, and is packed after.
+    assert_eq!(rest.iter().filter(|o| o.dictionary().is_none()).count(), 1);
+    codec.pack(&mut rest);
+    assert!(rest.iter().all(|o| o.dictionary().is_some()));
+    // The packer told the codec how well it did.
+    assert!(codec.stats().ratio.is_some_and(|r| r < 0.3));
+
+    let after: Vec<_> = first.iter().chain(&rest).map(seen).collect();
+    assert!(
+        expected == after,
+        "an object packed as it was read reads back differently"
+    );
+}
+
+#[test]
+fn no_packer_while_samples_are_collected() {
+    let codec = Codec::new();
+    // More than a window of Pods, so that the ratio to judge by is theirs.
+    for p in 0..8 {
+        let mut page: Vec<StoredObject> = (p * 500..(p + 1) * 500)
+            .map(|i| stored(generated_pod(i)))
+            .collect();
+        codec.pack(&mut page);
+    }
+    assert!(codec.packer().is_some());
+    // Objects of another shape degrade the ratio until the codec collects
+    // samples for a new dictionary: from then on pages go through `pack`,
+    // which samples them.
+    let mut i = 0;
+    while codec.packer().is_some() {
+        let mut page: Vec<StoredObject> =
+            (i..i + 100).map(|i| stored(generated_other(i))).collect();
+        codec.pack(&mut page);
+        i += 100;
+        assert!(i < 100_000, "the codec never asked for new samples");
+    }
+    assert_eq!(codec.stats().trainings, 1);
+}
+
+#[test]
 fn pages_packed_on_several_threads_wait_for_the_first_dictionary() {
     // Pages of a list are packed on as many threads as there are cores.
     // While one of them trains the first dictionary, the others must wait

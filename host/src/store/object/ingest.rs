@@ -12,15 +12,17 @@
 //! `metadata.managedFields` cut out unless kept. Anything else (text with
 //! whitespace, no `metadata` object) takes the `Value` way.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::super::json_index::TopLevel;
-use super::{Metadata, ObjectError, StoredObject};
+use super::header::Header;
+use super::{Metadata, ObjectError, ObjectKey, StoredObject};
 use crate::gvk::Gvk;
-use crate::store::codec::Body;
+use crate::store::codec::{Body, Packer};
 
 impl StoredObject {
     /// Prepares an object for the cache from its JSON text, as
@@ -32,13 +34,55 @@ impl StoredObject {
         gvk: &Gvk,
         keep_managed_fields: bool,
     ) -> Result<StoredObject, ObjectError> {
+        Self::from_raw_packed(raw, gvk, keep_managed_fields, None)
+    }
+
+    /// As [`StoredObject::from_raw`], compressing the object with `packer`
+    /// (its cache's [`Cache::packer`](crate::store::Cache::packer)) as it
+    /// is read: the JSON to store is written to a buffer each thread
+    /// keeps, and only its compressed form is allocated. Without a packer
+    /// the body stays plain, for [`Cache::pack`](crate::store::Cache::pack).
+    pub fn from_raw_packed(
+        raw: &RawValue,
+        gvk: &Gvk,
+        keep_managed_fields: bool,
+        packer: Option<&Packer<'_>>,
+    ) -> Result<StoredObject, ObjectError> {
         // A `RawValue` is valid JSON: only its layout is left to check.
         let json = raw.get().as_bytes();
-        match Received::read(json) {
-            Some(received) => received.store(gvk, keep_managed_fields),
-            None => by_value(json, gvk, keep_managed_fields),
-        }
+        let Some(received) = Received::read(json) else {
+            return by_value(json, gvk, keep_managed_fields);
+        };
+        STORED.with_borrow_mut(|out| {
+            let stored = received.store(out, gvk, keep_managed_fields);
+            let object = match stored? {
+                Read::Parts { key, header, index } => StoredObject {
+                    key,
+                    header,
+                    body: match packer {
+                        Some(packer) => packer.body(out),
+                        None => Body::Plain(out.as_slice().into()),
+                    },
+                    index,
+                },
+                Read::Whole(object) => object,
+            };
+            // A rare large object does not keep its room in every thread.
+            if out.capacity() > KEPT_CAPACITY {
+                *out = Vec::new();
+            }
+            Ok(object)
+        })
     }
+}
+
+/// The most room a thread keeps for the JSON of the next object.
+const KEPT_CAPACITY: usize = 1 << 20;
+
+thread_local! {
+    /// Where an object's JSON is written before it is compressed or copied
+    /// to a box of its size: no allocation for it per object.
+    static STORED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 fn by_value(
@@ -49,6 +93,17 @@ fn by_value(
     let value: Value =
         serde_json::from_slice(json).map_err(|e| ObjectError::InvalidJson(Arc::new(e)))?;
     StoredObject::from_value(value, gvk, keep_managed_fields)
+}
+
+/// What [`Received::store`] read: the parts of an object whose JSON it
+/// wrote, or an object it had to build the `Value` way.
+enum Read {
+    Parts {
+        key: ObjectKey,
+        header: Header,
+        index: TopLevel,
+    },
+    Whole(StoredObject),
 }
 
 /// A compact JSON object and where its top-level members are.
@@ -81,7 +136,14 @@ impl<'j> Received<'j> {
             .map(|(_, value)| *value)
     }
 
-    fn store(self, gvk: &Gvk, keep_managed_fields: bool) -> Result<StoredObject, ObjectError> {
+    /// Writes the JSON to store to `out` (emptied first) and reads its
+    /// header.
+    fn store(
+        self,
+        out: &mut Vec<u8>,
+        gvk: &Gvk,
+        keep_managed_fields: bool,
+    ) -> Result<Read, ObjectError> {
         if self
             .member("metadata")
             .is_none_or(|text| text.first() != Some(&b'{'))
@@ -90,7 +152,8 @@ impl<'j> Received<'j> {
         }
         let is_string = |key| self.member(key).is_some_and(|v| v.first() == Some(&b'"'));
 
-        let mut out = Vec::with_capacity(self.json.len() + 48);
+        out.clear();
+        out.reserve(self.json.len() + 48);
         let mut offsets = Vec::with_capacity(self.members.len() * 2 + 4);
         out.push(b'{');
         let mut put = |out: &mut Vec<u8>, key: &[u8], write: &mut dyn FnMut(&mut Vec<u8>)| {
@@ -105,12 +168,12 @@ impl<'j> Received<'j> {
         };
         // Serializing a string into a Vec cannot fail.
         if !is_string("apiVersion") {
-            put(&mut out, b"\"apiVersion\"", &mut |out| {
+            put(out, b"\"apiVersion\"", &mut |out| {
                 let _ = serde_json::to_writer(out, &gvk.api_version());
             });
         }
         if !is_string("kind") {
-            put(&mut out, b"\"kind\"", &mut |out| {
+            put(out, b"\"kind\"", &mut |out| {
                 let _ = serde_json::to_writer(out, &gvk.kind);
             });
         }
@@ -124,7 +187,7 @@ impl<'j> Received<'j> {
                 continue;
             }
             if &key[1..key.len() - 1] == b"metadata" {
-                put(&mut out, key, &mut |out| {
+                put(out, key, &mut |out| {
                     let start = out.len();
                     if keep_managed_fields {
                         out.extend_from_slice(value);
@@ -138,7 +201,7 @@ impl<'j> Received<'j> {
                     metadata_at = start..out.len();
                 });
             } else {
-                put(&mut out, key, &mut |out| out.extend_from_slice(value));
+                put(out, key, &mut |out| out.extend_from_slice(value));
             }
         }
         out.push(b'}');
@@ -146,13 +209,12 @@ impl<'j> Received<'j> {
         // Labels that are not a map of strings and the like: the `Value`
         // way reads what it can of them.
         let Ok(metadata) = serde_json::from_slice::<Metadata>(&out[metadata_at]) else {
-            return by_value(self.json, gvk, keep_managed_fields);
+            return by_value(self.json, gvk, keep_managed_fields).map(Read::Whole);
         };
         let (key, header) = metadata.read()?;
-        Ok(StoredObject {
+        Ok(Read::Parts {
             key,
             header,
-            body: Body::Plain(out.into_boxed_slice()),
             index: TopLevel::new(offsets),
         })
     }
