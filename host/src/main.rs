@@ -21,8 +21,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// Two settings of glibc's allocator, each left alone when its environment
-/// variable (`MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_`) sets it.
+/// Three settings of glibc's allocator, each left alone when its
+/// environment variable (`MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_`,
+/// `MALLOC_TRIM_THRESHOLD_`) sets it.
 ///
 /// Arenas: glibc gives each thread that allocates while another does an
 /// arena of its own, up to 8 per core, and memory freed in one arena serves
@@ -44,6 +45,13 @@ fn main() -> ExitCode {
 /// threshold of 512 KiB keeps them out of the arenas: 19 to 20 MB in eight
 /// runs, with no more CPU to sync 100,000 Pods (128 KiB cost 16% more, in
 /// the page faults of blocks mapped and unmapped).
+///
+/// Trimming: glibc gives the top of an arena back to the system once more
+/// than 128 KiB of it is free, and raised that to twice the mapping
+/// threshold along with it. Left at 128 KiB, each 256 KB chunk of a list
+/// answer was given back when sent and faulted in again for the next: a
+/// 1% list of 10,000 Pods answered in 0.70 ms from one connection instead
+/// of 0.52. It is set to twice the threshold, as glibc would have.
 fn tune_allocator() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
@@ -59,6 +67,11 @@ fn tune_allocator() {
         if unset("MALLOC_MMAP_THRESHOLD_") {
             unsafe {
                 libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+            }
+        }
+        if unset("MALLOC_TRIM_THRESHOLD_") {
+            unsafe {
+                libc::mallopt(libc::M_TRIM_THRESHOLD, 2 * MMAP_THRESHOLD);
             }
         }
     }

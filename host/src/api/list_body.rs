@@ -16,34 +16,39 @@ use bytes::Bytes;
 
 use crate::store::StoredObject;
 
-/// JSON written before the connection is handed more.
+/// JSON written before the connection is handed more. A chunk is not let
+/// grow past it (but for an object larger on its own): a vector that
+/// doubled past it would be a block the allocator maps and unmaps for
+/// every chunk (`tune_allocator` in `main.rs`), and a list answer would
+/// pay the page faults of each.
 const CHUNK: usize = 256 << 10;
 
 /// `head` (up to and including the items' `[`), the items' JSON separated
 /// by commas, and `]}`.
 pub(super) fn json_list(head: Vec<u8>, items: Vec<Arc<StoredObject>>) -> Body {
     let len = head.len() + items.iter().map(|o| o.json_len() + 1).sum::<usize>() + 2;
-    let mut items = items.into_iter();
+    let mut items = items.into_iter().peekable();
     let mut next = Some(head);
     let mut first = true;
     let mut chunk = move || {
         let mut out = next.take()?;
-        out.reserve(CHUNK.min(len));
-        loop {
-            if out.len() >= CHUNK {
+        out.reserve(CHUNK.min(len).saturating_sub(out.len()));
+        while let Some(object) = items.peek() {
+            // A comma, the object and the closing `]}`: a chunk that holds
+            // something ends before it would grow past `CHUNK`.
+            if !out.is_empty() && out.len() + object.json_len() + 3 > CHUNK {
                 next = Some(Vec::new());
                 return Some(out);
             }
-            let Some(object) = items.next() else {
-                out.extend_from_slice(b"]}");
-                return Some(out);
-            };
             if !first {
                 out.push(b',');
             }
             first = false;
             object.write_json(&mut out);
+            items.next();
         }
+        out.extend_from_slice(b"]}");
+        Some(out)
     };
     if len <= CHUNK {
         return Body::from(chunk().unwrap_or_default());
@@ -79,7 +84,10 @@ mod tests {
         let mut bytes = Vec::new();
         let mut body = std::pin::pin!(body);
         while let Some(frame) = std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)).await {
-            bytes.extend_from_slice(frame.unwrap().data_ref().unwrap());
+            let data = frame.unwrap().into_data().unwrap();
+            // Small objects never make a chunk grow past its size.
+            assert!(data.len() <= CHUNK, "a chunk of {} bytes", data.len());
+            bytes.extend_from_slice(&data);
             frames += 1;
         }
         (exact, frames, serde_json::from_slice(&bytes).unwrap())
@@ -101,6 +109,35 @@ mod tests {
             .map(|p| p["metadata"]["name"].as_str().unwrap())
             .collect();
         assert_eq!(listed, names);
+    }
+
+    #[tokio::test]
+    async fn an_object_larger_than_a_chunk_has_one_of_its_own() {
+        let big = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "big", "namespace": "shop", "resourceVersion": "1"},
+            "data": {"blob": "x".repeat(CHUNK + 10)},
+        });
+        let big = Arc::new(
+            StoredObject::from_value(big, &Gvk::new("", "v1", "ConfigMap"), false).unwrap(),
+        );
+        let mut items = pods(3);
+        items.insert(1, big.clone());
+        let body = json_list(br#"{"kind":"List","items":["#.to_vec(), items);
+        let mut body = std::pin::pin!(body);
+        let mut frames = Vec::new();
+        while let Some(frame) = std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)).await {
+            frames.push(frame.unwrap().into_data().unwrap());
+        }
+        assert_eq!(
+            frames.len(),
+            3,
+            "the head and a Pod, the large object, the rest"
+        );
+        assert_eq!(&frames[1][1..], &*big.json(), "after its comma");
+        let whole: Vec<u8> = frames.concat();
+        let list: Value = serde_json::from_slice(&whole).unwrap();
+        assert_eq!(list["items"].as_array().unwrap().len(), 4);
     }
 
     #[tokio::test]
