@@ -196,6 +196,10 @@ impl Query {
                 keys.range((start, Bound::Unbounded))
                     .filter_map(move |k| view.get(k)),
             ),
+            Some(Candidates::Namespace(_)) => {
+                let ns = self.namespace.as_deref().unwrap_or_default();
+                Box::new(view.iter_in_namespace_after(ns, after))
+            }
             Some(Candidates::Merged(keys)) => {
                 let from = after.map_or(0, |a| keys.partition_point(|k| k <= a));
                 Box::new(
@@ -219,10 +223,7 @@ impl Query {
             }
         };
         if let Some(ns) = &self.namespace {
-            consider(
-                &mut best,
-                Candidates::Set(view.keys_in_namespace(ns).unwrap_or(&EMPTY)),
-            );
+            consider(&mut best, Candidates::Namespace(view.namespace_len(ns)));
         }
         if let Some(owner) = &self.owner_uid {
             consider(
@@ -277,6 +278,9 @@ impl Query {
 enum Candidates<'v> {
     /// One index entry, borrowed.
     Set(&'v BTreeSet<ObjectKey>),
+    /// The objects of the query's namespace (a range of the cache): how
+    /// many.
+    Namespace(usize),
     /// Keys gathered from several entries, sorted, each once.
     Merged(Vec<ObjectKey>),
 }
@@ -294,6 +298,7 @@ impl<'v> Candidates<'v> {
     fn len(&self) -> usize {
         match self {
             Candidates::Set(keys) => keys.len(),
+            Candidates::Namespace(len) => *len,
             Candidates::Merged(keys) => keys.len(),
         }
     }

@@ -235,6 +235,7 @@ fn the_name_index_answers_when_it_offers_the_fewest_candidates() {
     let plan = |q: &Query| match q.smallest_index(&view) {
         None => "scan".to_string(),
         Some(Candidates::Set(keys)) => format!("set of {}", keys.len()),
+        Some(Candidates::Namespace(len)) => format!("namespace of {len}"),
         Some(Candidates::Merged(keys)) => format!("merged {}", keys.len()),
     };
     let by_name = |t: &str| Query {
@@ -248,6 +249,13 @@ fn the_name_index_answers_when_it_offers_the_fewest_candidates() {
     assert_eq!(plan(&by_name("é")), "scan");
     // A trigram no name has: nothing to check.
     assert_eq!(plan(&by_name("qqq")), "merged 0");
+    // The namespace alone: its range of the cache.
+    let q = Query {
+        namespace: Some("shop".into()),
+        ..Default::default()
+    };
+    assert_eq!(plan(&q), "namespace of 10");
+    assert_eq!(q.run(&view, &PageRequest::default()).items.len(), 10);
     // The namespace's 10 objects against the name's 3: the name wins...
     let q = Query {
         namespace: Some("shop".into()),

@@ -1,6 +1,7 @@
 //! Secondary indexes of one cache. Each maps a value to the ordered set of
 //! object keys having it, so an indexed lookup also yields objects in paging
-//! order. Cost: one `ObjectKey` clone (16 bytes plus a B-tree slot, about
+//! order (a namespace's objects are a range of the cache's map, and only
+//! counted here). Cost: one `ObjectKey` clone (16 bytes plus a B-tree slot, about
 //! 40 bytes in all) per indexed value; a Pod with ten labels pays ~0.5 KB.
 //! The name index ([`NameIndex`]) is denser: a `u32` per trigram of the
 //! name, about 147 bytes for a Pod. Only a query by part of a name reads it,
@@ -17,10 +18,17 @@ type KeySet = BTreeSet<ObjectKey>;
 
 #[derive(Default)]
 pub(super) struct Indexes {
-    by_namespace: HashMap<Box<str>, KeySet>,
+    /// Objects in each namespace. Their keys need no index: a key begins
+    /// with its namespace, so a namespace's objects are one range of the
+    /// cache's own map ([`ObjectKey::namespace_range`]).
+    namespaces: HashMap<Box<str>, usize>,
     by_label: HashMap<Box<str>, HashMap<Box<str>, KeySet>>,
     by_owner: HashMap<Box<str>, KeySet>,
-    by_uid: HashMap<Box<str>, ObjectKey>,
+    /// Uids the API server makes (UUIDs in their canonical text) as the
+    /// 16 bytes they spell, with no string of their own; any other uid
+    /// in the second map.
+    by_uuid: HashMap<u128, ObjectKey>,
+    by_other_uid: HashMap<Box<str>, ObjectKey>,
     /// Built on first use ([`Indexes::names`]).
     by_name: OnceLock<NameIndex>,
 }
@@ -51,10 +59,12 @@ impl Indexes {
     /// Every index but the name's.
     fn insert_fields(&mut self, object: &StoredObject) {
         let key = object.key();
-        self.by_namespace
-            .entry(object.namespace().into())
-            .or_default()
-            .insert(key.clone());
+        match self.namespaces.get_mut(object.namespace()) {
+            Some(count) => *count += 1,
+            None => {
+                self.namespaces.insert(object.namespace().into(), 1);
+            }
+        }
         for (k, v) in object.labels() {
             self.by_label
                 .entry(k.into())
@@ -69,14 +79,25 @@ impl Indexes {
                 .or_default()
                 .insert(key.clone());
         }
-        if !object.uid().is_empty() {
-            self.by_uid.insert(object.uid().into(), key.clone());
+        match (object.uid(), uuid(object.uid())) {
+            ("", _) => {}
+            (_, Some(uuid)) => {
+                self.by_uuid.insert(uuid, key.clone());
+            }
+            (uid, None) => {
+                self.by_other_uid.insert(uid.into(), key.clone());
+            }
         }
     }
 
     fn remove_fields(&mut self, object: &StoredObject) {
         let key = object.key();
-        remove_from(&mut self.by_namespace, object.namespace(), key);
+        if let Some(count) = self.namespaces.get_mut(object.namespace()) {
+            *count -= 1;
+            if *count == 0 {
+                self.namespaces.remove(object.namespace());
+            }
+        }
         for (k, v) in object.labels() {
             if let Some(values) = self.by_label.get_mut(k) {
                 remove_from(values, v, key);
@@ -90,13 +111,17 @@ impl Indexes {
         }
         // A new object may already hold the uid under another key only if the
         // server reused a uid, which it does not; check anyway to stay exact.
-        if self.by_uid.get(object.uid()) == Some(key) {
-            self.by_uid.remove(object.uid());
+        if self.uid(object.uid()) == Some(key) {
+            match uuid(object.uid()) {
+                Some(uuid) => self.by_uuid.remove(&uuid),
+                None => self.by_other_uid.remove(object.uid()),
+            };
         }
     }
 
-    pub(super) fn namespace(&self, namespace: &str) -> Option<&KeySet> {
-        self.by_namespace.get(namespace)
+    /// How many objects are in `namespace`.
+    pub(super) fn namespace_len(&self, namespace: &str) -> usize {
+        self.namespaces.get(namespace).copied().unwrap_or(0)
     }
 
     pub(super) fn label(&self, key: &str, value: &str) -> Option<&KeySet> {
@@ -115,7 +140,10 @@ impl Indexes {
     }
 
     pub(super) fn uid(&self, uid: &str) -> Option<&ObjectKey> {
-        self.by_uid.get(uid)
+        match uuid(uid) {
+            Some(uuid) => self.by_uuid.get(&uuid),
+            None => self.by_other_uid.get(uid),
+        }
     }
 
     /// The name index, built from `keys` (every key of the cache) the
@@ -139,8 +167,29 @@ impl Indexes {
     }
 
     pub(super) fn namespaces(&self) -> impl Iterator<Item = &str> {
-        self.by_namespace.keys().map(|ns| &**ns)
+        self.namespaces.keys().map(|ns| &**ns)
     }
+}
+
+/// The number a UUID in canonical text spells (`8-4-4-4-12` lowercase hex
+/// digits, as the API server writes uids); `None` for any other text, so
+/// that two texts never share a number.
+fn uuid(text: &str) -> Option<u128> {
+    let bytes = text.as_bytes();
+    if bytes.len() != 36 {
+        return None;
+    }
+    let mut number = 0u128;
+    for (i, &b) in bytes.iter().enumerate() {
+        let digit = match b {
+            b'-' if matches!(i, 8 | 13 | 18 | 23) => continue,
+            b'0'..=b'9' if !matches!(i, 8 | 13 | 18 | 23) => b - b'0',
+            b'a'..=b'f' if !matches!(i, 8 | 13 | 18 | 23) => b - b'a' + 10,
+            _ => return None,
+        };
+        number = number << 4 | u128::from(digit);
+    }
+    Some(number)
 }
 
 fn remove_from(map: &mut HashMap<Box<str>, KeySet>, value: &str, key: &ObjectKey) {
@@ -148,6 +197,35 @@ fn remove_from(map: &mut HashMap<Box<str>, KeySet>, value: &str, key: &ObjectKey
         keys.remove(key);
         if keys.is_empty() {
             map.remove(value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::uuid;
+
+    #[test]
+    fn only_canonical_uuids_are_read_as_numbers() {
+        assert_eq!(
+            uuid("0a1b2c3d-4e5f-6789-abcd-ef0123456789"),
+            Some(0x0a1b2c3d_4e5f_6789_abcd_ef0123456789)
+        );
+        assert_eq!(uuid("00000000-0000-0000-0000-000000000000"), Some(0));
+        for other in [
+            "",
+            "uid-a-x",
+            // Upper case, which the API server does not write: kept as text,
+            // so it is found only as it was written.
+            "0A1B2C3D-4E5F-6789-ABCD-EF0123456789",
+            "0a1b2c3d4e5f6789abcdef0123456789",
+            "0a1b2c3d-4e5f-6789-abcd-ef012345678",
+            "0a1b2c3d-4e5f-6789-abcd-ef01234567890",
+            "0a1b2c3d-4e5f-6789-abcd_ef0123456789",
+            "0a1b2c3-d4e5f-6789-abcd-ef0123456789",
+            "0a1b2c3d-4e5f-6789-abcd-ef012345678g",
+        ] {
+            assert_eq!(uuid(other), None, "{other:?}");
         }
     }
 }

@@ -528,9 +528,32 @@ impl CacheView<'_> {
         }
     }
 
-    /// Keys of the objects in one namespace, in key order.
-    pub fn keys_in_namespace(&self, namespace: &str) -> Option<&BTreeSet<ObjectKey>> {
-        self.0.indexes.namespace(namespace)
+    /// How many objects are in one namespace.
+    pub fn namespace_len(&self, namespace: &str) -> usize {
+        self.0.indexes.namespace_len(namespace)
+    }
+
+    /// The objects of one namespace in key order, starting after `after`
+    /// when given.
+    pub fn iter_in_namespace_after<'s>(
+        &'s self,
+        namespace: &str,
+        after: Option<&ObjectKey>,
+    ) -> Box<dyn Iterator<Item = &'s Arc<StoredObject>> + 's> {
+        use std::ops::Bound;
+        let range = ObjectKey::namespace_range(namespace);
+        let start = match after {
+            // After the namespace (a continue token of another query).
+            Some(key) if *key >= range.end => return Box::new(std::iter::empty()),
+            Some(key) if *key >= range.start => Bound::Excluded(key.clone()),
+            _ => Bound::Included(range.start),
+        };
+        Box::new(
+            self.0
+                .objects
+                .range((start, Bound::Excluded(range.end)))
+                .map(|(_, o)| o),
+        )
     }
 
     /// Keys of the objects having label `key=value`, in key order.

@@ -47,6 +47,14 @@ impl ObjectKey {
     pub fn name(&self) -> &str {
         self.0.split_once('\0').map_or(&*self.0, |(_, name)| name)
     }
+
+    /// Bounds of the keys of `namespace`'s objects, which sort together:
+    /// from `namespace` and the separator (below every name) up to, not
+    /// including, `namespace` and the next byte (above every name, which
+    /// holds no NUL), which no other namespace's keys fall between.
+    pub fn namespace_range(namespace: &str) -> std::ops::Range<ObjectKey> {
+        ObjectKey(format!("{namespace}\0").into())..ObjectKey(format!("{namespace}\u{1}").into())
+    }
 }
 
 impl fmt::Debug for ObjectKey {

@@ -15,6 +15,90 @@ fn pod(ns: &str, name: &str, rv: u64, labels: serde_json::Value) -> StoredObject
     StoredObject::from_value(v, &gvk(), false).unwrap()
 }
 
+#[test]
+fn objects_are_found_by_uid_whether_or_not_it_is_a_uuid() {
+    let cache = Cache::new(gvk(), 10);
+    let with_uid = |name: &str, uid: &str, rv: u64| {
+        let v = json!({"metadata": {"namespace": "a", "name": name, "uid": uid, "resourceVersion": rv.to_string()}});
+        StoredObject::from_value(v, &gvk(), false).unwrap()
+    };
+    let uuid = "6f1c2a9e-3b4d-4e5f-8a7b-1c2d3e4f5a6b";
+    cache.apply(ChangeType::Added, with_uid("x", uuid, 1), Origin::Watch);
+    cache.apply(
+        ChangeType::Added,
+        with_uid("y", "made-by-hand", 2),
+        Origin::Watch,
+    );
+    {
+        let view = cache.read();
+        assert_eq!(view.get_by_uid(uuid).unwrap().name(), "x");
+        assert_eq!(view.get_by_uid("made-by-hand").unwrap().name(), "y");
+        // Found as written, not as the number it spells.
+        assert!(view.get_by_uid(&uuid.to_uppercase()).is_none());
+    }
+    cache.apply(ChangeType::Deleted, with_uid("x", uuid, 3), Origin::Watch);
+    cache.apply(
+        ChangeType::Deleted,
+        with_uid("y", "made-by-hand", 4),
+        Origin::Watch,
+    );
+    let view = cache.read();
+    assert!(view.get_by_uid(uuid).is_none());
+    assert!(view.get_by_uid("made-by-hand").is_none());
+}
+
+#[test]
+fn a_namespace_is_read_as_a_range_of_the_cache() {
+    let cache = Cache::new(gvk(), 10);
+    for (rv, (ns, name)) in [
+        ("a", "y"),
+        ("a", "x"),
+        ("a-b", "x"),
+        ("ab", "x"),
+        ("", "x"),
+        ("b", "x"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        cache.apply(
+            ChangeType::Added,
+            pod(ns, name, rv as u64 + 1, json!({})),
+            Origin::Watch,
+        );
+    }
+    let view = cache.read();
+    let names = |ns: &str, after: Option<ObjectKey>| -> Vec<String> {
+        view.iter_in_namespace_after(ns, after.as_ref())
+            .map(|o| o.key().to_string())
+            .collect()
+    };
+    assert_eq!(names("a", None), ["a/x", "a/y"]);
+    assert_eq!(view.namespace_len("a"), 2);
+    assert_eq!(names("a", Some(ObjectKey::new("a", "x"))), ["a/y"]);
+    assert_eq!(
+        names("a", Some(ObjectKey::new("a", "y"))),
+        Vec::<String>::new()
+    );
+    // Keys before or after the namespace, as a continue token of another
+    // query may hold.
+    assert_eq!(names("a", Some(ObjectKey::new("", "x"))), ["a/x", "a/y"]);
+    assert_eq!(
+        names("a", Some(ObjectKey::new("b", "x"))),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        names("a", Some(ObjectKey::new("a-b", "x"))),
+        Vec::<String>::new()
+    );
+    assert_eq!(names("", None), ["x"]);
+    assert_eq!(names("a-b", None), ["a-b/x"]);
+    assert_eq!(names("c", None), Vec::<String>::new());
+    let mut namespaces: Vec<&str> = view.namespaces().collect();
+    namespaces.sort_unstable();
+    assert_eq!(namespaces, ["", "a", "a-b", "ab", "b"]);
+}
+
 fn summary(changes: &[Arc<Change>]) -> Vec<String> {
     changes
         .iter()
@@ -138,7 +222,12 @@ fn indexes_follow_updates_and_deletes() {
     {
         let view = cache.read();
         assert_eq!(view.keys_with_label("app", "web").unwrap().len(), 2);
-        assert_eq!(view.keys_in_namespace("a").unwrap().len(), 1);
+        assert_eq!(view.namespace_len("a"), 1);
+        let in_a: Vec<&str> = view
+            .iter_in_namespace_after("a", None)
+            .map(|o| o.name())
+            .collect();
+        assert_eq!(in_a, ["x"]);
         assert_eq!(view.keys_owned_by("owner-web").unwrap().len(), 2);
         assert_eq!(view.get_by_uid("uid-b-y").unwrap().name(), "y");
     }
@@ -155,7 +244,8 @@ fn indexes_follow_updates_and_deletes() {
     let view = cache.read();
     assert!(view.keys_with_label("app", "web").is_none());
     assert_eq!(view.keys_with_label("app", "db").unwrap().len(), 1);
-    assert!(view.keys_in_namespace("b").is_none());
+    assert_eq!(view.namespace_len("b"), 0);
+    assert_eq!(view.iter_in_namespace_after("b", None).count(), 0);
     assert!(view.get_by_uid("uid-b-y").is_none());
     assert_eq!(view.keys_owned_by("owner-db").unwrap().len(), 1);
     assert_eq!(view.namespaces().collect::<Vec<_>>(), ["a"]);
