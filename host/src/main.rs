@@ -41,10 +41,10 @@ fn main() -> ExitCode {
 /// up to 32 MiB. A sync frees blocks of megabytes (a list's vectors, read
 /// buffers), so the later ones came from the arenas, among the objects the
 /// cache keeps, and the holes they left there stayed resident: from run to
-/// run of one build, 10,000 Pods took 19 to 26 MB above idle. A fixed
-/// threshold of 512 KiB keeps them out of the arenas: 19 to 20 MB in eight
-/// runs, with no more CPU to sync 100,000 Pods (128 KiB cost 16% more, in
-/// the page faults of blocks mapped and unmapped).
+/// run of one build, 10,000 Pods took 20 to 26 MB above idle. A fixed
+/// threshold of 512 KiB keeps them out of the arenas: 19.1 to 19.7 MB in
+/// four runs, with no more CPU to sync 100,000 Pods (128 KiB cost 16%
+/// more, in the page faults of blocks mapped and unmapped).
 ///
 /// Trimming: glibc gives the top of an arena back to the system once more
 /// than 128 KiB of it is free, and raised that to twice the mapping
