@@ -198,7 +198,7 @@ impl Query {
             ),
             Some(Candidates::Namespace(_)) => {
                 let ns = self.namespace.as_deref().unwrap_or_default();
-                Box::new(view.iter_in_namespace_after(ns, after))
+                view.iter_in_namespace_after(ns, after)
             }
             Some(Candidates::Merged(keys)) => {
                 let from = after.map_or(0, |a| keys.partition_point(|k| k <= a));
