@@ -2,7 +2,9 @@
 # What the test suite needs besides Cargo: cargo-nextest, the WebAssembly
 # target (plugins are built as components), the musl target and musl-gcc
 # (the image's static binary), a NATS server with JetStream
-# (the broker tests start their own on loopback), clang and wasi-libc for C
+# (the broker tests start their own on loopback), the Kafka broker tansu
+# (built from crates.io once, about 8 minutes on two cores, and kept in
+# Cargo's bin directory), clang and wasi-libc for C
 # plugins, and the Python and JavaScript plugin toolchains at pinned
 # versions, in target/toolchains (or $GRW_TOOLCHAINS).
 # Safe to run again: what is there at the right version is kept.
@@ -31,6 +33,12 @@ pytest=9.2.0
 # The official Kubernetes clients the tests read GRW with (tests/clients).
 kubernetes_python=37.0.2
 kubernetes_js=1.4.0
+# The Kafka consumer the Kafka tests read GRW's messages with, and the
+# zstd codec it decompresses with.
+kafka_python=3.0.12
+zstandard=0.25.0
+# The Kafka-compatible broker of the Kafka tests, in memory.
+tansu=0.6.0
 componentize_js=0.23.0
 weval=0.5.1
 rolldown=1.3.2
@@ -67,6 +75,12 @@ fi
 # The package may also start a system service; the tests do not use it.
 if command -v nats-server >/dev/null 2>&1; then nats-server --version; else /usr/sbin/nats-server --version; fi
 
+# The Kafka tests' broker: tansu with its in-memory storage (`dynostore`).
+if [ "$(tansu --version 2>/dev/null)" != "tansu $tansu" ]; then
+    cargo install --locked --quiet --features dynostore tansu --version "$tansu"
+fi
+tansu --version
+
 # C plugins: clang for wasm32-wasi with wasi-libc, from Debian (the C
 # bindings and the component come from grw-c, built by Cargo).
 c_packages=(clang-14 lld-14 wasi-libc libclang-rt-14-dev-wasm32)
@@ -84,10 +98,12 @@ clang-14 --version | head -1
 python="$toolchains/python"
 if [ "$("$python/bin/componentize-py" --version 2>/dev/null)" != "componentize-py $componentize_py" ] ||
     ! "$python/bin/pytest" --version 2>/dev/null | grep -qx "pytest $pytest" ||
-    [ "$("$python/bin/python" -c 'import kubernetes; print(kubernetes.__version__)' 2>/dev/null)" != "$kubernetes_python" ]; then
+    [ "$("$python/bin/python" -c 'import kubernetes; print(kubernetes.__version__)' 2>/dev/null)" != "$kubernetes_python" ] ||
+    [ "$("$python/bin/python" -c 'import kafka, zstandard; print(kafka.__version__, zstandard.__version__)' 2>/dev/null)" != "$kafka_python $zstandard" ]; then
     python3 -m venv "$python"
     "$python/bin/pip" install --quiet --disable-pip-version-check \
-        "componentize-py==$componentize_py" "pytest==$pytest" "kubernetes==$kubernetes_python"
+        "componentize-py==$componentize_py" "pytest==$pytest" "kubernetes==$kubernetes_python" \
+        "kafka-python==$kafka_python" "zstandard==$zstandard"
 fi
 "$python/bin/componentize-py" --version
 

@@ -1,11 +1,16 @@
 //! Notification delivery: latency from a watch event to the webhook at a
 //! steady rate, backlog drain rate, resident memory with a million pending
-//! deliveries, and NATS JetStream throughput.
+//! deliveries, NATS JetStream throughput, and the three network sinks side
+//! by side (webhook, NATS JetStream, Kafka): change → acknowledged at a
+//! steady rate, the ceiling of one subscription, and memory with a
+//! million-delivery backlog while the Kafka broker is down.
 //!
 //! Run: `cargo bench -p grw --bench notify` (about two minutes after the
 //! build, and about 4 GB of temporary disk for the million-delivery outbox).
 //! `-- --quick` divides every count by 10; naming parts (`-- latency drain
-//! memory nats bytes announced`) runs only those.
+//! memory nats bytes announced sinks kafka-memory`) runs only those. The
+//! Kafka rows need `tansu` (tests/setup.sh installs it; `$TANSU` names
+//! another binary).
 //!
 //! Everything runs in this process, on a multi-thread tokio runtime: the
 //! engine ([`Notifications`] with its outbox, `grw.redb`, in a temporary
@@ -109,6 +114,10 @@ fn main() {
         if wants("memory") {
             memory(scale).await;
         }
+        // Its own process would be fairer for the peak; VmRSS is read as it goes.
+        if wants("kafka-memory") {
+            kafka_memory(scale).await;
+        }
         if wants("latency") {
             latency(scale).await;
         }
@@ -123,6 +132,9 @@ fn main() {
         }
         if wants("announced") {
             announced(scale).await;
+        }
+        if wants("sinks") {
+            sinks(scale).await;
         }
     });
 }
@@ -384,6 +396,219 @@ async fn announced(scale: u64) {
     );
 }
 
+/// (changes per second, seconds) of the sinks' acknowledgement latency run.
+const SINK_RATE: (u64, u64) = (5_000, 5);
+/// Changes applied at once for the sinks' ceiling.
+const SINK_CEILING_CHANGES: u64 = 20_000;
+
+/// Webhook, NATS JetStream and Kafka side by side: each change timed from
+/// the cache apply to the sink's acknowledgement (the receiver's 200, the
+/// stream's ack, the broker's ack), at a steady rate; then how fast one
+/// subscription empties a backlog into each.
+async fn sinks(scale: u64) {
+    let nats = NatsServer::start();
+    let kafka = Tansu::start();
+    let mut destinations = Vec::new();
+    let port = free_port();
+    let receiver = Receiver::serve(port).await;
+    destinations.push((
+        "webhook (loopback, answers 200)".to_string(),
+        webhook(port, None),
+    ));
+    match &nats {
+        Some(server) => destinations.push((
+            format!("NATS JetStream ({}, file storage)", server.version),
+            json!({"nats": {"url": format!("nats://127.0.0.1:{}", server.port),
+                            "subject": "grw.{kind}.{namespace}", "stream": "GRWSINKS"}}),
+        )),
+        None => println!("\nNATS skipped: {NATS_SERVER} is not installed"),
+    }
+    match &kafka {
+        Ok(broker) => {
+            broker.create_topic("grw-sinks", 3);
+            destinations.push((
+                format!(
+                    "Kafka ({}, in memory; acks all, idempotent)",
+                    broker.version
+                ),
+                json!({"kafka": {"bootstrapServers": broker.bootstrap(), "topic": "grw-sinks"}}),
+            ));
+        }
+        Err(why) => println!("\nKafka skipped: {why}"),
+    }
+    let (rate, seconds) = SINK_RATE;
+    let count = rate * seconds / scale;
+    println!(
+        "\n### Sinks: change → acknowledged at {}/s for {} s ({LATENCY_OBJECTS} ConfigMaps of ~{OBJECT_BYTES} B, watch-event bodies)\n",
+        grouped(rate as f64),
+        seconds as f64 / scale as f64
+    );
+    println!("| sink | sent | acknowledged by the end / sent | p50 ms | p99 ms | max ms |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (name, destination) in &destinations {
+        let engine = Engine::start(destination.clone(), LATENCY_OBJECTS).await;
+        let acks = AckClock::start(engine.notifications.clone());
+        let applied = engine.apply_timed(count, Some(rate)).await;
+        let at_end = acks.count();
+        let all = acks.wait_for(count, Duration::from_secs(120)).await;
+        let mut latencies: Vec<f64> = acks
+            .times(count as usize)
+            .iter()
+            .zip(&applied)
+            .map(|(acked, sent)| acked.saturating_sub(*sent) as f64 / 1e6)
+            .collect();
+        latencies.sort_by(f64::total_cmp);
+        println!(
+            "| {name} | {} | {:.3} | {:.2} | {:.2} | {:.2} |{}",
+            grouped(count as f64),
+            at_end as f64 / count as f64,
+            percentile(&latencies, 50.0),
+            percentile(&latencies, 99.0),
+            latencies.last().copied().unwrap_or(f64::NAN),
+            if all {
+                String::new()
+            } else {
+                format!(
+                    " only {} acknowledged within 2 minutes: {:?}",
+                    acks.count(),
+                    engine.status().last_error
+                )
+            }
+        );
+    }
+    let count = SINK_CEILING_CHANGES / scale;
+    println!(
+        "\n### Sinks: one subscription's ceiling ({} changes applied at once)\n",
+        grouped(count as f64)
+    );
+    println!("| sink | first apply → all acknowledged, pending 0 s | deliveries/s |");
+    println!("|---|---:|---:|");
+    for (name, destination) in &destinations {
+        let engine = Engine::start(destination.clone(), BACKLOG_OBJECTS).await;
+        let started = Instant::now();
+        engine.apply(count, None).await;
+        while engine.status().deliveries < count || engine.pending() > 0 {
+            assert!(
+                started.elapsed() < Duration::from_secs(600),
+                "{name}: only {} of {count} acknowledged: {:?}",
+                engine.status().deliveries,
+                engine.status().last_error
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let done = started.elapsed();
+        assert_eq!(engine.status().dead_letters, 0, "{name}: nothing refused");
+        println!(
+            "| {name} | {:.2} | {} |",
+            done.as_secs_f64(),
+            grouped(count as f64 / done.as_secs_f64())
+        );
+    }
+    receiver.stop();
+}
+
+/// Resident memory while a Kafka subscription's backlog grows to a million
+/// deliveries, its broker down (a port nothing listens on).
+async fn kafka_memory(scale: u64) {
+    let destination = json!({"kafka": {
+        "bootstrapServers": format!("127.0.0.1:{}", free_port()),
+        "topic": "grw-down",
+    }});
+    let engine = Engine::start(destination, BACKLOG_OBJECTS).await;
+    let before = ProcMemory::read();
+    println!(
+        "\n### Memory with a growing Kafka backlog (broker down, {} ConfigMaps of ~{OBJECT_BYTES} B, watch-event bodies with oldObject)\n",
+        grouped(BACKLOG_OBJECTS as f64)
+    );
+    println!("| pending deliveries | VmRSS MiB | outbox file MiB | time to queue this step s |");
+    println!("|---:|---:|---:|---:|");
+    println!(
+        "| 0 (engine started) | {:.1} | {:.1} | |",
+        mib(before.rss),
+        mib(engine.outbox_bytes())
+    );
+    let mut queued = 0;
+    for target in MEMORY_STEPS.map(|s| s / scale) {
+        let started = Instant::now();
+        while queued < target {
+            let chunk = MEMORY_CHUNK.min(target - queued);
+            engine.apply(chunk, None).await;
+            queued += chunk;
+            engine.wait_pending(|p| p >= queued).await;
+        }
+        let now = ProcMemory::read();
+        println!(
+            "| {} | {:.1} | {:.1} | {:.1} |",
+            grouped(engine.pending() as f64),
+            mib(now.rss),
+            mib(engine.outbox_bytes()),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let status = engine.status();
+    println!(
+        "\nretries {}, dead letters {}, last error: {}",
+        status.retries,
+        status.dead_letters,
+        status.last_error.unwrap_or_default()
+    );
+}
+
+/// When each delivery of the [`SUBSCRIPTION`] was acknowledged: the
+/// subscription's `deliveries` count, read every 100 µs on a thread of its
+/// own (without reading the outbox). A subscription delivers in queue order, so the n-th acknowledgement
+/// is the n-th change's.
+struct AckClock {
+    times: Arc<Mutex<Vec<u64>>>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl AckClock {
+    fn start(notifications: Arc<Notifications>) -> AckClock {
+        let times = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (t, s) = (times.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !s.load(std::sync::atomic::Ordering::Relaxed) {
+                let delivered = notifications.deliveries(SUBSCRIPTION).unwrap_or(0) as usize;
+                let now = now_ns();
+                let mut times = t.lock();
+                while times.len() < delivered {
+                    times.push(now);
+                }
+                drop(times);
+                std::thread::sleep(Duration::from_micros(100));
+            }
+        });
+        AckClock { times, stop }
+    }
+
+    fn count(&self) -> u64 {
+        self.times.lock().len() as u64
+    }
+
+    async fn wait_for(&self, count: u64, timeout: Duration) -> bool {
+        let started = Instant::now();
+        while self.count() < count {
+            if started.elapsed() > timeout {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        true
+    }
+
+    fn times(&self, count: usize) -> Vec<u64> {
+        self.times.lock().iter().take(count).copied().collect()
+    }
+}
+
+impl Drop for AckClock {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The engine and its input
 
@@ -501,6 +726,29 @@ impl Engine {
         })
         .await
         .expect("the applying thread finishes");
+    }
+
+    /// As [`Engine::apply`], returning when each change went into the
+    /// cache, in [`now_ns`] time.
+    async fn apply_timed(&self, count: u64, rate: Option<u64>) -> Vec<u64> {
+        let cache = self.cache.clone();
+        let objects = self.objects.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut objects = objects.lock();
+            let mut pacer = rate.map(Pacer::new);
+            let mut applied = Vec::with_capacity(count as usize);
+            for _ in 0..count {
+                if let Some(pacer) = &mut pacer {
+                    pacer.wait_turn();
+                }
+                let object = objects.next_object();
+                applied.push(now_ns());
+                cache.apply(ChangeType::Modified, object, Origin::Watch);
+            }
+            applied
+        })
+        .await
+        .expect("the applying thread finishes")
     }
 
     fn status(&self) -> SubscriptionStatus {
@@ -779,6 +1027,90 @@ impl NatsServer {
 }
 
 impl Drop for NatsServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A Kafka-protocol broker (`tansu`, in memory) on a free loopback port,
+/// stopped on drop.
+struct Tansu {
+    child: Child,
+    port: u16,
+    version: String,
+    binary: std::path::PathBuf,
+}
+
+impl Tansu {
+    /// Why not, when `tansu` is not installed.
+    fn start() -> Result<Tansu, String> {
+        let binary = std::env::var_os("TANSU")
+            .map(std::path::PathBuf::from)
+            .or_else(|| {
+                let cargo_bin = std::env::var_os("HOME")
+                    .map(|h| std::path::PathBuf::from(h).join(".cargo/bin"));
+                std::env::var_os("PATH")
+                    .into_iter()
+                    .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+                    .chain(cargo_bin)
+                    .map(|dir| dir.join("tansu"))
+                    .find(|path| path.is_file())
+            })
+            .ok_or("tansu is not installed (tests/setup.sh installs it)")?;
+        let version = Command::new(&binary)
+            .arg("--version")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_else(|_| "tansu".into());
+        let port = free_port();
+        let url = format!("tcp://127.0.0.1:{port}");
+        let child = Command::new(&binary)
+            .args(["broker", "--storage-engine", "memory://tansu/"])
+            .args(["--listener-url", &url, "--advertised-listener-url", &url])
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("tansu does not start: {e}"))?;
+        let broker = Tansu {
+            child,
+            port,
+            version,
+            binary,
+        };
+        let started = Instant::now();
+        while TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_err() {
+            if started.elapsed() > Duration::from_secs(10) {
+                return Err("tansu did not listen within 10 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(broker)
+    }
+
+    fn bootstrap(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn create_topic(&self, topic: &str, partitions: u32) {
+        let status = Command::new(&self.binary)
+            .args([
+                "topic",
+                "create",
+                topic,
+                "--partitions",
+                &partitions.to_string(),
+            ])
+            .args(["--broker", &format!("tcp://127.0.0.1:{}", self.port)])
+            .stdout(Stdio::null())
+            .status()
+            .expect("tansu topic create runs");
+        assert!(status.success(), "creating topic {topic} failed");
+    }
+}
+
+impl Drop for Tansu {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

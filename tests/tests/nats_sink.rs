@@ -33,6 +33,7 @@ fn delivery(seq: u64, gvk: Gvk, namespace: &str, name: &str) -> Delivery {
         payload: json!({"type": "ADDED", "object": {"metadata": {"name": name}}})
             .to_string()
             .into_bytes(),
+        attributes: Vec::new(),
     }
 }
 

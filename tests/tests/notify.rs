@@ -995,6 +995,7 @@ async fn webhook_answers_map_to_retry_or_refusal() {
         name: "a".into(),
         enqueued_ms: 0,
         payload: br#"{"type":"ADDED","object":{}}"#.to_vec(),
+        attributes: Vec::new(),
     };
     for (behaviour, expected) in [
         (

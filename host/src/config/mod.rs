@@ -38,6 +38,7 @@ mod de;
 mod error;
 mod file;
 mod flags;
+pub mod kafka;
 pub mod nats;
 mod subscription;
 mod types;

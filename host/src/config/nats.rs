@@ -187,7 +187,7 @@ pub enum Field {
 }
 
 impl Field {
-    fn parse(name: &str) -> Option<Field> {
+    pub(crate) fn parse(name: &str) -> Option<Field> {
         Some(match name {
             "group" => Field::Group,
             "version" => Field::Version,

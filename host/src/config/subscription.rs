@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use super::accepted::URL_EXPECTED;
 use super::de::{self, InvalidKey, Refusal};
+use super::kafka::KafkaSinkConfig;
 use super::nats::NatsSinkConfig;
 use super::values::{Parsed, Seconds, event_type_names, event_types, is_http_url, optional_parsed};
 use crate::event::ChangeType;
@@ -179,13 +180,15 @@ pub struct SubscriptionConfig {
 }
 
 /// Where the deliveries of a subscription go: exactly one of `webhook`,
-/// `nats` and `plugin`.
+/// `nats`, `kafka` and `plugin`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Destination {
     /// `webhook`: HTTP POST.
     Webhook(WebhookConfig),
     /// `nats`: publish to a NATS JetStream stream.
     Nats(NatsSinkConfig),
+    /// `kafka`: produce to a Kafka topic.
+    Kafka(KafkaSinkConfig),
     /// `plugin`: hand to a notifier plugin.
     Plugin(PluginName),
 }
@@ -339,6 +342,12 @@ struct Written {
         skip_serializing_if = "Option::is_none"
     )]
     nats: Option<NatsSinkConfig>,
+    #[serde(
+        default,
+        deserialize_with = "kafka",
+        skip_serializing_if = "Option::is_none"
+    )]
+    kafka: Option<KafkaSinkConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     plugin: Option<PluginDestination>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -359,13 +368,14 @@ struct PluginDestination {
 impl<'de> Deserialize<'de> for SubscriptionConfig {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let w = Written::deserialize(deserializer)?;
-        let destination = match (w.webhook, w.nats, w.plugin) {
-            (Some(webhook), None, None) => Destination::Webhook(webhook),
-            (None, Some(nats), None) => Destination::Nats(nats),
-            (None, None, Some(plugin)) => Destination::Plugin(plugin.name),
+        let destination = match (w.webhook, w.nats, w.kafka, w.plugin) {
+            (Some(webhook), None, None, None) => Destination::Webhook(webhook),
+            (None, Some(nats), None, None) => Destination::Nats(nats),
+            (None, None, Some(kafka), None) => Destination::Kafka(kafka),
+            (None, None, None, Some(plugin)) => Destination::Plugin(plugin.name),
             _ => {
                 return Err(D::Error::custom(
-                    "needs exactly one destination: `webhook`, `nats` or `plugin`",
+                    "needs exactly one destination: `webhook`, `nats`, `kafka` or `plugin`",
                 ));
             }
         };
@@ -386,13 +396,13 @@ impl<'de> Deserialize<'de> for SubscriptionConfig {
 
 impl Serialize for SubscriptionConfig {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let (webhook, nats, plugin) = match &self.destination {
-            Destination::Webhook(w) => (Some(w.clone()), None, None),
-            Destination::Nats(n) => (None, Some(n.clone()), None),
-            Destination::Plugin(name) => {
-                (None, None, Some(PluginDestination { name: name.clone() }))
-            }
-        };
+        let (mut webhook, mut nats, mut kafka, mut plugin) = (None, None, None, None);
+        match &self.destination {
+            Destination::Webhook(w) => webhook = Some(w.clone()),
+            Destination::Nats(n) => nats = Some(n.clone()),
+            Destination::Kafka(k) => kafka = Some(k.clone()),
+            Destination::Plugin(name) => plugin = Some(PluginDestination { name: name.clone() }),
+        }
         Written {
             name: self.name.clone(),
             kind: self.kind.clone(),
@@ -404,6 +414,7 @@ impl Serialize for SubscriptionConfig {
             snapshot: self.snapshot,
             webhook,
             nats,
+            kafka,
             plugin,
             retry: self.retry,
         }
@@ -428,6 +439,7 @@ impl SubscriptionConfig {
     pub fn payload(&self) -> PayloadFormat {
         match &self.destination {
             Destination::Webhook(w) => w.payload(),
+            Destination::Kafka(k) => k.payload(),
             Destination::Nats(_) | Destination::Plugin(_) => PayloadFormat::WatchEvent,
         }
     }
@@ -484,6 +496,12 @@ fn secret<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, 
 
 fn nats<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<NatsSinkConfig>, D::Error> {
     let config = NatsSinkConfig::deserialize(deserializer)?;
+    config.validate().map_err(D::Error::custom)?;
+    Ok(Some(config))
+}
+
+fn kafka<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<KafkaSinkConfig>, D::Error> {
+    let config = KafkaSinkConfig::deserialize(deserializer)?;
     config.validate().map_err(D::Error::custom)?;
     Ok(Some(config))
 }

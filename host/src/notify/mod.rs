@@ -24,6 +24,7 @@
 
 mod decide;
 mod feed;
+pub mod kafka;
 pub mod nats;
 pub mod outbox;
 mod payload;
@@ -400,6 +401,13 @@ impl Notifications {
     pub fn statuses(&self) -> Vec<SubscriptionStatus> {
         let names: Vec<String> = self.subs.read().keys().cloned().collect();
         names.iter().filter_map(|n| self.status(n)).collect()
+    }
+
+    /// Deliveries a subscription made since start: its status's
+    /// `deliveries`, without reading the outbox, so cheap enough to poll.
+    pub fn deliveries(&self, name: &str) -> Option<u64> {
+        let active = self.subs.read().get(name).cloned()?;
+        Some(active.state.lock().deliveries)
     }
 
     /// One subscription's status.

@@ -284,6 +284,7 @@ mod tests {
             name: name.to_string(),
             enqueued_ms: 0,
             payload: b"{}".to_vec(),
+            attributes: Vec::new(),
         }
     }
 

@@ -74,27 +74,44 @@ fn grw(out: &mut Vec<u8>, e: &Event<'_>) {
 
 /// CloudEvents 1.0, structured JSON mode.
 fn cloud_event(out: &mut Vec<u8>, e: &Event<'_>) {
-    out.extend_from_slice(b"{\"specversion\":\"1.0\",\"id\":");
-    string(out, e.id);
-    out.extend_from_slice(b",\"source\":");
-    string(out, &format!("grw/{}", e.subscription));
-    out.extend_from_slice(b",\"type\":");
-    string(
-        out,
-        &format!(
-            "io.k8s.{}.{}.{}",
-            e.gvk.kind.to_ascii_lowercase(),
-            e.gvk.group_or_core(),
-            e.kind.as_str().to_ascii_lowercase()
+    out.extend_from_slice(b"{\"specversion\":\"1.0\"");
+    for (name, value) in cloud_event_attributes(e) {
+        out.push(b',');
+        string(out, name);
+        out.push(b':');
+        string(out, &value);
+    }
+    out.extend_from_slice(b",\"datacontenttype\":\"application/json\",\"data\":");
+    cloud_event_data(out, e);
+    out.push(b'}');
+}
+
+/// The CloudEvents attributes of a change but `specversion` and
+/// `datacontenttype`: `id`, `source`, `type`, `subject`, `time`.
+pub fn cloud_event_attributes(e: &Event<'_>) -> [(&'static str, String); 5] {
+    [
+        ("id", e.id.to_string()),
+        ("source", format!("grw/{}", e.subscription)),
+        (
+            "type",
+            format!(
+                "io.k8s.{}.{}.{}",
+                e.gvk.kind.to_ascii_lowercase(),
+                e.gvk.group_or_core(),
+                e.kind.as_str().to_ascii_lowercase()
+            ),
         ),
-    );
-    out.extend_from_slice(b",\"subject\":");
-    string(out, &object_path(e));
-    out.extend_from_slice(b",\"time\":");
-    string(out, e.time);
-    out.extend_from_slice(b",\"datacontenttype\":\"application/json\",\"data\":{");
+        ("subject", object_path(e)),
+        ("time", e.time.to_string()),
+    ]
+}
+
+/// The `data` of a change's CloudEvent: `{object, oldObject?}`. In binary
+/// mode (Kafka) it is the whole message value.
+pub fn cloud_event_data(out: &mut Vec<u8>, e: &Event<'_>) {
+    out.push(b'{');
     objects(out, e);
-    out.extend_from_slice(b"}}");
+    out.push(b'}');
 }
 
 /// `"object":…` and, for modifications, `,"oldObject":…`.

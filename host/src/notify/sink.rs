@@ -1,4 +1,4 @@
-//! What every sink (webhook, NATS, notifier plugin) is given and answers.
+//! What every sink (webhook, NATS, Kafka, notifier plugin) is given and answers.
 
 use std::time::Duration;
 
@@ -25,6 +25,10 @@ pub struct Delivery {
     pub enqueued_ms: u64,
     /// The rendered body (JSON), in the subscription's payload format.
     pub payload: Vec<u8>,
+    /// CloudEvents attributes (`id`, `source`, `type`, `subject`, `time`)
+    /// that a sink in binary mode (Kafka) sends beside the body, which is
+    /// then the event's `data`; empty otherwise.
+    pub attributes: Vec<(&'static str, String)>,
 }
 
 /// Why a sink did not take a delivery.

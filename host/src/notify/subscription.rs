@@ -17,6 +17,7 @@ use serde_json::Value;
 use sha2::Digest;
 
 pub use crate::config::PayloadFormat;
+use crate::config::kafka::KafkaSinkConfig;
 use crate::config::nats::NatsSinkConfig;
 use crate::config::{Config, Destination, RetryConfig, SubscriptionConfig, WatchOptions};
 use crate::gvk::{Gvk, KindRef};
@@ -49,6 +50,8 @@ pub enum SinkSpec {
     },
     /// NATS JetStream.
     Nats(NatsSinkConfig),
+    /// A Kafka topic.
+    Kafka(KafkaSinkConfig),
     /// A notifier plugin, by name.
     Plugin(String),
 }
@@ -93,6 +96,7 @@ impl Subscription {
                 timeout: w.timeout(),
             },
             Destination::Nats(n) => SinkSpec::Nats(n.clone()),
+            Destination::Kafka(k) => SinkSpec::Kafka(k.clone()),
             Destination::Plugin(p) => SinkSpec::Plugin(p.to_string()),
         };
         Subscription {
@@ -227,11 +231,13 @@ impl Subscription {
             && self.query.matches(object)
     }
 
-    /// Name of the destination for logs: the URL, the NATS server or the plugin.
+    /// Name of the destination for logs: the URL, the NATS server, the Kafka
+    /// brokers or the plugin.
     pub fn destination(&self) -> String {
         match &self.sink {
             SinkSpec::Webhook { url, .. } => url.clone(),
             SinkSpec::Nats(n) => format!("{} ({})", n.url, n.subject),
+            SinkSpec::Kafka(k) => format!("{} ({})", k.bootstrap_servers, k.topic),
             SinkSpec::Plugin(p) => format!("plugin {p}"),
         }
     }

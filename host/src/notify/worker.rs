@@ -1,7 +1,9 @@
 //! The worker of one subscription: decides and sends its queue in order.
 //!
 //! One delivery at a time, so a receiver sees the changes of an object in
-//! the order they happened. The subscription's filter plugins decide first
+//! the order they happened; to Kafka, whose producer keeps the order of a
+//! partition with several requests in flight, up to [`kafka::WINDOW`] at
+//! once, their outcomes taken in queue order. The subscription's filter plugins decide first
 //! (each change once per plugin, however many subscriptions use it); a change
 //! that does not pass leaves the queue unsent. The body is rendered now, in
 //! the subscription's format, from the change stored once for every
@@ -18,6 +20,7 @@ use std::sync::atomic::Ordering;
 
 use super::decide::Decisions;
 use super::feed::stored_object;
+use super::kafka::{self, KafkaSink, Produced};
 use super::nats::NatsSink;
 use super::outbox::{Announcement, DeadLetter, Outbox, Queued};
 use super::payload::{self, Event};
@@ -26,6 +29,8 @@ use super::subscription::{SinkSpec, Subscription};
 use super::webhook::Webhook;
 use super::{Active, Delivered, IDLE_RECHECK, until_stored};
 use crate::backoff::Backoff;
+use crate::config::PayloadFormat;
+use crate::config::kafka::KafkaSinkConfig;
 use crate::config::nats::NatsSinkConfig;
 use crate::metrics::{Attempt, Metrics};
 use crate::plugin::{DeliveryError, Plugins};
@@ -39,6 +44,13 @@ pub(super) enum Sink {
     Webhook(Box<Webhook>),
     /// Connected on first use.
     Nats(Box<NatsSinkConfig>, Option<Box<NatsSink>>),
+    /// The producer is made on first use, and again after it failed for
+    /// good (see [`KafkaSink::must_restart`]).
+    Kafka {
+        config: Box<KafkaSinkConfig>,
+        subscription: String,
+        producer: Option<Box<KafkaSink>>,
+    },
     Plugin(String),
     /// Cannot be set up; every attempt is retried with this reason.
     Broken(String),
@@ -65,7 +77,77 @@ impl Sink {
                 Err(e) => Sink::Broken(crate::error::Report(&e).to_string()),
             },
             SinkSpec::Nats(config) => Sink::Nats(Box::new(config.clone()), None),
+            SinkSpec::Kafka(config) => Sink::Kafka {
+                config: Box::new(config.clone()),
+                subscription: sub.name.clone(),
+                producer: None,
+            },
             SinkSpec::Plugin(name) => Sink::Plugin(name.clone()),
+        }
+    }
+
+    /// How many deliveries go out before the first of them is settled: the
+    /// Kafka producer keeps order per partition with several in flight;
+    /// every other sink takes one at a time.
+    fn window(&self) -> usize {
+        match self {
+            Sink::Kafka { .. } => kafka::WINDOW,
+            _ => 1,
+        }
+    }
+
+    /// Hands a delivery to a sink that takes several at once (Kafka); the
+    /// others are sent when their outcome is awaited.
+    fn start(&mut self, item: &Item) -> Started {
+        let Sink::Kafka {
+            config,
+            subscription,
+            producer,
+        } = self
+        else {
+            return Started::Later;
+        };
+        if producer.is_none() {
+            match KafkaSink::new(config, subscription) {
+                Ok(sink) => *producer = Some(Box::new(sink)),
+                Err(e) => {
+                    return Started::Done(Err(SendError::retry(
+                        crate::error::Report(&e).to_string(),
+                    )));
+                }
+            }
+        }
+        match producer {
+            Some(sink) => Started::Kafka(sink.produce(item.delivery())),
+            None => Started::Done(Err(SendError::retry("no Kafka producer"))),
+        }
+    }
+
+    /// The outcome of a delivery [`Sink::start`]ed.
+    async fn finish(
+        &mut self,
+        started: Started,
+        item: &mut Item,
+        plugins: &Plugins,
+    ) -> Result<(), SendError> {
+        match started {
+            Started::Later => self.send(item, plugins).await,
+            Started::Done(outcome) => outcome,
+            Started::Kafka(produced) => {
+                let Sink::Kafka { producer, .. } = self else {
+                    return Err(SendError::retry("the sink changed"));
+                };
+                let Some(sink) = producer else {
+                    return Err(SendError::retry("no Kafka producer"));
+                };
+                let outcome = sink.outcome(produced).await;
+                if let Err(e) = &outcome
+                    && sink.must_restart(e)
+                {
+                    *producer = None;
+                }
+                outcome
+            }
         }
     }
 
@@ -83,6 +165,10 @@ impl Sink {
                     Some(sink) => sink.send(item.delivery()).await,
                     None => Err(SendError::retry("not connected")),
                 }
+            }
+            Sink::Kafka { .. } => {
+                let started = self.start(item);
+                Box::pin(self.finish(started, item, plugins)).await
             }
             Sink::Plugin(name) => {
                 plugins.loaded(name).await;
@@ -106,6 +192,16 @@ impl Sink {
     }
 }
 
+/// A delivery handed to its sink, or not yet.
+enum Started {
+    /// Sent when its outcome is awaited.
+    Later,
+    /// Produced to Kafka.
+    Kafka(Produced),
+    /// Failed before it left.
+    Done(Result<(), SendError>),
+}
+
 /// One queued delivery on its way: the change as stored, and what is made
 /// of it at most once, when first needed.
 struct Item {
@@ -114,6 +210,10 @@ struct Item {
     delivery: Delivery,
     /// The change as plugins see it.
     change: Option<Arc<Change>>,
+    /// Whether it passed the subscription's filter plugins, once decided.
+    passes: Option<bool>,
+    /// Attempts so far.
+    attempts: u32,
 }
 
 impl Item {
@@ -123,6 +223,8 @@ impl Item {
             queued,
             delivery,
             change: None,
+            passes: None,
+            attempts: 0,
         }
     }
 
@@ -146,22 +248,33 @@ impl Item {
 pub(super) fn render(queued: &Queued, sub: &Subscription) -> Delivery {
     let a = &queued.announcement;
     let id = a.id();
-    let payload = match sub.sink {
-        SinkSpec::Plugin(_) => Vec::new(),
-        SinkSpec::Webhook { .. } | SinkSpec::Nats(_) => payload::render(
-            sub.payload,
-            &Event {
-                kind: a.kind,
-                gvk: &a.gvk,
-                namespace: &a.namespace,
-                name: &a.name,
-                object: &a.object,
-                old: a.old.as_deref(),
-                id: &id,
-                subscription: &sub.name,
-                time: &crate::time::rfc3339(std::time::Duration::from_millis(a.queued_ms)),
-            },
-        ),
+    let time = || crate::time::rfc3339(std::time::Duration::from_millis(a.queued_ms));
+    let event = |time| Event {
+        kind: a.kind,
+        gvk: &a.gvk,
+        namespace: &a.namespace,
+        name: &a.name,
+        object: &a.object,
+        old: a.old.as_deref(),
+        id: &id,
+        subscription: &sub.name,
+        time,
+    };
+    let (payload, attributes) = match sub.sink {
+        SinkSpec::Plugin(_) => (Vec::new(), Vec::new()),
+        // CloudEvents in Kafka's binary mode: attributes beside the data.
+        SinkSpec::Kafka(_) if sub.payload == PayloadFormat::CloudEvents => {
+            let time = time();
+            let event = event(&time);
+            let mut data =
+                Vec::with_capacity(a.object.len() + a.old.as_ref().map_or(0, Vec::len) + 32);
+            payload::cloud_event_data(&mut data, &event);
+            (data, payload::cloud_event_attributes(&event).to_vec())
+        }
+        SinkSpec::Webhook { .. } | SinkSpec::Nats(_) | SinkSpec::Kafka(_) => {
+            let time = time();
+            (payload::render(sub.payload, &event(&time)), Vec::new())
+        }
     };
     Delivery {
         seq: queued.seq,
@@ -172,6 +285,7 @@ pub(super) fn render(queued: &Queued, sub: &Subscription) -> Delivery {
         name: a.name.clone(),
         enqueued_ms: a.queued_ms,
         payload,
+        attributes,
     }
 }
 
@@ -240,25 +354,48 @@ impl Worker {
                 }
                 continue;
             }
-            'batch: for queued in batch {
-                let mut item = Item::new(queued, &active.sub);
-                if !self.passes_filters(&mut item).await {
-                    self.metrics.subscription_filtered(&name);
-                    active.state.lock().filtered += 1;
-                    settled.done(&item.queued);
-                    continue;
+            let mut items: Vec<Item> = batch
+                .into_iter()
+                .map(|queued| Item::new(queued, &active.sub))
+                .collect();
+            // Items before `next` are settled (delivered, filtered out or
+            // dead); from `next` on, up to the sink's window is sent at once
+            // and the outcomes are taken in queue order. A retry sends again
+            // from the first item that was not acknowledged.
+            let mut next = 0;
+            'batch: while next < items.len() {
+                if active.stopped.load(Ordering::SeqCst) {
+                    return;
                 }
-                let mut attempts = 0;
-                loop {
-                    if active.stopped.load(Ordering::SeqCst) {
-                        return;
+                if !*leading.borrow() {
+                    // Another replica delivers now; this one keeps the rest.
+                    break 'batch;
+                }
+                let mut started = Vec::new();
+                let mut passing = 0;
+                while next + started.len() < items.len() && passing < self.sink.window() {
+                    let item = &mut items[next + started.len()];
+                    if item.passes.is_none() {
+                        item.passes = Some(self.passes_filters(item).await);
                     }
-                    if !*leading.borrow() {
-                        // Another replica delivers now; this one keeps the rest.
-                        break 'batch;
+                    if item.passes == Some(true) {
+                        passing += 1;
+                        started.push(Some(self.sink.start(item)));
+                    } else {
+                        started.push(None);
                     }
-                    attempts += 1;
-                    match self.sink.send(&mut item, &self.plugins).await {
+                }
+                for started in started {
+                    let item = &mut items[next];
+                    let Some(started) = started else {
+                        self.metrics.subscription_filtered(&name);
+                        active.state.lock().filtered += 1;
+                        settled.done(&item.queued);
+                        next += 1;
+                        continue;
+                    };
+                    item.attempts += 1;
+                    match self.sink.finish(started, item, &self.plugins).await {
                         Ok(()) => {
                             self.metrics.delivery_attempt(&name, Attempt::Delivered);
                             let mut state = active.state.lock();
@@ -267,7 +404,6 @@ impl Worker {
                             drop(state);
                             settled.done(&item.queued);
                             backoff.reset();
-                            break;
                         }
                         Err(SendError::Reject(reason)) => {
                             self.metrics.delivery_attempt(&name, Attempt::DeadLettered);
@@ -278,9 +414,8 @@ impl Worker {
                                 queued: item.queued.clone(),
                                 reason,
                                 failed_ms: crate::time::unix_millis(),
-                                attempts,
+                                attempts: item.attempts,
                             });
-                            break;
                         }
                         Err(SendError::Retry { reason, after }) => {
                             self.metrics.delivery_attempt(&name, Attempt::Retried);
@@ -292,6 +427,7 @@ impl Worker {
                             // What went through so far leaves the outbox before the wait.
                             settled.flush(&self).await;
                             let delay = backoff.next_delay().max(after.unwrap_or_default());
+                            let attempts = item.attempts;
                             if attempts == 1 {
                                 tracing::warn!(subscription = %name, delivery = %item.delivery.id, reason = %reason, retry_in_ms = delay.as_millis() as u64, "delivery failed; retrying");
                             } else {
@@ -301,8 +437,12 @@ impl Worker {
                                 () = tokio::time::sleep(delay) => {}
                                 () = active.wake.notified() => {}
                             }
+                            // The outcomes still to come are dropped: what
+                            // reached the broker comes again, same id.
+                            continue 'batch;
                         }
                     }
+                    next += 1;
                 }
             }
             settled.flush(&self).await;

@@ -1124,7 +1124,7 @@ fn checked_values_are_errors_naming_the_key() {
         ),
         (
             subscription(r#""webhook": {"url": "http://a"}, "nats": {"url": "nats://n"}"#),
-            "config key `subscriptions[1]`: needs exactly one destination: `webhook`, `nats` or `plugin`",
+            "config key `subscriptions[1]`: needs exactly one destination: `webhook`, `nats`, `kafka` or `plugin`",
         ),
         (
             subscription(r#""nats": {"url": "nats://n", "stream": "a.b"}"#),

@@ -76,7 +76,7 @@ fn bad_subscriptions_name_the_member() {
         ),
         (
             with(json!({"colour": "red"})),
-            "unknown field `colour`, expected one of `name`, `kind`, `namespace`, `labelSelector`, `fieldSelector`, `eventTypes`, `filters`, `snapshot`, `webhook`, `nats`, `plugin`, `retry`",
+            "unknown field `colour`, expected one of `name`, `kind`, `namespace`, `labelSelector`, `fieldSelector`, `eventTypes`, `filters`, `snapshot`, `webhook`, `nats`, `kafka`, `plugin`, `retry`",
         ),
         (
             with(json!({"name": "Has Spaces"})),
@@ -148,11 +148,11 @@ fn bad_subscriptions_name_the_member() {
         ),
         (
             with(json!({"nats": {"url": "nats://127.0.0.1:4222"}})),
-            "needs exactly one destination: `webhook`, `nats` or `plugin`",
+            "needs exactly one destination: `webhook`, `nats`, `kafka` or `plugin`",
         ),
         (
             json!({"name": "a", "kind": "Pod"}),
-            "needs exactly one destination: `webhook`, `nats` or `plugin`",
+            "needs exactly one destination: `webhook`, `nats`, `kafka` or `plugin`",
         ),
         (
             json!({"name": "a", "kind": "Pod", "nats": {"url": "ftp://x"}}),

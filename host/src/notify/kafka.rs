@@ -1,0 +1,440 @@
+//! Kafka sink: produces each delivery to a topic rendered from a template
+//! and counts it as delivered once the broker acknowledged it (with
+//! `acks: all`, every in-sync replica has it).
+//!
+//! **Client.** librdkafka, through the `rdkafka` crate: the idempotent
+//! producer (a message the producer retries inside one session is written
+//! once and in order), SASL PLAIN and SCRAM, TLS, every compression codec,
+//! and the behaviour operators know from every other librdkafka producer.
+//!
+//! **Message.** The value is the delivery's body; the key is the object's
+//! uid (or `namespace/name`, or none, as configured), so all changes of one
+//! object land in one partition, in order. Headers: `GRW-Delivery-Id` (the
+//! delivery id, the same on every attempt), `GRW-Subscription`,
+//! `GRW-Event-Type`, `GRW-Group` (`core` for the core group), `GRW-Version`,
+//! `GRW-Kind`, `GRW-Namespace` (empty for cluster-scoped objects),
+//! `GRW-Name` and `content-type`. With the `cloudevents` payload the message
+//! is a CloudEvent in Kafka's binary mode: `ce_specversion`, `ce_id`,
+//! `ce_source`, `ce_type`, `ce_subject`, `ce_time` headers and the event's
+//! `data` as the value.
+//!
+//! **Topics.** Not created: a missing topic is retried (with the reason in
+//! the status) until someone creates it. A character a topic cannot hold
+//! becomes `_`.
+//!
+//! **In flight.** The worker hands over up to [`WINDOW`] deliveries at once
+//! ([`KafkaSink::produce`]) and takes their outcomes in queue order. After a
+//! failure it sends again from the first delivery not acknowledged, so a
+//! consumer may see a message twice, always with the same delivery id.
+//!
+//! **Outcomes.** Acknowledged: delivered. Too large, refused by the
+//! broker's policy, not authorized: dead letter with the broker's reason
+//! (replayable once fixed). Anything else (brokers unreachable, a missing
+//! topic, no acknowledgement within `deliveryTimeoutSeconds`, failed
+//! authentication): retried with backoff. After failed authentication or a
+//! fatal producer error the next attempt makes a new producer, reading the
+//! password file again.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rdkafka::ClientContext;
+use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::message::{Header, OwnedHeaders};
+use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord};
+
+use super::{Delivery, SendError};
+use crate::config::kafka::{KafkaConfigError, KafkaKey, KafkaSinkConfig, TopicTemplate};
+use crate::config::nats::Field;
+
+/// Deliveries handed to the producer before the first of them is settled.
+pub const WINDOW: usize = 128;
+
+/// Why a Kafka producer cannot be made (brokers that are down are not a
+/// reason: the producer connects in the background).
+#[derive(Debug, thiserror::Error)]
+pub enum KafkaConnectError {
+    /// The settings are not right.
+    #[error(transparent)]
+    Config(#[from] KafkaConfigError),
+    /// The SASL password file cannot be read.
+    #[error("`sasl.passwordFile`: cannot read `{path}`: {source}")]
+    PasswordFile {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The client refused its settings (e.g. a TLS file it cannot load).
+    #[error("the Kafka producer cannot start: {0}")]
+    Client(String),
+}
+
+/// What librdkafka reports about its connections, for the log and for the
+/// reason of a delivery that timed out.
+struct Context {
+    servers: String,
+    last_error: Arc<Mutex<Option<String>>>,
+}
+
+impl ClientContext for Context {
+    fn log(&self, level: RDKafkaLogLevel, facility: &str, message: &str) {
+        match level {
+            RDKafkaLogLevel::Emerg
+            | RDKafkaLogLevel::Alert
+            | RDKafkaLogLevel::Critical
+            | RDKafkaLogLevel::Error
+            | RDKafkaLogLevel::Warning => {
+                tracing::warn!(servers = %self.servers, facility, "kafka: {message}");
+            }
+            _ => tracing::debug!(servers = %self.servers, facility, "kafka: {message}"),
+        }
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        tracing::warn!(servers = %self.servers, error = %error, "kafka: {reason}");
+        *self.last_error.lock() = Some(reason.to_string());
+    }
+}
+
+/// Produces deliveries to Kafka.
+pub struct KafkaSink {
+    /// Always set but while dropped (see `Drop`).
+    producer: Option<FutureProducer<Context>>,
+    /// What librdkafka last reported as an error.
+    last_error: Arc<Mutex<Option<String>>>,
+    topic: TopicTemplate,
+    key: KafkaKey,
+    subscription: String,
+    timeout: Duration,
+}
+
+/// A delivery handed to the producer, its outcome to come.
+pub enum Produced {
+    /// Refused before it left (too large, bad topic, full queue).
+    Failed(SendError),
+    /// On its way; the broker's answer is awaited.
+    Sent {
+        /// The producer's answer.
+        future: DeliveryFuture,
+        /// Where it went, for messages.
+        topic: String,
+    },
+}
+
+impl KafkaSink {
+    /// Makes the producer of a subscription's sink; it connects in the
+    /// background.
+    pub fn new(
+        config: &KafkaSinkConfig,
+        subscription: &str,
+    ) -> Result<KafkaSink, KafkaConnectError> {
+        let topic = config.parse()?;
+        let mut client = ClientConfig::new();
+        for (name, value) in config.client_properties() {
+            client.set(name, value);
+        }
+        if let Some(sasl) = &config.sasl {
+            let password = std::fs::read_to_string(&sasl.password_file).map_err(|source| {
+                KafkaConnectError::PasswordFile {
+                    path: sasl.password_file.display().to_string(),
+                    source,
+                }
+            })?;
+            client.set("sasl.password", password.trim_end_matches(['\r', '\n']));
+        }
+        client.set_log_level(RDKafkaLogLevel::Info);
+        let last_error = Arc::new(Mutex::new(None));
+        let context = Context {
+            servers: config.bootstrap_servers.clone(),
+            last_error: last_error.clone(),
+        };
+        let producer: FutureProducer<Context> = client
+            .create_with_context(context)
+            .map_err(|e| KafkaConnectError::Client(e.to_string()))?;
+        Ok(KafkaSink {
+            producer: Some(producer),
+            last_error,
+            topic,
+            key: config.key,
+            subscription: subscription.to_string(),
+            timeout: Duration::from_secs(config.delivery_timeout_seconds),
+        })
+    }
+
+    /// The topic a delivery goes to; `None` when it would be longer than
+    /// Kafka takes.
+    pub fn topic(&self, delivery: &Delivery) -> Option<String> {
+        self.topic.render(|field| match field {
+            Field::Group => delivery.gvk.group_or_core(),
+            Field::Version => &delivery.gvk.version,
+            Field::Kind => &delivery.gvk.kind,
+            Field::Namespace => &delivery.namespace,
+            Field::Name => &delivery.name,
+            Field::Type => &delivery.event_type,
+        })
+    }
+
+    /// The message key of a delivery.
+    pub fn key(&self, delivery: &Delivery) -> Option<String> {
+        match self.key {
+            KafkaKey::Uid => Some(uid(&delivery.id).to_string()),
+            KafkaKey::Name if delivery.namespace.is_empty() => Some(delivery.name.clone()),
+            KafkaKey::Name => Some(format!("{}/{}", delivery.namespace, delivery.name)),
+            KafkaKey::None => None,
+        }
+    }
+
+    /// Hands a delivery to the producer without waiting for the broker.
+    pub fn produce(&self, delivery: &Delivery) -> Produced {
+        let Some(topic) = self.topic(delivery) else {
+            return Produced::Failed(SendError::Reject(format!(
+                "the topic for {}/{} would be longer than Kafka's 249 characters",
+                delivery.gvk.kind, delivery.name
+            )));
+        };
+        let key = self.key(delivery);
+        let headers = self.headers(delivery);
+        let mut record = FutureRecord::<str, [u8]>::to(&topic)
+            .payload(delivery.payload.as_slice())
+            .headers(headers);
+        if let Some(key) = &key {
+            record = record.key(key.as_str());
+        }
+        let Some(producer) = &self.producer else {
+            return Produced::Failed(SendError::retry("the Kafka producer is closing"));
+        };
+        match producer.send_result(record) {
+            Ok(future) => Produced::Sent { future, topic },
+            Err((error, _)) => Produced::Failed(self.classify(&topic, &error)),
+        }
+    }
+
+    /// Produces one delivery and waits for the broker's answer.
+    pub async fn send(&self, delivery: &Delivery) -> Result<(), SendError> {
+        self.outcome(self.produce(delivery)).await
+    }
+
+    /// The outcome of a produced delivery.
+    pub async fn outcome(&self, produced: Produced) -> Result<(), SendError> {
+        let (future, topic) = match produced {
+            Produced::Failed(error) => return Err(error),
+            Produced::Sent { future, topic } => (future, topic),
+        };
+        // The producer answers every message within its timeout; the margin
+        // covers a producer that stopped answering at all.
+        let answer = tokio::time::timeout(self.timeout + Duration::from_secs(5), future).await;
+        match answer {
+            Ok(Ok(Ok(_delivered))) => Ok(()),
+            Ok(Ok(Err((error, _message)))) => Err(self.classify(&topic, &error)),
+            Ok(Err(_canceled)) => Err(SendError::retry(format!(
+                "the Kafka producer stopped before `{topic}` acknowledged the message"
+            ))),
+            Err(_) => Err(SendError::retry(format!(
+                "no acknowledgement from Kafka for `{topic}` within {} s",
+                self.timeout.as_secs()
+            ))),
+        }
+    }
+
+    /// Whether the producer must be made again before the next attempt:
+    /// its credentials were refused, or it hit an error it cannot go on
+    /// from (the idempotent producer's fatal errors).
+    pub fn must_restart(&self, error: &SendError) -> bool {
+        let SendError::Retry { reason, .. } = error else {
+            return false;
+        };
+        reason.contains(RESTART_MARK)
+    }
+
+    fn headers(&self, delivery: &Delivery) -> OwnedHeaders {
+        let mut headers = OwnedHeaders::new_with_capacity(10 + delivery.attributes.len());
+        for (name, value) in [
+            ("GRW-Delivery-Id", delivery.id.as_str()),
+            ("GRW-Subscription", self.subscription.as_str()),
+            ("GRW-Event-Type", delivery.event_type.as_str()),
+            ("GRW-Group", delivery.gvk.group_or_core()),
+            ("GRW-Version", delivery.gvk.version.as_str()),
+            ("GRW-Kind", delivery.gvk.kind.as_str()),
+            ("GRW-Namespace", delivery.namespace.as_str()),
+            ("GRW-Name", delivery.name.as_str()),
+            // Every body is JSON; in CloudEvents' binary mode this is also
+            // the event's `datacontenttype`.
+            ("content-type", "application/json"),
+        ] {
+            headers = headers.insert(Header {
+                key: name,
+                value: Some(value),
+            });
+        }
+        if !delivery.attributes.is_empty() {
+            headers = headers.insert(Header {
+                key: "ce_specversion",
+                value: Some("1.0"),
+            });
+            for (name, value) in &delivery.attributes {
+                headers = headers.insert(Header {
+                    key: &format!("ce_{name}"),
+                    value: Some(value.as_str()),
+                });
+            }
+        }
+        headers
+    }
+
+    /// Sorts a failed produce into retry or reject, with the broker's reason.
+    fn classify(&self, topic: &str, error: &KafkaError) -> SendError {
+        let code = error.rdkafka_error_code();
+        let reject = |what: String| SendError::Reject(format!("{what} ({error})"));
+        match code {
+            Some(RDKafkaErrorCode::MessageSizeTooLarge | RDKafkaErrorCode::InvalidMessageSize) => {
+                reject(format!("the message to `{topic}` is too large"))
+            }
+            Some(RDKafkaErrorCode::TopicAuthorizationFailed) => reject(format!(
+                "not authorized to write to topic `{topic}`; allow GRW's principal to WRITE \
+                 it, then replay the dead letters"
+            )),
+            Some(RDKafkaErrorCode::ClusterAuthorizationFailed) => reject(format!(
+                "not authorized by the Kafka cluster to produce to `{topic}` (the idempotent \
+                 producer needs IDEMPOTENT_WRITE); allow it, then replay the dead letters"
+            )),
+            Some(
+                RDKafkaErrorCode::InvalidRecord
+                | RDKafkaErrorCode::PolicyViolation
+                | RDKafkaErrorCode::InvalidTopic,
+            ) => reject(format!("the broker refused the message to `{topic}`")),
+            Some(RDKafkaErrorCode::UnknownTopicOrPartition | RDKafkaErrorCode::UnknownTopic) => {
+                SendError::retry(format!(
+                    "topic `{topic}` does not exist on the Kafka cluster; GRW does not create \
+                     topics ({error})"
+                ))
+            }
+            Some(
+                RDKafkaErrorCode::Authentication
+                | RDKafkaErrorCode::SaslAuthenticationFailed
+                | RDKafkaErrorCode::Fatal,
+            ) => SendError::retry(format!(
+                "producing to `{topic}` failed: {error}{}; {RESTART_MARK}",
+                self.broker_said()
+            )),
+            Some(RDKafkaErrorCode::MessageTimedOut) => SendError::retry(format!(
+                "no acknowledgement from Kafka for `{topic}` within {} s{}",
+                self.timeout.as_secs(),
+                self.broker_said()
+            )),
+            _ => SendError::retry(format!(
+                "producing to `{topic}` failed: {error}{}",
+                self.broker_said()
+            )),
+        }
+    }
+
+    /// `: <what librdkafka last reported>`, or nothing.
+    fn broker_said(&self) -> String {
+        self.last_error
+            .lock()
+            .as_deref()
+            .map(|e| format!(" (last connection error: {e})"))
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for KafkaSink {
+    fn drop(&mut self) {
+        // librdkafka's teardown joins its threads, which can take a while
+        // with brokers down: not on the thread of an async task.
+        if let Some(producer) = self.producer.take() {
+            std::thread::spawn(move || drop(producer));
+        }
+    }
+}
+
+/// What a retry reason ends with when the producer is made anew.
+const RESTART_MARK: &str = "a new producer is made for the next attempt";
+
+/// The uid in a delivery id (`uid/resourceVersion/TYPE`).
+fn uid(id: &str) -> &str {
+    id.split('/').next().unwrap_or(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gvk::Gvk;
+
+    fn delivery(gvk: Gvk, namespace: &str, name: &str) -> Delivery {
+        Delivery {
+            seq: 1,
+            id: "0b5f6c1e-3d2a-4e8f-9a7b-1c2d3e4f5a6b/42/MODIFIED".to_string(),
+            event_type: "MODIFIED".to_string(),
+            gvk,
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            enqueued_ms: 0,
+            payload: b"{}".to_vec(),
+            attributes: Vec::new(),
+        }
+    }
+
+    fn sink(extra: serde_json::Value) -> KafkaSink {
+        let mut config = serde_json::json!({
+            "bootstrapServers": "127.0.0.1:9",
+            "topic": "k8s.{group}.{kind}",
+        });
+        for (k, v) in extra.as_object().into_iter().flatten() {
+            config[k] = v.clone();
+        }
+        let config: KafkaSinkConfig = serde_json::from_value(config).unwrap();
+        KafkaSink::new(&config, "audit").unwrap()
+    }
+
+    #[tokio::test]
+    async fn keys_and_topics() {
+        let pod = delivery(Gvk::new("", "v1", "Pod"), "shop", "web-1");
+        let node = delivery(Gvk::new("", "v1", "Node"), "", "n1");
+        let by_uid = sink(serde_json::json!({}));
+        assert_eq!(
+            by_uid.key(&pod).as_deref(),
+            Some("0b5f6c1e-3d2a-4e8f-9a7b-1c2d3e4f5a6b")
+        );
+        assert_eq!(by_uid.topic(&pod).as_deref(), Some("k8s.core.Pod"));
+        let by_name = sink(serde_json::json!({"key": "name"}));
+        assert_eq!(by_name.key(&pod).as_deref(), Some("shop/web-1"));
+        assert_eq!(by_name.key(&node).as_deref(), Some("n1"));
+        assert_eq!(sink(serde_json::json!({"key": "none"})).key(&pod), None);
+    }
+
+    #[tokio::test]
+    async fn an_unreadable_password_file_is_named() {
+        let config: KafkaSinkConfig = serde_json::from_value(serde_json::json!({
+            "bootstrapServers": "127.0.0.1:9",
+            "topic": "t",
+            "sasl": {"mechanism": "PLAIN", "username": "u", "passwordFile": "/nonexistent/password"},
+        }))
+        .unwrap();
+        let error = KafkaSink::new(&config, "audit").err().unwrap();
+        assert!(
+            error
+                .to_string()
+                .starts_with("`sasl.passwordFile`: cannot read `/nonexistent/password`: "),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_message_above_the_limit_is_refused_before_it_leaves() {
+        let sink = sink(serde_json::json!({"maxMessageBytes": 1000}));
+        let mut big = delivery(Gvk::new("", "v1", "ConfigMap"), "shop", "big");
+        big.payload = vec![b'x'; 5000];
+        match sink.send(&big).await {
+            Err(SendError::Reject(reason)) => assert!(
+                reason.starts_with("the message to `k8s.core.ConfigMap` is too large"),
+                "{reason}"
+            ),
+            other => panic!("expected a rejection, got {other:?}"),
+        }
+    }
+}

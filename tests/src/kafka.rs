@@ -1,0 +1,442 @@
+//! A real Kafka-protocol broker on loopback (`tansu`, in memory), that a
+//! test can stop and start again on the same port, and a real Kafka
+//! consumer (kafka-python, `tests/clients/kafka_consume.py`) to read back
+//! what GRW produced.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+
+/// How long a starting broker may take to accept connections.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Path of `tansu`: `$TANSU`, else `PATH`, else Cargo's bin directory.
+/// Panics with installation advice when there is none.
+pub fn tansu_binary() -> PathBuf {
+    if let Some(bin) = std::env::var_os("TANSU") {
+        return PathBuf::from(bin);
+    }
+    let cargo_bin = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .map(|home| home.join("bin"));
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .chain(cargo_bin)
+        .map(|dir| dir.join("tansu"))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "tansu not found (looked at $TANSU, PATH and ~/.cargo/bin); run tests/setup.sh, \
+                 which installs it with `cargo install --locked --features dynostore tansu`"
+            )
+        })
+}
+
+/// A running (or stopped) tansu broker on `127.0.0.1`, storing in memory;
+/// killed on drop. A restart starts empty, like a cluster that lost its
+/// disks: topics must be created again.
+pub struct Broker {
+    port: u16,
+    /// Holds `broker.log`.
+    dir: tempfile::TempDir,
+    child: Option<Child>,
+}
+
+impl Broker {
+    /// Starts a broker on a free port and waits until it accepts connections.
+    pub async fn start() -> Broker {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port")
+            .port();
+        let mut broker = Broker {
+            port,
+            dir: tempfile::tempdir().expect("tempdir"),
+            child: None,
+        };
+        broker.start_again().await;
+        broker
+    }
+
+    /// `127.0.0.1:PORT`, for `bootstrapServers`.
+    pub fn bootstrap(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// Kills the broker (like a crash) and waits for it to exit.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the broker again on the same port (empty).
+    pub async fn start_again(&mut self) {
+        assert!(self.child.is_none(), "tansu is already running");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path())
+            .expect("log file");
+        let url = format!("tcp://127.0.0.1:{}", self.port);
+        let binary = tansu_binary();
+        let child = Command::new(&binary)
+            .args(["broker", "--storage-engine", "memory://tansu/"])
+            .args(["--listener-url", &url, "--advertised-listener-url", &url])
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log file"))
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", binary.display()));
+        self.child = Some(child);
+        let deadline = Instant::now() + START_TIMEOUT;
+        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            let exited = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten());
+            if exited.is_some() || Instant::now() > deadline {
+                panic!("tansu did not start ({exited:?}); its log:\n{}", self.log());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Creates a topic with this many partitions, with tansu's own tool.
+    pub fn create_topic(&self, topic: &str, partitions: u32) {
+        let output = Command::new(tansu_binary())
+            .args(["topic", "create", topic, "--partitions"])
+            .arg(partitions.to_string())
+            .args(["--broker", &format!("tcp://127.0.0.1:{}", self.port)])
+            .output()
+            .expect("tansu topic create");
+        assert!(
+            output.status.success(),
+            "creating topic {topic} failed: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    /// What the broker logged.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.dir.path().join("broker.log")
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// One message as the consumer read it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Message {
+    /// Partition.
+    pub partition: i32,
+    /// Offset in the partition.
+    pub offset: i64,
+    /// Key, as text.
+    pub key: Option<String>,
+    /// Value, as text.
+    pub value: Option<String>,
+    /// Headers in order, values as text.
+    pub headers: Vec<(String, Option<String>)>,
+}
+
+impl Message {
+    /// The value of the first header of this name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, v)| v.as_deref())
+    }
+
+    /// The value, parsed as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(self.value.as_deref().unwrap_or("null")).expect("a JSON value")
+    }
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Where `tests/setup.sh` put the Python toolchain.
+fn python() -> PathBuf {
+    std::env::var_os("GRW_TOOLCHAINS")
+        .map_or_else(|| workspace().join("target/toolchains"), PathBuf::from)
+        .join("python/bin/python")
+}
+
+/// Reads `topic` from its beginning with kafka-python until `count`
+/// messages came, or none for `idle`; every partition, in offset order
+/// within each.
+pub async fn consume(bootstrap: &str, topic: &str, count: usize, idle: Duration) -> Vec<Message> {
+    let output = tokio::process::Command::new(python())
+        .arg(workspace().join("tests/clients/kafka_consume.py"))
+        .args([bootstrap, topic, &count.to_string()])
+        .arg(format!("{}", idle.as_secs_f64()))
+        .output()
+        .await
+        .expect("the Kafka consumer runs (run tests/setup.sh for its toolchain)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the Kafka consumer failed: {stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("consumer line {line:?}: {e}"))
+        })
+        .collect()
+}
+
+/// A Kafka broker that knows every topic and refuses every message with one
+/// error code, speaking just enough of the Kafka protocol for a producer
+/// (ApiVersions, Metadata, InitProducerId, Produce), to show what GRW does
+/// with answers tansu never gives (tansu has no ACLs and no size limit):
+/// `TOPIC_AUTHORIZATION_FAILED` (29), for example.
+pub struct RefusingBroker {
+    port: u16,
+    server: tokio::task::JoinHandle<()>,
+}
+
+/// Kafka's error code for a topic the client may not write.
+pub const TOPIC_AUTHORIZATION_FAILED: i16 = 29;
+
+impl RefusingBroker {
+    /// Starts answering on a free loopback port; every Produce gets `error`.
+    pub async fn start(error: i16) -> RefusingBroker {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a free port");
+        let port = listener.local_addr().expect("its address").port();
+        let server = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(refusing::serve(stream, port, error));
+            }
+        });
+        RefusingBroker { port, server }
+    }
+
+    /// `127.0.0.1:PORT`, for `bootstrapServers`.
+    pub fn bootstrap(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for RefusingBroker {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+/// The wire format of the [`RefusingBroker`]: requests are read only as far
+/// as needed, responses use versions without tagged fields but ApiVersions
+/// v3 (which every current client asks first).
+mod refusing {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    const PRODUCE: i16 = 0;
+    const METADATA: i16 = 3;
+    const API_VERSIONS: i16 = 18;
+    const INIT_PRODUCER_ID: i16 = 22;
+    /// (api, min, max) this broker speaks: versions without tagged fields.
+    const APIS: [(i16, i16, i16); 4] = [
+        (PRODUCE, 3, 7),
+        (METADATA, 1, 1),
+        (API_VERSIONS, 0, 3),
+        (INIT_PRODUCER_ID, 0, 1),
+    ];
+
+    pub(super) async fn serve(mut stream: TcpStream, port: u16, error: i16) {
+        loop {
+            let mut size = [0; 4];
+            if stream.read_exact(&mut size).await.is_err() {
+                return;
+            }
+            let mut request = vec![0; i32::from_be_bytes(size).max(0) as usize];
+            if stream.read_exact(&mut request).await.is_err() {
+                return;
+            }
+            let Some(body) = answer(&request, port, error) else {
+                return;
+            };
+            let mut frame = (body.len() as i32).to_be_bytes().to_vec();
+            frame.extend(body);
+            if stream.write_all(&frame).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// A reader of the request's fields.
+    struct Reader<'a>(&'a [u8]);
+
+    impl Reader<'_> {
+        fn take(&mut self, n: usize) -> Option<&[u8]> {
+            let (head, tail) = self.0.split_at_checked(n)?;
+            self.0 = tail;
+            Some(head)
+        }
+        fn i16(&mut self) -> Option<i16> {
+            Some(i16::from_be_bytes(self.take(2)?.try_into().ok()?))
+        }
+        fn i32(&mut self) -> Option<i32> {
+            Some(i32::from_be_bytes(self.take(4)?.try_into().ok()?))
+        }
+        /// A nullable string (`i16` length).
+        fn string(&mut self) -> Option<Option<String>> {
+            let len = self.i16()?;
+            if len < 0 {
+                return Some(None);
+            }
+            let bytes = self.take(len as usize)?;
+            Some(Some(String::from_utf8_lossy(bytes).into_owned()))
+        }
+        fn bytes(&mut self) -> Option<()> {
+            let len = self.i32()?;
+            if len > 0 {
+                self.take(len as usize)?;
+            }
+            Some(())
+        }
+    }
+
+    fn string(out: &mut Vec<u8>, s: &str) {
+        out.extend((s.len() as i16).to_be_bytes());
+        out.extend(s.as_bytes());
+    }
+
+    fn answer(request: &[u8], port: u16, error: i16) -> Option<Vec<u8>> {
+        let mut r = Reader(request);
+        let api = r.i16()?;
+        let version = r.i16()?;
+        let correlation = r.i32()?;
+        let mut out = correlation.to_be_bytes().to_vec();
+        if api == API_VERSIONS {
+            // The response header has no tagged fields, whatever the version.
+            if version >= 3 {
+                out.extend(0i16.to_be_bytes());
+                out.push(APIS.len() as u8 + 1);
+                for (key, min, max) in APIS {
+                    out.extend(key.to_be_bytes());
+                    out.extend(min.to_be_bytes());
+                    out.extend(max.to_be_bytes());
+                    out.push(0);
+                }
+                out.extend(0i32.to_be_bytes());
+                out.push(0);
+            } else {
+                out.extend(0i16.to_be_bytes());
+                out.extend((APIS.len() as i32).to_be_bytes());
+                for (key, min, max) in APIS {
+                    out.extend(key.to_be_bytes());
+                    out.extend(min.to_be_bytes());
+                    out.extend(max.to_be_bytes());
+                }
+                if version >= 1 {
+                    out.extend(0i32.to_be_bytes());
+                }
+            }
+            return Some(out);
+        }
+        let supported = APIS
+            .iter()
+            .any(|&(key, min, max)| key == api && (min..=max).contains(&version));
+        if !supported {
+            // Not part of the exchange a producer starts with: close.
+            return None;
+        }
+        // Header v1: the client id.
+        r.string()?;
+        match api {
+            METADATA => {
+                let count = r.i32()?;
+                let mut topics = Vec::new();
+                for _ in 0..count.max(0) {
+                    topics.push(r.string()?.unwrap_or_default());
+                }
+                // brokers: this one, node 1
+                out.extend(1i32.to_be_bytes());
+                out.extend(1i32.to_be_bytes());
+                string(&mut out, "127.0.0.1");
+                out.extend(i32::from(port).to_be_bytes());
+                out.extend((-1i16).to_be_bytes()); // rack: null
+                out.extend(1i32.to_be_bytes()); // controller
+                out.extend((topics.len() as i32).to_be_bytes());
+                for topic in &topics {
+                    out.extend(0i16.to_be_bytes());
+                    string(&mut out, topic);
+                    out.push(0); // not internal
+                    out.extend(1i32.to_be_bytes()); // one partition
+                    out.extend(0i16.to_be_bytes());
+                    out.extend(0i32.to_be_bytes()); // partition 0
+                    out.extend(1i32.to_be_bytes()); // leader: node 1
+                    for _ in 0..2 {
+                        // replicas, in-sync replicas: node 1
+                        out.extend(1i32.to_be_bytes());
+                        out.extend(1i32.to_be_bytes());
+                    }
+                }
+            }
+            INIT_PRODUCER_ID => {
+                out.extend(0i32.to_be_bytes()); // throttle
+                out.extend(0i16.to_be_bytes());
+                out.extend(1000i64.to_be_bytes()); // producer id
+                out.extend(0i16.to_be_bytes()); // epoch
+            }
+            PRODUCE => {
+                r.string()?; // transactional id
+                r.i16()?; // acks
+                r.i32()?; // timeout
+                let topics = r.i32()?;
+                let mut answers = Vec::new();
+                for _ in 0..topics.max(0) {
+                    let topic = r.string()?.unwrap_or_default();
+                    let partitions = r.i32()?;
+                    let mut indexes = Vec::new();
+                    for _ in 0..partitions.max(0) {
+                        indexes.push(r.i32()?);
+                        r.bytes()?;
+                    }
+                    answers.push((topic, indexes));
+                }
+                out.extend((answers.len() as i32).to_be_bytes());
+                for (topic, indexes) in &answers {
+                    string(&mut out, topic);
+                    out.extend((indexes.len() as i32).to_be_bytes());
+                    for index in indexes {
+                        out.extend(index.to_be_bytes());
+                        out.extend(error.to_be_bytes());
+                        out.extend((-1i64).to_be_bytes()); // base offset
+                        out.extend((-1i64).to_be_bytes()); // log append time
+                        if version >= 5 {
+                            out.extend((-1i64).to_be_bytes()); // log start offset
+                        }
+                    }
+                }
+                out.extend(0i32.to_be_bytes()); // throttle
+            }
+            _ => return None,
+        }
+        Some(out)
+    }
+}

@@ -1,0 +1,500 @@
+//! The Kafka sink end to end: the real `grw` against the fake API server,
+//! producing to a real Kafka-protocol broker (tansu) on loopback, read back
+//! by a real Kafka consumer (kafka-python).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use grw_e2e::daemon::{Grw, eventually};
+use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
+use grw_e2e::kafka::{Broker, Message, RefusingBroker, TOPIC_AUTHORIZATION_FAILED, consume};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "t0k3n";
+const READY: Duration = Duration::from_secs(30);
+const WAIT: Duration = Duration::from_secs(30);
+/// How long the consumer waits for one more message.
+const IDLE: Duration = Duration::from_secs(10);
+
+async fn cluster() -> FakeApiServer {
+    let fake = FakeApiServer::start(FakeApiOptions {
+        token: Some(TOKEN.into()),
+        bookmark_interval: Duration::from_millis(500),
+        istio_crds_installed: false,
+    })
+    .await;
+    fake.create(configmap("shop", "a", "0")).unwrap();
+    fake.create(configmap("shop", "b", "0")).unwrap();
+    fake
+}
+
+fn configmap(ns: &str, name: &str, data: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"namespace": ns, "name": name},
+           "data": {"k": data}})
+}
+
+/// The config of a grw against `fake` in `dir`, watching ConfigMaps.
+fn config(fake: &FakeApiServer, dir: &tempfile::TempDir, extra: Value) -> Value {
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let mut config = json!({
+        "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": fake.url(), "tokenFilePath": token_file},
+        "initialWatchingResources": [{"version": "v1", "kind": "ConfigMap"}],
+        "apiGroupsSyncIntervalSecond": 3600,
+    });
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        config[k] = v.clone();
+    }
+    config
+}
+
+async fn grw(fake: &FakeApiServer, extra: Value) -> Grw {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(fake, &dir, extra);
+    let grw = Grw::start_in(dir, config, &[]).await;
+    grw.wait_ready(READY).await;
+    grw
+}
+
+/// One subscription of every ConfigMap change to `kafka`, retried quickly.
+fn subscription(kafka: Value) -> Value {
+    json!({"subscriptions": [{
+        "name": "to-kafka", "kind": "ConfigMap", "kafka": kafka,
+        "retry": {"initialDelayMs": 50, "maxDelaySeconds": 0.5}
+    }]})
+}
+
+/// Waits until the subscription has settled `n` deliveries (delivered or
+/// dead) since start and has nothing pending.
+async fn settled(grw: &Grw, n: u64) -> bool {
+    eventually(WAIT, || async {
+        let (_, s) = grw.get("/api/v1/subscriptions/to-kafka").await;
+        let done = s["deliveries"].as_u64().unwrap_or(0) + s["deadLetters"].as_u64().unwrap_or(0);
+        done >= n && s["pending"] == 0
+    })
+    .await
+}
+
+/// `TYPE name data` of a watch-event message.
+fn summary(m: &Message) -> String {
+    let body = m.json();
+    format!(
+        "{} {} {}",
+        body["type"].as_str().unwrap_or("?"),
+        body["object"]["metadata"]["name"].as_str().unwrap_or("?"),
+        body["object"]["data"]["k"].as_str().unwrap_or("")
+    )
+}
+
+/// The messages with one of each delivery id, in the order first read
+/// (per partition); asserts that a repeated id repeats the same message.
+fn deduplicated(messages: &[Message]) -> Vec<Message> {
+    let mut first: BTreeMap<String, &Message> = BTreeMap::new();
+    let mut out = Vec::new();
+    for m in messages {
+        let id = m
+            .header("GRW-Delivery-Id")
+            .expect("a delivery id")
+            .to_string();
+        match first.get(&id) {
+            Some(seen) => assert_eq!(
+                (seen.key.as_deref(), seen.value.as_deref()),
+                (m.key.as_deref(), m.value.as_deref()),
+                "a repeated delivery id carries the same message"
+            ),
+            None => {
+                first.insert(id, m);
+                out.push(m.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The messages of each key, in partition order.
+fn by_key(messages: &[Message]) -> BTreeMap<String, Vec<String>> {
+    let mut keys: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut sorted = messages.to_vec();
+    sorted.sort_by_key(|m| (m.partition, m.offset));
+    for m in &sorted {
+        keys.entry(m.key.clone().unwrap_or_default())
+            .or_default()
+            .push(summary(m));
+    }
+    keys
+}
+
+#[tokio::test]
+async fn changes_arrive_in_order_per_object_with_their_key_headers_and_body() {
+    let fake = cluster().await;
+    let broker = Broker::start().await;
+    broker.create_topic("changes", 3);
+    let grw = grw(
+        &fake,
+        subscription(json!({"bootstrapServers": broker.bootstrap(), "topic": "changes", "compression": "zstd"})),
+    )
+    .await;
+    for i in 1..=20 {
+        let name = if i % 2 == 0 { "a" } else { "b" };
+        fake.update(configmap("shop", name, &i.to_string()))
+            .unwrap();
+    }
+    fake.delete("v1", "ConfigMap", Some("shop"), "b").unwrap();
+    assert!(settled(&grw, 21).await, "{}", grw.logs());
+    let messages = consume(&broker.bootstrap(), "changes", 21, IDLE).await;
+    assert_eq!(messages.len(), 21, "{messages:?}");
+
+    let keys = by_key(&messages);
+    let a = fake.get("v1", "ConfigMap", Some("shop"), "a").unwrap();
+    let a_key = a["metadata"]["uid"].as_str().unwrap().to_string();
+    let a: Vec<String> = (1..=10).map(|i| format!("MODIFIED a {}", 2 * i)).collect();
+    assert_eq!(keys[&a_key], a, "a's changes in order, keyed by its uid");
+    let b = keys
+        .iter()
+        .find(|(k, _)| **k != a_key)
+        .map(|(_, v)| v.clone())
+        .unwrap();
+    let mut expected_b: Vec<String> = (0..10)
+        .map(|i| format!("MODIFIED b {}", 2 * i + 1))
+        .collect();
+    expected_b.push("DELETED b 19".into());
+    assert_eq!(b, expected_b);
+
+    // One object, one partition; every id its own.
+    let mut partitions: BTreeMap<&str, BTreeSet<i32>> = BTreeMap::new();
+    let mut ids = BTreeSet::new();
+    for m in &messages {
+        partitions
+            .entry(m.key.as_deref().unwrap())
+            .or_default()
+            .insert(m.partition);
+        let body = m.json();
+        let id = m.header("GRW-Delivery-Id").unwrap();
+        assert_eq!(
+            id,
+            format!(
+                "{}/{}/{}",
+                m.key.as_deref().unwrap(),
+                body["object"]["metadata"]["resourceVersion"]
+                    .as_str()
+                    .unwrap(),
+                body["type"].as_str().unwrap()
+            )
+        );
+        assert!(ids.insert(id.to_string()));
+        assert_eq!(m.header("GRW-Subscription"), Some("to-kafka"));
+        assert_eq!(m.header("GRW-Event-Type"), body["type"].as_str());
+        assert_eq!(m.header("GRW-Group"), Some("core"));
+        assert_eq!(m.header("GRW-Version"), Some("v1"));
+        assert_eq!(m.header("GRW-Kind"), Some("ConfigMap"));
+        assert_eq!(m.header("GRW-Namespace"), Some("shop"));
+        assert_eq!(
+            m.header("GRW-Name"),
+            body["object"]["metadata"]["name"].as_str()
+        );
+        assert_eq!(m.header("content-type"), Some("application/json"));
+        if body["type"] == "MODIFIED" {
+            assert!(body["oldObject"]["data"]["k"].is_string(), "{body}");
+        }
+    }
+    assert!(partitions.values().all(|p| p.len() == 1), "{partitions:?}");
+
+    let (_, status) = grw.get("/api/v1/subscriptions/to-kafka").await;
+    assert_eq!(status["deliveries"], 21, "{status}");
+    let metrics = grw.get_raw("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.contains("subscription=\"to-kafka\"} 21"),
+        "the deliveries are counted:\n{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn cloudevents_go_in_binary_mode_to_a_topic_per_kind() {
+    let fake = cluster().await;
+    let broker = Broker::start().await;
+    broker.create_topic("grw.core.ConfigMap", 1);
+    let grw = grw(
+        &fake,
+        subscription(json!({
+            "bootstrapServers": broker.bootstrap(), "topic": "grw.{group}.{kind}",
+            "payload": "cloudevents", "key": "name",
+        })),
+    )
+    .await;
+    fake.update(configmap("shop", "a", "1")).unwrap();
+    assert!(settled(&grw, 1).await, "{}", grw.logs());
+    let messages = consume(&broker.bootstrap(), "grw.core.ConfigMap", 1, IDLE).await;
+    assert_eq!(messages.len(), 1);
+    let m = &messages[0];
+    assert_eq!(m.key.as_deref(), Some("shop/a"));
+    assert_eq!(m.header("ce_specversion"), Some("1.0"));
+    assert_eq!(m.header("ce_id"), m.header("GRW-Delivery-Id"));
+    assert_eq!(m.header("ce_source"), Some("grw/to-kafka"));
+    assert_eq!(m.header("ce_type"), Some("io.k8s.configmap.core.modified"));
+    assert_eq!(m.header("ce_subject"), Some("shop/a"));
+    assert!(m.header("ce_time").unwrap().ends_with('Z'));
+    assert_eq!(m.header("content-type"), Some("application/json"));
+    let data = m.json();
+    assert_eq!(
+        data["object"]["data"]["k"], "1",
+        "the value is the event's data"
+    );
+    assert_eq!(data["oldObject"]["data"]["k"], "0");
+    assert!(data.get("specversion").is_none());
+}
+
+#[tokio::test]
+async fn a_broker_outage_and_a_missing_topic_are_retried_and_lose_nothing() {
+    let fake = cluster().await;
+    let mut broker = Broker::start().await;
+    broker.create_topic("changes", 1);
+    let grw = grw(
+        &fake,
+        subscription(json!({"bootstrapServers": broker.bootstrap(), "topic": "changes", "deliveryTimeoutSeconds": 2})),
+    )
+    .await;
+    for i in 1..=3 {
+        fake.update(configmap("shop", "a", &format!("before-{i}")))
+            .unwrap();
+    }
+    assert!(settled(&grw, 3).await, "{}", grw.logs());
+    let before = consume(&broker.bootstrap(), "changes", 3, IDLE).await;
+    assert_eq!(
+        before.iter().map(summary).collect::<Vec<_>>(),
+        [
+            "MODIFIED a before-1",
+            "MODIFIED a before-2",
+            "MODIFIED a before-3"
+        ]
+    );
+
+    // The broker dies; changes go on.
+    broker.stop();
+    for i in 1..=5 {
+        fake.update(configmap("shop", "a", &format!("down-{i}")))
+            .unwrap();
+    }
+    let waiting = eventually(WAIT, || async {
+        let (_, s) = grw.get("/api/v1/subscriptions/to-kafka").await;
+        s["pending"].as_u64().unwrap_or(0) >= 1 && s["retries"].as_u64().unwrap_or(0) >= 1
+    })
+    .await;
+    let (_, status) = grw.get("/api/v1/subscriptions/to-kafka").await;
+    assert!(waiting, "{status}");
+    assert!(
+        status["lastError"]
+            .as_str()
+            .is_some_and(|e| e.contains("changes")),
+        "{status}"
+    );
+
+    // It comes back empty (in memory), without the topic: still retried.
+    broker.start_again().await;
+    fake.update(configmap("shop", "a", "up-1")).unwrap();
+    let missing = eventually(WAIT, || async {
+        let (_, s) = grw.get("/api/v1/subscriptions/to-kafka").await;
+        s["lastError"]
+            .as_str()
+            .is_some_and(|e| e.contains("does not exist"))
+    })
+    .await;
+    let (_, status) = grw.get("/api/v1/subscriptions/to-kafka").await;
+    assert!(missing, "{status}\n{}", grw.logs());
+    assert_eq!(status["deadLetters"], 0, "{status}");
+    broker.create_topic("changes", 1);
+    assert!(settled(&grw, 9).await, "{}", grw.logs());
+    let after = deduplicated(&consume(&broker.bootstrap(), "changes", 6, IDLE).await);
+    let mut expected: Vec<String> = (1..=5).map(|i| format!("MODIFIED a down-{i}")).collect();
+    expected.push("MODIFIED a up-1".into());
+    assert_eq!(after.iter().map(summary).collect::<Vec<_>>(), expected);
+}
+
+#[tokio::test]
+async fn sigkill_mid_stream_loses_nothing_and_repeats_only_with_the_same_id() {
+    let fake = cluster().await;
+    let broker = Broker::start().await;
+    broker.create_topic("changes", 2);
+    let dir = tempfile::tempdir().unwrap();
+    let extra = json!({
+        "dataDir": dir.path().join("data"),
+        "subscriptions": [{
+            "name": "to-kafka", "kind": "ConfigMap",
+            "kafka": {"bootstrapServers": broker.bootstrap(), "topic": "changes"},
+            "retry": {"initialDelayMs": 50, "maxDelaySeconds": 0.5}
+        }],
+    });
+    let config = config(&fake, &dir, extra.clone());
+    let first = Grw::start_in(dir, config, &[]).await;
+    first.wait_ready(READY).await;
+    // Changes stream in; GRW is killed in the middle of them.
+    let mut first = Some(first);
+    let mut dir = None;
+    for i in 1..=300 {
+        let name = if i % 2 == 0 { "a" } else { "b" };
+        fake.update(configmap("shop", name, &i.to_string()))
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        if i == 150 {
+            dir = first.take().map(Grw::kill);
+        }
+    }
+    let dir = dir.unwrap();
+    let config = self::config(&fake, &dir, extra);
+    let second = Grw::start_in(dir, config, &[]).await;
+    second.wait_ready(READY).await;
+    assert!(settled(&second, 1).await, "{}", second.logs());
+
+    // Everything the broker has: read until nothing comes for a while.
+    let messages = consume(
+        &broker.bootstrap(),
+        "changes",
+        usize::MAX,
+        Duration::from_secs(3),
+    )
+    .await;
+    let unique = deduplicated(&messages);
+    let keys = by_key(&unique);
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    for changes in keys.values() {
+        let numbers: Vec<u32> = changes
+            .iter()
+            .map(|s| s.rsplit(' ').next().unwrap().parse().unwrap())
+            .collect();
+        let parity = numbers[0] % 2;
+        let expected: Vec<u32> = (1..=300).filter(|i| i % 2 == parity).collect();
+        assert_eq!(numbers, expected, "every change, in order, once per id");
+    }
+    assert!(
+        messages.len() >= 300,
+        "{} messages read, {} unique",
+        messages.len(),
+        unique.len()
+    );
+}
+
+#[tokio::test]
+async fn an_oversized_message_becomes_a_dead_letter_with_the_reason() {
+    let fake = cluster().await;
+    let broker = Broker::start().await;
+    broker.create_topic("changes", 1);
+    let grw = grw(
+        &fake,
+        subscription(json!({"bootstrapServers": broker.bootstrap(), "topic": "changes", "maxMessageBytes": 4000})),
+    )
+    .await;
+    // The large state is too large as the change to it and as the old
+    // state of the next one; the one after is small on both sides.
+    fake.update(configmap("shop", "a", &"x".repeat(5000)))
+        .unwrap();
+    fake.update(configmap("shop", "a", "small")).unwrap();
+    fake.update(configmap("shop", "a", "smaller")).unwrap();
+    assert!(settled(&grw, 3).await, "{}", grw.logs());
+    let (_, status) = grw.get("/api/v1/subscriptions/to-kafka").await;
+    assert_eq!(status["deadLetters"], 2, "{status}");
+    let (_, letters) = grw.get("/api/v1/subscriptions/to-kafka/dead-letters").await;
+    let reason = letters["items"][0]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with("the message to `changes` is too large"),
+        "{letters}"
+    );
+    assert_eq!(
+        status["lastError"].as_str(),
+        letters["items"][1]["reason"].as_str()
+    );
+    // The queue went on.
+    let messages = consume(&broker.bootstrap(), "changes", 1, IDLE).await;
+    assert_eq!(
+        messages.iter().map(summary).collect::<Vec<_>>(),
+        ["MODIFIED a smaller"]
+    );
+    assert!(
+        grw.logs()
+            .contains("delivery refused; kept as a dead letter")
+    );
+}
+
+#[tokio::test]
+async fn a_topic_grw_may_not_write_sends_deliveries_to_the_dead_letters_with_the_reason() {
+    let fake = cluster().await;
+    let broker = RefusingBroker::start(TOPIC_AUTHORIZATION_FAILED).await;
+    let grw = grw(
+        &fake,
+        subscription(json!({"bootstrapServers": broker.bootstrap(), "topic": "changes"})),
+    )
+    .await;
+    fake.update(configmap("shop", "a", "1")).unwrap();
+    fake.update(configmap("shop", "b", "1")).unwrap();
+    assert!(settled(&grw, 2).await, "{}", grw.logs());
+    let (_, status) = grw.get("/api/v1/subscriptions/to-kafka").await;
+    assert_eq!(status["deadLetters"], 2, "{status}");
+    assert_eq!(status["deliveries"], 0, "{status}");
+    let (_, letters) = grw.get("/api/v1/subscriptions/to-kafka/dead-letters").await;
+    for letter in letters["items"].as_array().unwrap() {
+        let reason = letter["reason"].as_str().unwrap();
+        assert!(
+            reason.starts_with(
+                "not authorized to write to topic `changes`; allow GRW's principal to WRITE it, \
+                 then replay the dead letters ("
+            ),
+            "{reason}"
+        );
+        assert_eq!(letter["attempts"], 1, "not retried: {letter}");
+    }
+    let metrics = grw.get_raw("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics.lines().any(|l| l.contains("dead")
+            && l.contains("subscription=\"to-kafka\"")
+            && l.ends_with(" 2")),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn relationship_changes_go_to_kafka() {
+    let fake = FakeApiServer::start(FakeApiOptions {
+        token: Some(TOKEN.into()),
+        bookmark_interval: Duration::from_millis(500),
+        istio_crds_installed: false,
+    })
+    .await;
+    fake.create(json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"namespace": "shop", "name": "web"},
+        "spec": {"selector": {"app": "web"}}}))
+        .unwrap();
+    let broker = Broker::start().await;
+    broker.create_topic("edges", 1);
+    let grw = grw(
+        &fake,
+        json!({
+            "initialWatchingResources": [],
+            "subscriptions": [{
+                "name": "to-kafka", "kind": "Relation", "namespace": "shop",
+                "labelSelector": "relation=selects",
+                "kafka": {"bootstrapServers": broker.bootstrap(), "topic": "edges"},
+            }],
+        }),
+    )
+    .await;
+    let settled = eventually(WAIT, || async {
+        grw.get("/api/v1/relations").await.1["settled"] == true
+    })
+    .await;
+    assert!(settled, "{}", grw.logs());
+    fake.create(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"namespace": "shop", "name": "p", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "app", "image": "shop:1"}]}}))
+        .unwrap();
+    let messages = consume(&broker.bootstrap(), "edges", 1, WAIT).await;
+    assert_eq!(messages.len(), 1, "{}", grw.logs());
+    let body = messages[0].json();
+    assert_eq!(body["type"], "ADDED");
+    assert_eq!(body["object"]["spec"]["relation"], "selects");
+    assert_eq!(body["object"]["spec"]["from"]["name"], "web");
+    assert_eq!(body["object"]["spec"]["to"]["name"], "p");
+    assert_eq!(messages[0].header("GRW-Kind"), Some("Relation"));
+    assert_eq!(
+        messages[0].key.as_deref(),
+        body["object"]["metadata"]["uid"].as_str()
+    );
+}
