@@ -3,7 +3,7 @@
 # target (plugins are built as components), the musl target and musl-gcc
 # (the image's static binary), a NATS server with JetStream
 # (the broker tests start their own on loopback), the Kafka broker tansu
-# (built from crates.io once, about 8 minutes on two cores, and kept in
+# (built from crates.io once, about 10 minutes on two cores, and kept beside
 # Cargo's bin directory), clang and wasi-libc for C
 # plugins, and the Python and JavaScript plugin toolchains at pinned
 # versions, in target/toolchains (or $GRW_TOOLCHAINS).
@@ -75,11 +75,15 @@ fi
 # The package may also start a system service; the tests do not use it.
 if command -v nats-server >/dev/null 2>&1; then nats-server --version; else /usr/sbin/nats-server --version; fi
 
-# The Kafka tests' broker: tansu with its in-memory storage (`dynostore`).
-if [ "$(tansu --version 2>/dev/null)" != "tansu $tansu" ]; then
-    cargo install --locked --quiet --features dynostore tansu --version "$tansu"
+# The Kafka tests' broker: tansu, storing in memory (`dynostore`) or in
+# SQLite (`libsql`: kept across restarts), in a Cargo root of its own that
+# names its version, outside the clone, so that one build serves every
+# clone of this machine (tests/src/kafka.rs looks there).
+tansu_root="${CARGO_HOME:-$HOME/.cargo}/grw-tansu-$tansu"
+if [ "$("$tansu_root/bin/tansu" --version 2>/dev/null)" != "tansu $tansu" ]; then
+    cargo install --locked --quiet --features dynostore,libsql --root "$tansu_root" tansu --version "$tansu"
 fi
-tansu --version
+"$tansu_root/bin/tansu" --version
 
 # C plugins: clang for wasm32-wasi with wasi-libc, from Debian (the C
 # bindings and the component come from grw-c, built by Cargo).

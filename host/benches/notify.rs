@@ -1045,15 +1045,23 @@ struct Tansu {
 impl Tansu {
     /// Why not, when `tansu` is not installed.
     fn start() -> Result<Tansu, String> {
+        // Where tests/setup.sh installs it, else PATH.
+        let installed = std::env::var_os("CARGO_HOME")
+            .map(std::path::PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cargo"))
+            })
+            .map(|home| home.join("grw-tansu-0.6.0/bin"));
         let binary = std::env::var_os("TANSU")
             .map(std::path::PathBuf::from)
             .or_else(|| {
-                let cargo_bin = std::env::var_os("HOME")
-                    .map(|h| std::path::PathBuf::from(h).join(".cargo/bin"));
-                std::env::var_os("PATH")
+                installed
                     .into_iter()
-                    .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-                    .chain(cargo_bin)
+                    .chain(
+                        std::env::var_os("PATH")
+                            .into_iter()
+                            .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>()),
+                    )
                     .map(|dir| dir.join("tansu"))
                     .find(|path| path.is_file())
             })

@@ -4,13 +4,31 @@ partition, offset, key, value and headers (text). Stops once it has `count`
 messages, or when none came for `idle` seconds.
 
     kafka_consume.py BOOTSTRAP TOPIC COUNT IDLE_SECONDS
+
+`KAFKA_SASL=MECHANISM:user:password` authenticates with SASL
+(`SCRAM-SHA-256`, `SCRAM-SHA-512` or `PLAIN`).
 """
+
+import os
 
 import json
 import sys
 import time
 
 from kafka import KafkaConsumer, TopicPartition
+
+
+def security():
+    sasl = os.environ.get("KAFKA_SASL")
+    if not sasl:
+        return {}
+    mechanism, user, password = sasl.split(":", 2)
+    return {
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": mechanism,
+        "sasl_plain_username": user,
+        "sasl_plain_password": password,
+    }
 
 
 def text(raw):
@@ -24,7 +42,7 @@ def main():
         group_id=None,
         enable_auto_commit=False,
         auto_offset_reset="earliest",
-        api_version_auto_timeout_ms=10000,
+        **security(),
     )
     deadline = time.monotonic() + idle
     partitions = None

@@ -13,54 +13,109 @@ use serde::Deserialize;
 /// How long a starting broker may take to accept connections.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Path of `tansu`: `$TANSU`, else `PATH`, else Cargo's bin directory.
-/// Panics with installation advice when there is none.
+/// The tansu version `tests/setup.sh` installs.
+const TANSU_VERSION: &str = "0.6.0";
+
+/// Path of `tansu`: `$TANSU`, else where `tests/setup.sh` installs it
+/// (`~/.cargo/grw-tansu-VERSION/bin`, built with SQLite storage), else
+/// `PATH`. Panics with installation advice when there is none.
 pub fn tansu_binary() -> PathBuf {
     if let Some(bin) = std::env::var_os("TANSU") {
         return PathBuf::from(bin);
     }
-    let cargo_bin = std::env::var_os("CARGO_HOME")
+    let cargo_home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
-        .map(|home| home.join("bin"));
-    std::env::var_os("PATH")
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    let installed = cargo_home.map(|home| home.join(format!("grw-tansu-{TANSU_VERSION}/bin")));
+    installed
         .into_iter()
-        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
-        .chain(cargo_bin)
+        .chain(
+            std::env::var_os("PATH")
+                .into_iter()
+                .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>()),
+        )
         .map(|dir| dir.join("tansu"))
         .find(|path| path.is_file())
         .unwrap_or_else(|| {
             panic!(
-                "tansu not found (looked at $TANSU, PATH and ~/.cargo/bin); run tests/setup.sh, \
-                 which installs it with `cargo install --locked --features dynostore tansu`"
+                "tansu not found (looked at $TANSU, ~/.cargo/grw-tansu-{TANSU_VERSION}/bin and PATH); \
+                 run tests/setup.sh, which builds it"
             )
         })
 }
 
-/// A running (or stopped) tansu broker on `127.0.0.1`, storing in memory;
-/// killed on drop. A restart starts empty, like a cluster that lost its
-/// disks: topics must be created again.
+/// A running (or stopped) tansu broker on `127.0.0.1`; killed on drop. It
+/// stores in memory (a restart starts empty, like a cluster that lost its
+/// disks) or, [`Broker::start_persistent`], in an SQLite file, kept across
+/// restarts.
 pub struct Broker {
     port: u16,
-    /// Holds `broker.log`.
+    /// The port clients are told to connect to: `port`, or a proxy's.
+    advertised: u16,
+    /// Whether clients must authenticate (SASL SCRAM).
+    authenticating: bool,
+    /// `memory://tansu/` or `sqlite://tansu.db` (in `dir`).
+    storage: &'static str,
+    /// Holds `broker.log` and the SQLite store; the broker runs in it.
     dir: tempfile::TempDir,
     child: Option<Child>,
 }
 
+/// (mechanism as tansu's `user create` names it, user, password).
+pub type ScramUser<'a> = (&'a str, &'a str, &'a str);
+
 impl Broker {
-    /// Starts a broker on a free port and waits until it accepts connections.
+    /// Starts a broker in memory on a free port and waits until it accepts
+    /// connections.
     pub async fn start() -> Broker {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("a free port")
-            .port();
-        let mut broker = Broker {
-            port,
-            dir: tempfile::tempdir().expect("tempdir"),
-            child: None,
-        };
+        let port = free_port();
+        Broker::start_on(port, port).await
+    }
+
+    /// Starts a broker in memory on `port` (see [`free_port`]) that tells
+    /// clients to connect to `advertised` (a [`TlsProxy`] in front of it).
+    pub async fn start_on(port: u16, advertised: u16) -> Broker {
+        let mut broker = Broker::new(port, advertised, "memory://tansu/");
         broker.start_again().await;
         broker
+    }
+
+    /// Starts a broker that keeps its topics, messages and users across
+    /// [`Broker::stop`] and [`Broker::start_again`].
+    pub async fn start_persistent() -> Broker {
+        let port = free_port();
+        let mut broker = Broker::new(port, port, "sqlite://tansu.db");
+        broker.start_again().await;
+        broker
+    }
+
+    /// Starts a persistent broker with these topics (one partition each)
+    /// and SCRAM users (`scram256` or `scram512`), that then serves only
+    /// clients that authenticated as one of them. (Users and topics are
+    /// made before authentication is required, then the broker restarts.)
+    pub async fn start_with_users(topics: &[&str], users: &[ScramUser<'_>]) -> Broker {
+        let mut broker = Broker::start_persistent().await;
+        for topic in topics {
+            broker.create_topic(topic, 1);
+        }
+        for (mechanism, user, password) in users {
+            broker.tansu(&["user", "create", user, password, "--mechanism", mechanism]);
+        }
+        broker.stop();
+        broker.authenticating = true;
+        broker.start_again().await;
+        broker
+    }
+
+    fn new(port: u16, advertised: u16, storage: &'static str) -> Broker {
+        Broker {
+            port,
+            advertised,
+            authenticating: false,
+            storage,
+            dir: tempfile::tempdir().expect("tempdir"),
+            child: None,
+        }
     }
 
     /// `127.0.0.1:PORT`, for `bootstrapServers`.
@@ -76,7 +131,7 @@ impl Broker {
         }
     }
 
-    /// Starts the broker again on the same port (empty).
+    /// Starts the broker again on the same port (empty, unless persistent).
     pub async fn start_again(&mut self) {
         assert!(self.child.is_none(), "tansu is already running");
         let log = std::fs::OpenOptions::new()
@@ -85,10 +140,18 @@ impl Broker {
             .open(self.log_path())
             .expect("log file");
         let url = format!("tcp://127.0.0.1:{}", self.port);
+        let advertised = format!("tcp://127.0.0.1:{}", self.advertised);
         let binary = tansu_binary();
         let child = Command::new(&binary)
-            .args(["broker", "--storage-engine", "memory://tansu/"])
-            .args(["--listener-url", &url, "--advertised-listener-url", &url])
+            .args(["broker", "--storage-engine", self.storage])
+            .current_dir(self.dir.path())
+            .args([
+                "--listener-url",
+                &url,
+                "--advertised-listener-url",
+                &advertised,
+            ])
+            .args(self.authenticating.then_some("--authentication"))
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log file"))
@@ -111,15 +174,25 @@ impl Broker {
 
     /// Creates a topic with this many partitions, with tansu's own tool.
     pub fn create_topic(&self, topic: &str, partitions: u32) {
+        self.tansu(&[
+            "topic",
+            "create",
+            topic,
+            "--partitions",
+            &partitions.to_string(),
+        ]);
+    }
+
+    /// Runs a tansu command against this broker (`--broker` added).
+    fn tansu(&self, args: &[&str]) {
         let output = Command::new(tansu_binary())
-            .args(["topic", "create", topic, "--partitions"])
-            .arg(partitions.to_string())
+            .args(args)
             .args(["--broker", &format!("tcp://127.0.0.1:{}", self.port)])
             .output()
-            .expect("tansu topic create");
+            .expect("tansu runs");
         assert!(
             output.status.success(),
-            "creating topic {topic} failed: {}{}",
+            "tansu {args:?} failed: {}{}",
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         );
@@ -171,6 +244,14 @@ impl Message {
     }
 }
 
+/// A loopback port nothing listens on (until someone binds it).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port()
+}
+
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -186,20 +267,28 @@ fn python() -> PathBuf {
 /// messages came, or none for `idle`; every partition, in offset order
 /// within each.
 pub async fn consume(bootstrap: &str, topic: &str, count: usize, idle: Duration) -> Vec<Message> {
-    let output = tokio::process::Command::new(python())
-        .arg(workspace().join("tests/clients/kafka_consume.py"))
-        .args([bootstrap, topic, &count.to_string()])
-        .arg(format!("{}", idle.as_secs_f64()))
-        .output()
-        .await
-        .expect("the Kafka consumer runs (run tests/setup.sh for its toolchain)");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "the Kafka consumer failed: {stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
+    consume_as(bootstrap, topic, count, idle, None).await
+}
+
+/// As [`consume`], authenticated with SASL as `user`.
+pub async fn consume_as(
+    bootstrap: &str,
+    topic: &str,
+    count: usize,
+    idle: Duration,
+    user: Option<ScramUser<'_>>,
+) -> Vec<Message> {
+    let output = kafka_python(
+        &[
+            bootstrap,
+            topic,
+            &count.to_string(),
+            &idle.as_secs_f64().to_string(),
+        ],
+        user,
+    )
+    .await;
+    String::from_utf8_lossy(&output.stdout)
         .lines()
         .map(|line| {
             serde_json::from_str(line).unwrap_or_else(|e| panic!("consumer line {line:?}: {e}"))
@@ -439,4 +528,116 @@ mod refusing {
         }
         Some(out)
     }
+}
+
+/// A TLS front for a [`Broker`] (tansu speaks plain TCP): terminates TLS
+/// with a server certificate, asks for a client certificate signed by
+/// `client_ca` when one is given, and relays the bytes to the broker. The
+/// broker advertises the proxy's address ([`Broker::start_behind`]), so a
+/// client reaches it only through TLS.
+pub struct TlsProxy {
+    port: u16,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl TlsProxy {
+    /// Listens on a free loopback port, relaying to `127.0.0.1:upstream`
+    /// (certificate and key as PEM).
+    pub async fn start(cert: &str, key: &str, client_ca: Option<&str>, upstream: u16) -> TlsProxy {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert.as_bytes())
+            .collect::<Result<_, _>>()
+            .expect("a PEM certificate");
+        let key = PrivateKeyDer::from_pem_slice(key.as_bytes()).expect("a PEM key");
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .expect("TLS versions");
+        let builder = match client_ca {
+            Some(ca) => {
+                let mut roots = rustls::RootCertStore::empty();
+                for ca in CertificateDer::pem_slice_iter(ca.as_bytes()) {
+                    roots.add(ca.expect("a PEM CA")).expect("a CA certificate");
+                }
+                let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                    std::sync::Arc::new(roots),
+                    provider,
+                )
+                .build()
+                .expect("a client verifier");
+                builder.with_client_cert_verifier(verifier)
+            }
+            None => builder.with_no_client_auth(),
+        };
+        let config = builder
+            .with_single_cert(chain, key)
+            .expect("the certificate and its key");
+        let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a free port");
+        let port = listener.local_addr().expect("its address").port();
+        let server = tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    // A refused handshake just closes the connection.
+                    let Ok(mut client) = acceptor.accept(client).await else {
+                        return;
+                    };
+                    let Ok(mut broker) =
+                        tokio::net::TcpStream::connect(("127.0.0.1", upstream)).await
+                    else {
+                        return;
+                    };
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut broker).await;
+                });
+            }
+        });
+        TlsProxy { port, server }
+    }
+
+    /// `127.0.0.1:PORT`, for `bootstrapServers`.
+    pub fn bootstrap(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+}
+
+impl Drop for TlsProxy {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+/// Runs `tests/clients/kafka_consume.py` with `args`; panics with its
+/// output when it fails.
+async fn kafka_python(args: &[&str], user: Option<ScramUser<'_>>) -> std::process::Output {
+    let mut command = tokio::process::Command::new(python());
+    command
+        .arg(workspace().join("tests/clients/kafka_consume.py"))
+        .args(args);
+    if let Some((mechanism, user, password)) = user {
+        let mechanism = match mechanism {
+            "scram256" => "SCRAM-SHA-256",
+            _ => "SCRAM-SHA-512",
+        };
+        command.env("KAFKA_SASL", format!("{mechanism}:{user}:{password}"));
+    }
+    let output = command
+        .output()
+        .await
+        .expect("the Kafka consumer runs (run tests/setup.sh for its toolchain)");
+    assert!(
+        output.status.success(),
+        "kafka-python failed: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
 }

@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use grw_e2e::daemon::{Grw, eventually};
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
-use grw_e2e::kafka::{Broker, Message, RefusingBroker, TOPIC_AUTHORIZATION_FAILED, consume};
+use grw_e2e::kafka::{
+    Broker, Message, RefusingBroker, TOPIC_AUTHORIZATION_FAILED, TlsProxy, consume, consume_as,
+    free_port,
+};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "t0k3n";
@@ -66,14 +69,19 @@ fn subscription(kafka: Value) -> Value {
 }
 
 /// Waits until the subscription has settled `n` deliveries (delivered or
-/// dead) since start and has nothing pending.
-async fn settled(grw: &Grw, n: u64) -> bool {
-    eventually(WAIT, || async {
+/// dead) since start and has nothing pending; panics with its status and
+/// GRW's log if that does not come.
+async fn settle(grw: &Grw, n: u64) {
+    let settled = eventually(WAIT, || async {
         let (_, s) = grw.get("/api/v1/subscriptions/to-kafka").await;
         let done = s["deliveries"].as_u64().unwrap_or(0) + s["deadLetters"].as_u64().unwrap_or(0);
         done >= n && s["pending"] == 0
     })
-    .await
+    .await;
+    if !settled {
+        let (_, status) = grw.get("/api/v1/subscriptions/to-kafka").await;
+        panic!("{n} deliveries not settled: {status}\n{}", grw.logs());
+    }
 }
 
 /// `TYPE name data` of a watch-event message.
@@ -141,7 +149,7 @@ async fn changes_arrive_in_order_per_object_with_their_key_headers_and_body() {
             .unwrap();
     }
     fake.delete("v1", "ConfigMap", Some("shop"), "b").unwrap();
-    assert!(settled(&grw, 21).await, "{}", grw.logs());
+    settle(&grw, 21).await;
     let messages = consume(&broker.bootstrap(), "changes", 21, IDLE).await;
     assert_eq!(messages.len(), 21, "{messages:?}");
 
@@ -223,7 +231,7 @@ async fn cloudevents_go_in_binary_mode_to_a_topic_per_kind() {
     )
     .await;
     fake.update(configmap("shop", "a", "1")).unwrap();
-    assert!(settled(&grw, 1).await, "{}", grw.logs());
+    settle(&grw, 1).await;
     let messages = consume(&broker.bootstrap(), "grw.core.ConfigMap", 1, IDLE).await;
     assert_eq!(messages.len(), 1);
     let m = &messages[0];
@@ -245,9 +253,9 @@ async fn cloudevents_go_in_binary_mode_to_a_topic_per_kind() {
 }
 
 #[tokio::test]
-async fn a_broker_outage_and_a_missing_topic_are_retried_and_lose_nothing() {
+async fn a_broker_outage_is_retried_and_loses_nothing() {
     let fake = cluster().await;
-    let mut broker = Broker::start().await;
+    let mut broker = Broker::start_persistent().await;
     broker.create_topic("changes", 1);
     let grw = grw(
         &fake,
@@ -258,16 +266,7 @@ async fn a_broker_outage_and_a_missing_topic_are_retried_and_lose_nothing() {
         fake.update(configmap("shop", "a", &format!("before-{i}")))
             .unwrap();
     }
-    assert!(settled(&grw, 3).await, "{}", grw.logs());
-    let before = consume(&broker.bootstrap(), "changes", 3, IDLE).await;
-    assert_eq!(
-        before.iter().map(summary).collect::<Vec<_>>(),
-        [
-            "MODIFIED a before-1",
-            "MODIFIED a before-2",
-            "MODIFIED a before-3"
-        ]
-    );
+    settle(&grw, 3).await;
 
     // The broker dies; changes go on.
     broker.stop();
@@ -282,32 +281,74 @@ async fn a_broker_outage_and_a_missing_topic_are_retried_and_lose_nothing() {
     .await;
     let (_, status) = grw.get("/api/v1/subscriptions/to-kafka").await;
     assert!(waiting, "{status}");
+    let error = status["lastError"].as_str().unwrap_or_default();
     assert!(
-        status["lastError"]
-            .as_str()
-            .is_some_and(|e| e.contains("changes")),
+        error.starts_with("no acknowledgement from Kafka for `changes` within 2 s"),
         "{status}"
     );
+    let metrics = grw.get_raw("/metrics").await.text().await.unwrap();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("grw_subscription_retries_total{subscription=\"to-kafka\"}")),
+        "{metrics}"
+    );
 
-    // It comes back empty (in memory), without the topic: still retried.
+    // It comes back with what it had.
     broker.start_again().await;
     fake.update(configmap("shop", "a", "up-1")).unwrap();
+    settle(&grw, 9).await;
+    let expected: Vec<String> = (1..=3)
+        .map(|i| format!("MODIFIED a before-{i}"))
+        .chain((1..=5).map(|i| format!("MODIFIED a down-{i}")))
+        .chain(["MODIFIED a up-1".to_string()])
+        .collect();
+    let all = deduplicated(&consume(&broker.bootstrap(), "changes", 9, IDLE).await);
+    assert_eq!(
+        all.iter().map(summary).collect::<Vec<_>>(),
+        expected,
+        "{}",
+        broker.log()
+    );
+}
+
+#[tokio::test]
+async fn a_missing_topic_is_retried_until_it_is_created() {
+    let fake = cluster().await;
+    let broker = Broker::start().await;
+    let grw = grw(
+        &fake,
+        subscription(json!({"bootstrapServers": broker.bootstrap(), "topic": "later", "deliveryTimeoutSeconds": 2})),
+    )
+    .await;
+    fake.update(configmap("shop", "a", "1")).unwrap();
     let missing = eventually(WAIT, || async {
         let (_, s) = grw.get("/api/v1/subscriptions/to-kafka").await;
-        s["lastError"]
-            .as_str()
-            .is_some_and(|e| e.contains("does not exist"))
+        s["lastError"].as_str().is_some_and(|e| {
+            e.starts_with(
+                "topic `later` does not exist on the Kafka cluster; GRW does not create topics",
+            )
+        })
     })
     .await;
     let (_, status) = grw.get("/api/v1/subscriptions/to-kafka").await;
     assert!(missing, "{status}\n{}", grw.logs());
-    assert_eq!(status["deadLetters"], 0, "{status}");
-    broker.create_topic("changes", 1);
-    assert!(settled(&grw, 9).await, "{}", grw.logs());
-    let after = deduplicated(&consume(&broker.bootstrap(), "changes", 6, IDLE).await);
-    let mut expected: Vec<String> = (1..=5).map(|i| format!("MODIFIED a down-{i}")).collect();
-    expected.push("MODIFIED a up-1".into());
-    assert_eq!(after.iter().map(summary).collect::<Vec<_>>(), expected);
+    assert_eq!(
+        (status["pending"].as_u64(), status["deadLetters"].as_u64()),
+        (Some(1), Some(0)),
+        "{status}"
+    );
+    fake.update(configmap("shop", "a", "2")).unwrap();
+    broker.create_topic("later", 1);
+    settle(&grw, 2).await;
+    let messages = consume(&broker.bootstrap(), "later", 2, IDLE).await;
+    assert_eq!(
+        deduplicated(&messages)
+            .iter()
+            .map(summary)
+            .collect::<Vec<_>>(),
+        ["MODIFIED a 1", "MODIFIED a 2"]
+    );
 }
 
 #[tokio::test]
@@ -343,7 +384,7 @@ async fn sigkill_mid_stream_loses_nothing_and_repeats_only_with_the_same_id() {
     let config = self::config(&fake, &dir, extra);
     let second = Grw::start_in(dir, config, &[]).await;
     second.wait_ready(READY).await;
-    assert!(settled(&second, 1).await, "{}", second.logs());
+    settle(&second, 1).await;
 
     // Everything the broker has: read until nothing comes for a while.
     let messages = consume(
@@ -389,7 +430,7 @@ async fn an_oversized_message_becomes_a_dead_letter_with_the_reason() {
         .unwrap();
     fake.update(configmap("shop", "a", "small")).unwrap();
     fake.update(configmap("shop", "a", "smaller")).unwrap();
-    assert!(settled(&grw, 3).await, "{}", grw.logs());
+    settle(&grw, 3).await;
     let (_, status) = grw.get("/api/v1/subscriptions/to-kafka").await;
     assert_eq!(status["deadLetters"], 2, "{status}");
     let (_, letters) = grw.get("/api/v1/subscriptions/to-kafka/dead-letters").await;
@@ -425,7 +466,7 @@ async fn a_topic_grw_may_not_write_sends_deliveries_to_the_dead_letters_with_the
     .await;
     fake.update(configmap("shop", "a", "1")).unwrap();
     fake.update(configmap("shop", "b", "1")).unwrap();
-    assert!(settled(&grw, 2).await, "{}", grw.logs());
+    settle(&grw, 2).await;
     let (_, status) = grw.get("/api/v1/subscriptions/to-kafka").await;
     assert_eq!(status["deadLetters"], 2, "{status}");
     assert_eq!(status["deliveries"], 0, "{status}");
@@ -496,5 +537,186 @@ async fn relationship_changes_go_to_kafka() {
     assert_eq!(
         messages[0].key.as_deref(),
         body["object"]["metadata"]["uid"].as_str()
+    );
+}
+
+/// PEM: a certificate authority, a server certificate for 127.0.0.1 and a
+/// client certificate, both signed by it, with their keys.
+struct Certificates {
+    ca: String,
+    server: (String, String),
+    client: (String, String),
+}
+
+fn certificates(authority: &str) -> Certificates {
+    use rcgen::{
+        BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
+    };
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, authority);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let signed = |names: Vec<String>, usage| {
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(names).unwrap();
+        params.extended_key_usages = vec![usage];
+        let certificate = params.signed_by(&key, &ca, &ca_key).unwrap();
+        (certificate.pem(), key.serialize_pem())
+    };
+    Certificates {
+        server: signed(
+            vec!["127.0.0.1".to_string()],
+            ExtendedKeyUsagePurpose::ServerAuth,
+        ),
+        client: signed(vec!["grw".to_string()], ExtendedKeyUsagePurpose::ClientAuth),
+        ca: ca.pem(),
+    }
+}
+
+#[tokio::test]
+async fn tls_with_a_client_certificate_and_its_failures() {
+    let fake = cluster().await;
+    let certificates = certificates("kafka-ca");
+    let other = certificates_ca_only("another-ca");
+    let files = tempfile::tempdir().unwrap();
+    let file = |name: &str, pem: &str| {
+        let path = files.path().join(name);
+        std::fs::write(&path, pem).unwrap();
+        path
+    };
+    let ca = file("ca.pem", &certificates.ca);
+    let other_ca = file("other-ca.pem", &other);
+    let cert = file("client.pem", &certificates.client.0);
+    let key = file("client.key", &certificates.client.1);
+    let broker_port = free_port();
+    let proxy = TlsProxy::start(
+        &certificates.server.0,
+        &certificates.server.1,
+        Some(&certificates.ca),
+        broker_port,
+    )
+    .await;
+    let broker = Broker::start_on(broker_port, proxy.port()).await;
+    broker.create_topic("changes", 1);
+    let sink = |name: &str, tls: Value| {
+        json!({"name": name, "kind": "ConfigMap",
+               "kafka": {"bootstrapServers": proxy.bootstrap(), "topic": "changes",
+                         "tls": tls, "deliveryTimeoutSeconds": 3},
+               "retry": {"initialDelayMs": 50, "maxDelaySeconds": 0.5}})
+    };
+    let grw = grw(
+        &fake,
+        json!({"subscriptions": [
+            sink("to-kafka", json!({"caFile": ca, "certFile": cert, "keyFile": key})),
+            sink("no-client-certificate", json!({"caFile": ca})),
+            sink("trusts-another-ca", json!({"caFile": other_ca, "certFile": cert, "keyFile": key})),
+        ]}),
+    )
+    .await;
+    fake.update(configmap("shop", "a", "1")).unwrap();
+    settle(&grw, 1).await;
+    for name in ["no-client-certificate", "trusts-another-ca"] {
+        let failing = eventually(WAIT, || async {
+            let (_, s) = grw.get(&format!("/api/v1/subscriptions/{name}")).await;
+            s["retries"].as_u64().unwrap_or(0) >= 1 && s["pending"] == 1
+        })
+        .await;
+        let (_, status) = grw.get(&format!("/api/v1/subscriptions/{name}")).await;
+        assert!(failing, "{status}");
+        assert_eq!(status["deliveries"], 0, "{status}");
+        assert_eq!(status["deadLetters"], 0, "{status}");
+        let error = status["lastError"].as_str().unwrap_or_default();
+        assert!(
+            error.starts_with(
+                "no acknowledgement from Kafka for `changes` within 3 s (last connection error: "
+            ),
+            "{name}: {error}"
+        );
+        eprintln!("{name}: {error}");
+    }
+}
+
+/// PEM of a certificate authority of its own.
+fn certificates_ca_only(authority: &str) -> String {
+    certificates(authority).ca
+}
+
+#[tokio::test]
+async fn sasl_scram_authenticates_with_the_password_file_and_a_refused_password_is_retried() {
+    let fake = cluster().await;
+    let users = [
+        ("scram512", "grw", "s3cret"),
+        ("scram256", "grw-256", "an0ther"),
+    ];
+    let broker = Broker::start_with_users(&["changes"], &users).await;
+    let files = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| {
+        let path = files.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let sink = |name: &str, mechanism: &str, user: &str, password: &std::path::Path| {
+        json!({"name": name, "kind": "ConfigMap",
+               "kafka": {"bootstrapServers": broker.bootstrap(), "topic": "changes",
+                         "sasl": {"mechanism": mechanism, "username": user, "passwordFile": password},
+                         "deliveryTimeoutSeconds": 3},
+               "retry": {"initialDelayMs": 50, "maxDelaySeconds": 0.5}})
+    };
+    let wrong = file("wrong", "not-the-password\n");
+    let grw = grw(
+        &fake,
+        json!({"subscriptions": [
+            sink("to-kafka", "SCRAM-SHA-512", "grw", &file("grw", "s3cret\n")),
+            sink("sha-256", "SCRAM-SHA-256", "grw-256", &file("grw-256", "an0ther")),
+            sink("wrong-password", "SCRAM-SHA-512", "grw", &wrong),
+        ]}),
+    )
+    .await;
+    fake.update(configmap("shop", "a", "1")).unwrap();
+    settle(&grw, 1).await;
+    let delivered = eventually(WAIT, || async {
+        grw.get("/api/v1/subscriptions/sha-256").await.1["deliveries"] == 1
+    })
+    .await;
+    assert!(
+        delivered,
+        "{}",
+        grw.get("/api/v1/subscriptions/sha-256").await.1
+    );
+    let messages = consume_as(&broker.bootstrap(), "changes", 2, IDLE, Some(users[0])).await;
+    assert_eq!(
+        messages.iter().map(summary).collect::<Vec<_>>(),
+        ["MODIFIED a 1", "MODIFIED a 1"],
+        "one message from each subscription that authenticated"
+    );
+
+    let refused = eventually(WAIT, || async {
+        let (_, s) = grw.get("/api/v1/subscriptions/wrong-password").await;
+        s["retries"].as_u64().unwrap_or(0) >= 1
+    })
+    .await;
+    let (_, status) = grw.get("/api/v1/subscriptions/wrong-password").await;
+    assert!(refused, "{status}");
+    assert_eq!(status["deliveries"], 0, "{status}");
+    let error = status["lastError"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("uthentication")
+            && error.ends_with("a new producer is made for the next attempt"),
+        "{error}"
+    );
+    // The password file is read again for the next producer.
+    std::fs::write(&wrong, "s3cret").unwrap();
+    let recovered = eventually(WAIT, || async {
+        grw.get("/api/v1/subscriptions/wrong-password").await.1["deliveries"] == 1
+    })
+    .await;
+    assert!(
+        recovered,
+        "{}\n{}",
+        grw.get("/api/v1/subscriptions/wrong-password").await.1,
+        grw.logs()
     );
 }

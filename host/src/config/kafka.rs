@@ -390,6 +390,9 @@ impl KafkaSinkConfig {
             // Each delivery is sent as soon as it is queued; the deliveries
             // queued while a request is in flight go in the next one.
             ("linger.ms", "0".to_string()),
+            // Topics are the cluster's to create, even where its brokers
+            // would create them on first use.
+            ("allow.auto.create.topics", "false".to_string()),
         ];
         if let Some(sasl) = &self.sasl {
             properties.push(("sasl.mechanism", sasl.mechanism.property().to_string()));

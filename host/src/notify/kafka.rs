@@ -31,9 +31,9 @@
 //! broker's policy, not authorized: dead letter with the broker's reason
 //! (replayable once fixed). Anything else (brokers unreachable, a missing
 //! topic, no acknowledgement within `deliveryTimeoutSeconds`, failed
-//! authentication): retried with backoff. After failed authentication or a
-//! fatal producer error the next attempt makes a new producer, reading the
-//! password file again.
+//! authentication, an error it has no rule for): retried with backoff,
+//! and but for a missing topic the next attempt makes a new producer (new
+//! connections, the password file read again, a new idempotence session).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,7 +43,7 @@ use rdkafka::ClientContext;
 use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header, OwnedHeaders};
-use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord};
+use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord, Producer};
 
 use super::{Delivery, SendError};
 use crate::config::kafka::{KafkaConfigError, KafkaKey, KafkaSinkConfig, TopicTemplate};
@@ -77,17 +77,29 @@ pub enum KafkaConnectError {
 /// reason of a delivery that timed out.
 struct Context {
     servers: String,
-    last_error: Arc<Mutex<Option<String>>>,
+    reported: Arc<Mutex<Reported>>,
+}
+
+/// Errors librdkafka reported outside of any one message, since the last
+/// acknowledgement.
+#[derive(Default)]
+struct Reported {
+    /// The last one.
+    last: Option<String>,
+    /// Why the brokers refused the credentials: kept while later errors
+    /// (the connection it closed) come.
+    refused: Option<String>,
 }
 
 impl ClientContext for Context {
     fn log(&self, level: RDKafkaLogLevel, facility: &str, message: &str) {
+        // Connection failures come as warnings here and again as errors
+        // (`error` below), which are what the log shows.
         match level {
             RDKafkaLogLevel::Emerg
             | RDKafkaLogLevel::Alert
             | RDKafkaLogLevel::Critical
-            | RDKafkaLogLevel::Error
-            | RDKafkaLogLevel::Warning => {
+            | RDKafkaLogLevel::Error => {
                 tracing::warn!(servers = %self.servers, facility, "kafka: {message}");
             }
             _ => tracing::debug!(servers = %self.servers, facility, "kafka: {message}"),
@@ -96,7 +108,14 @@ impl ClientContext for Context {
 
     fn error(&self, error: KafkaError, reason: &str) {
         tracing::warn!(servers = %self.servers, error = %error, "kafka: {reason}");
-        *self.last_error.lock() = Some(reason.to_string());
+        let mut reported = self.reported.lock();
+        if matches!(
+            error.rdkafka_error_code(),
+            Some(RDKafkaErrorCode::Authentication | RDKafkaErrorCode::SaslAuthenticationFailed)
+        ) {
+            reported.refused = Some(reason.to_string());
+        }
+        reported.last = Some(reason.to_string());
     }
 }
 
@@ -104,8 +123,10 @@ impl ClientContext for Context {
 pub struct KafkaSink {
     /// Always set but while dropped (see `Drop`).
     producer: Option<FutureProducer<Context>>,
-    /// What librdkafka last reported as an error.
-    last_error: Arc<Mutex<Option<String>>>,
+    /// What librdkafka reported since the last acknowledgement.
+    reported: Arc<Mutex<Reported>>,
+    /// Set when an outcome showed the producer cannot go on as it is.
+    spent: std::sync::atomic::AtomicBool,
     topic: TopicTemplate,
     key: KafkaKey,
     subscription: String,
@@ -147,17 +168,18 @@ impl KafkaSink {
             client.set("sasl.password", password.trim_end_matches(['\r', '\n']));
         }
         client.set_log_level(RDKafkaLogLevel::Info);
-        let last_error = Arc::new(Mutex::new(None));
+        let reported = Arc::new(Mutex::new(Reported::default()));
         let context = Context {
             servers: config.bootstrap_servers.clone(),
-            last_error: last_error.clone(),
+            reported: reported.clone(),
         };
         let producer: FutureProducer<Context> = client
             .create_with_context(context)
             .map_err(|e| KafkaConnectError::Client(e.to_string()))?;
         Ok(KafkaSink {
             producer: Some(producer),
-            last_error,
+            reported,
+            spent: std::sync::atomic::AtomicBool::new(false),
             topic,
             key: config.key,
             subscription: subscription.to_string(),
@@ -228,7 +250,17 @@ impl KafkaSink {
         // covers a producer that stopped answering at all.
         let answer = tokio::time::timeout(self.timeout + Duration::from_secs(5), future).await;
         match answer {
-            Ok(Ok(Ok(_delivered))) => Ok(()),
+            Ok(Ok(Ok(_delivered))) => {
+                // The connection works: earlier errors are history.
+                *self.reported.lock() = Reported::default();
+                Ok(())
+            }
+            Ok(Ok(Err((error, _message))))
+                if error.rdkafka_error_code() == Some(RDKafkaErrorCode::MessageTimedOut)
+                    && self.topic_missing(&topic).await =>
+            {
+                Err(missing_topic(&topic, &error))
+            }
             Ok(Ok(Err((error, _message)))) => Err(self.classify(&topic, &error)),
             Ok(Err(_canceled)) => Err(SendError::retry(format!(
                 "the Kafka producer stopped before `{topic}` acknowledged the message"
@@ -240,14 +272,48 @@ impl KafkaSink {
         }
     }
 
-    /// Whether the producer must be made again before the next attempt:
-    /// its credentials were refused, or it hit an error it cannot go on
-    /// from (the idempotent producer's fatal errors).
-    pub fn must_restart(&self, error: &SendError) -> bool {
-        let SendError::Retry { reason, .. } = error else {
+    /// Whether the brokers answer that `topic` does not exist: a message
+    /// to it waits for the topic until it times out.
+    async fn topic_missing(&self, topic: &str) -> bool {
+        let Some(producer) = self.producer.clone() else {
             return false;
         };
-        reason.contains(RESTART_MARK)
+        let topic = topic.to_string();
+        tokio::task::spawn_blocking(move || {
+            let metadata = producer
+                .client()
+                .fetch_metadata(Some(&topic), Duration::from_secs(2))
+                .ok()?;
+            let error = metadata
+                .topics()
+                .iter()
+                .find(|t| t.name() == topic)?
+                .error()?;
+            Some(matches!(
+                RDKafkaErrorCode::from(error),
+                RDKafkaErrorCode::UnknownTopicOrPartition | RDKafkaErrorCode::UnknownTopic
+            ))
+        })
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or(false)
+    }
+
+    /// Whether the producer must be made again before the next attempt:
+    /// its credentials were refused (the password file may have changed),
+    /// it got no answer in time, or it hit an error it cannot go on from
+    /// (the idempotent producer's fatal errors).
+    pub fn must_restart(&self) -> bool {
+        self.spent.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Notes that the producer is spent; the reason says so.
+    fn spent(&self, reason: String) -> SendError {
+        self.spent.store(true, std::sync::atomic::Ordering::Relaxed);
+        SendError::retry(format!(
+            "{reason}; a new producer is made for the next attempt"
+        ))
     }
 
     fn headers(&self, delivery: &Delivery) -> OwnedHeaders {
@@ -307,38 +373,44 @@ impl KafkaSink {
                 | RDKafkaErrorCode::InvalidTopic,
             ) => reject(format!("the broker refused the message to `{topic}`")),
             Some(RDKafkaErrorCode::UnknownTopicOrPartition | RDKafkaErrorCode::UnknownTopic) => {
-                SendError::retry(format!(
-                    "topic `{topic}` does not exist on the Kafka cluster; GRW does not create \
-                     topics ({error})"
-                ))
+                missing_topic(topic, error)
             }
             Some(
                 RDKafkaErrorCode::Authentication
                 | RDKafkaErrorCode::SaslAuthenticationFailed
                 | RDKafkaErrorCode::Fatal,
-            ) => SendError::retry(format!(
-                "producing to `{topic}` failed: {error}{}; {RESTART_MARK}",
+            ) => self.spent(format!(
+                "producing to `{topic}` failed: {error}{}",
                 self.broker_said()
             )),
-            Some(RDKafkaErrorCode::MessageTimedOut) => SendError::retry(format!(
+            // No answer in time: the next attempt starts with new
+            // connections and a new idempotence session, so that neither a
+            // connection that hangs nor a broker that came back without
+            // this producer's state keeps the queue waiting.
+            Some(RDKafkaErrorCode::MessageTimedOut) => self.spent(format!(
                 "no acknowledgement from Kafka for `{topic}` within {} s{}",
                 self.timeout.as_secs(),
                 self.broker_said()
             )),
-            _ => SendError::retry(format!(
+            // An answer GRW has no rule for: the next attempt starts
+            // afresh, so that no state of this producer (the idempotent
+            // producer's sequence numbers) keeps it failing.
+            _ => self.spent(format!(
                 "producing to `{topic}` failed: {error}{}",
                 self.broker_said()
             )),
         }
     }
 
-    /// `: <what librdkafka last reported>`, or nothing.
+    /// ` (<what librdkafka reported>)`, or nothing: why the credentials
+    /// were refused, else the last error.
     fn broker_said(&self) -> String {
-        self.last_error
-            .lock()
-            .as_deref()
-            .map(|e| format!(" (last connection error: {e})"))
-            .unwrap_or_default()
+        let reported = self.reported.lock();
+        match (&reported.refused, &reported.last) {
+            (Some(refused), _) => format!(" (the brokers refused the credentials: {refused})"),
+            (None, Some(last)) => format!(" (last connection error: {last})"),
+            (None, None) => String::new(),
+        }
     }
 }
 
@@ -352,8 +424,11 @@ impl Drop for KafkaSink {
     }
 }
 
-/// What a retry reason ends with when the producer is made anew.
-const RESTART_MARK: &str = "a new producer is made for the next attempt";
+fn missing_topic(topic: &str, error: &KafkaError) -> SendError {
+    SendError::retry(format!(
+        "topic `{topic}` does not exist on the Kafka cluster; GRW does not create topics ({error})"
+    ))
+}
 
 /// The uid in a delivery id (`uid/resourceVersion/TYPE`).
 fn uid(id: &str) -> &str {

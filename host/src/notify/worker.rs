@@ -141,9 +141,7 @@ impl Sink {
                     return Err(SendError::retry("no Kafka producer"));
                 };
                 let outcome = sink.outcome(produced).await;
-                if let Err(e) = &outcome
-                    && sink.must_restart(e)
-                {
+                if outcome.is_err() && sink.must_restart() {
                     *producer = None;
                 }
                 outcome

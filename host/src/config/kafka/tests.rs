@@ -37,6 +37,7 @@ fn defaults_are_what_a_production_producer_wants() {
         ("compression.type", "none"),
         ("message.timeout.ms", "30000"),
         ("message.max.bytes", "1000000"),
+        ("allow.auto.create.topics", "false"),
     ] {
         assert_eq!(property(&properties, name), Some(value), "{name}");
     }
