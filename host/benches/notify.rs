@@ -231,10 +231,17 @@ async fn drain(scale: u64) {
 
 /// Resident memory while the backlog grows to a million deliveries.
 async fn memory(scale: u64) {
-    let engine = Engine::start(webhook(free_port(), None), BACKLOG_OBJECTS).await;
+    let destination = webhook(free_port(), None);
+    backlog_memory(scale, destination, "receiver down").await;
+}
+
+/// Resident memory while the backlog of a subscription to `destination`,
+/// which takes nothing (`down` says why), grows to a million deliveries.
+async fn backlog_memory(scale: u64, destination: Value, down: &str) {
+    let engine = Engine::start(destination, BACKLOG_OBJECTS).await;
     let before = ProcMemory::read();
     println!(
-        "\n### Memory with a growing backlog (receiver down, {} ConfigMaps of ~{OBJECT_BYTES} B, watch-event bodies with oldObject)\n",
+        "\n### Memory with a growing backlog ({down}, {} ConfigMaps of ~{OBJECT_BYTES} B, watch-event bodies with oldObject)\n",
         grouped(BACKLOG_OBJECTS as f64)
     );
     println!("| pending deliveries | VmRSS MiB | outbox file MiB | time to queue this step s |");
@@ -263,11 +270,14 @@ async fn memory(scale: u64) {
         );
     }
     let after = ProcMemory::read();
+    let status = engine.status();
     println!(
-        "\nVmRSS before {:.1} MiB, after {:.1} MiB; peak VmHWM {:.1} MiB",
+        "\nVmRSS before {:.1} MiB, after {:.1} MiB; peak VmHWM {:.1} MiB; failed attempts {}, last error: {}",
         mib(before.rss),
         mib(after.rss),
-        mib(after.peak)
+        mib(after.peak),
+        status.retries,
+        status.last_error.unwrap_or_default()
     );
 }
 
@@ -287,17 +297,7 @@ async fn nats(scale: u64) {
     let started = Instant::now();
     engine.apply(count, None).await;
     let applied = started.elapsed();
-    // Pending is 0 also before the feed queued anything: wait for the acks
-    // too. Acked deliveries leave the queue when their batch is settled.
-    while engine.status().deliveries < count || engine.pending() > 0 {
-        assert!(
-            started.elapsed() < Duration::from_secs(600),
-            "only {} of {count} published: {:?}",
-            engine.status().deliveries,
-            engine.status().last_error
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    engine.wait_delivered(count).await;
     let done = started.elapsed();
     let status = engine.status();
     assert_eq!(
@@ -398,6 +398,8 @@ async fn announced(scale: u64) {
 
 /// (changes per second, seconds) of the sinks' acknowledgement latency run.
 const SINK_RATE: (u64, u64) = (5_000, 5);
+/// Changes delivered to each sink before its latency is measured.
+const SINK_WARMUP: u64 = 300;
 /// Changes applied at once for the sinks' ceiling.
 const SINK_CEILING_CHANGES: u64 = 20_000;
 
@@ -443,11 +445,17 @@ async fn sinks(scale: u64) {
         grouped(rate as f64),
         seconds as f64 / scale as f64
     );
-    println!("| sink | sent | acknowledged by the end / sent | p50 ms | p99 ms | max ms |");
-    println!("|---|---:|---:|---:|---:|---:|");
+    println!(
+        "| sink | sent | acknowledged by the end / sent | p50 ms | p99 ms | max ms | failed attempts |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
     for (name, destination) in &destinations {
         let engine = Engine::start(destination.clone(), LATENCY_OBJECTS).await;
-        let acks = AckClock::start(engine.notifications.clone());
+        // Connections, the stream and the producer's session are made, and
+        // a new topic's partitions are ready, before the clock starts.
+        engine.apply(SINK_WARMUP, None).await;
+        engine.wait_delivered(SINK_WARMUP).await;
+        let acks = AckClock::start(engine.notifications.clone(), SINK_WARMUP);
         let applied = engine.apply_timed(count, Some(rate)).await;
         let at_end = acks.count();
         let all = acks.wait_for(count, Duration::from_secs(120)).await;
@@ -459,12 +467,13 @@ async fn sinks(scale: u64) {
             .collect();
         latencies.sort_by(f64::total_cmp);
         println!(
-            "| {name} | {} | {:.3} | {:.2} | {:.2} | {:.2} |{}",
+            "| {name} | {} | {:.3} | {:.2} | {:.2} | {:.2} | {} |{}",
             grouped(count as f64),
             at_end as f64 / count as f64,
             percentile(&latencies, 50.0),
             percentile(&latencies, 99.0),
             latencies.last().copied().unwrap_or(f64::NAN),
+            engine.status().retries,
             if all {
                 String::new()
             } else {
@@ -485,17 +494,11 @@ async fn sinks(scale: u64) {
     println!("|---|---:|---:|");
     for (name, destination) in &destinations {
         let engine = Engine::start(destination.clone(), BACKLOG_OBJECTS).await;
+        engine.apply(SINK_WARMUP, None).await;
+        engine.wait_delivered(SINK_WARMUP).await;
         let started = Instant::now();
         engine.apply(count, None).await;
-        while engine.status().deliveries < count || engine.pending() > 0 {
-            assert!(
-                started.elapsed() < Duration::from_secs(600),
-                "{name}: only {} of {count} acknowledged: {:?}",
-                engine.status().deliveries,
-                engine.status().last_error
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        engine.wait_delivered(SINK_WARMUP + count).await;
         let done = started.elapsed();
         assert_eq!(engine.status().dead_letters, 0, "{name}: nothing refused");
         println!(
@@ -514,44 +517,7 @@ async fn kafka_memory(scale: u64) {
         "bootstrapServers": format!("127.0.0.1:{}", free_port()),
         "topic": "grw-down",
     }});
-    let engine = Engine::start(destination, BACKLOG_OBJECTS).await;
-    let before = ProcMemory::read();
-    println!(
-        "\n### Memory with a growing Kafka backlog (broker down, {} ConfigMaps of ~{OBJECT_BYTES} B, watch-event bodies with oldObject)\n",
-        grouped(BACKLOG_OBJECTS as f64)
-    );
-    println!("| pending deliveries | VmRSS MiB | outbox file MiB | time to queue this step s |");
-    println!("|---:|---:|---:|---:|");
-    println!(
-        "| 0 (engine started) | {:.1} | {:.1} | |",
-        mib(before.rss),
-        mib(engine.outbox_bytes())
-    );
-    let mut queued = 0;
-    for target in MEMORY_STEPS.map(|s| s / scale) {
-        let started = Instant::now();
-        while queued < target {
-            let chunk = MEMORY_CHUNK.min(target - queued);
-            engine.apply(chunk, None).await;
-            queued += chunk;
-            engine.wait_pending(|p| p >= queued).await;
-        }
-        let now = ProcMemory::read();
-        println!(
-            "| {} | {:.1} | {:.1} | {:.1} |",
-            grouped(engine.pending() as f64),
-            mib(now.rss),
-            mib(engine.outbox_bytes()),
-            started.elapsed().as_secs_f64()
-        );
-    }
-    let status = engine.status();
-    println!(
-        "\nretries {}, dead letters {}, last error: {}",
-        status.retries,
-        status.dead_letters,
-        status.last_error.unwrap_or_default()
-    );
+    backlog_memory(scale, destination, "Kafka broker down").await;
 }
 
 /// When each delivery of the [`SUBSCRIPTION`] was acknowledged: the
@@ -564,13 +530,16 @@ struct AckClock {
 }
 
 impl AckClock {
-    fn start(notifications: Arc<Notifications>) -> AckClock {
+    fn start(notifications: Arc<Notifications>, base: u64) -> AckClock {
         let times = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (t, s) = (times.clone(), stop.clone());
         std::thread::spawn(move || {
             while !s.load(std::sync::atomic::Ordering::Relaxed) {
-                let delivered = notifications.deliveries(SUBSCRIPTION).unwrap_or(0) as usize;
+                let delivered = notifications
+                    .deliveries(SUBSCRIPTION)
+                    .unwrap_or(0)
+                    .saturating_sub(base) as usize;
                 let now = now_ns();
                 let mut times = t.lock();
                 while times.len() < delivered {
@@ -759,6 +728,23 @@ impl Engine {
         self.notifications
             .status(name)
             .expect("the subscription exists")
+    }
+
+    /// Waits until the subscription has delivered `count` and has nothing
+    /// pending. (Pending is 0 also before the feed queued anything, and
+    /// acknowledged deliveries leave the queue when their batch is settled:
+    /// both are needed.)
+    async fn wait_delivered(&self, count: u64) {
+        let started = Instant::now();
+        while self.status().deliveries < count || self.pending() > 0 {
+            assert!(
+                started.elapsed() < Duration::from_secs(600),
+                "only {} of {count} delivered: {:?}",
+                self.status().deliveries,
+                self.status().last_error
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 
     /// Deliveries waiting in the subscription's queue.

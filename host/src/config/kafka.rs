@@ -390,6 +390,8 @@ impl KafkaSinkConfig {
             // Each delivery is sent as soon as it is queued; the deliveries
             // queued while a request is in flight go in the next one.
             ("linger.ms", "0".to_string()),
+            // Small requests leave at once, not when the last one was acked.
+            ("socket.nagle.disable", "true".to_string()),
             // Topics are the cluster's to create, even where its brokers
             // would create them on first use.
             ("allow.auto.create.topics", "false".to_string()),
