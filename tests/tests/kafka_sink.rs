@@ -15,7 +15,9 @@ use serde_json::{Value, json};
 
 const TOKEN: &str = "t0k3n";
 const READY: Duration = Duration::from_secs(30);
-const WAIT: Duration = Duration::from_secs(30);
+/// Long enough for a few attempts of `deliveryTimeoutSeconds` and backoff
+/// on a loaded machine.
+const WAIT: Duration = Duration::from_secs(60);
 /// How long the consumer waits for one more message.
 const IDLE: Duration = Duration::from_secs(10);
 

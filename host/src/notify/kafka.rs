@@ -31,9 +31,9 @@
 //! broker's policy, not authorized: dead letter with the broker's reason
 //! (replayable once fixed). Anything else (brokers unreachable, a missing
 //! topic, no acknowledgement within `deliveryTimeoutSeconds`, failed
-//! authentication, an error it has no rule for): retried with backoff,
-//! and but for a missing topic the next attempt makes a new producer (new
-//! connections, the password file read again, a new idempotence session).
+//! authentication, an error it has no rule for): retried with backoff, and
+//! the next attempt makes a new producer (new connections and metadata, the
+//! password file read again, a new idempotence session).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -259,7 +259,7 @@ impl KafkaSink {
                 if error.rdkafka_error_code() == Some(RDKafkaErrorCode::MessageTimedOut)
                     && self.topic_missing(&topic).await =>
             {
-                Err(missing_topic(&topic, &error))
+                Err(self.missing_topic(&topic, &error))
             }
             Ok(Ok(Err((error, _message)))) => Err(self.classify(&topic, &error)),
             Ok(Err(_canceled)) => Err(SendError::retry(format!(
@@ -302,8 +302,8 @@ impl KafkaSink {
 
     /// Whether the producer must be made again before the next attempt:
     /// its credentials were refused (the password file may have changed),
-    /// it got no answer in time, or it hit an error it cannot go on from
-    /// (the idempotent producer's fatal errors).
+    /// it got no answer in time, the topic was missing, or it hit an error
+    /// it cannot go on from (the idempotent producer's fatal errors).
     pub fn must_restart(&self) -> bool {
         self.spent.load(std::sync::atomic::Ordering::Relaxed)
     }
@@ -373,7 +373,7 @@ impl KafkaSink {
                 | RDKafkaErrorCode::InvalidTopic,
             ) => reject(format!("the broker refused the message to `{topic}`")),
             Some(RDKafkaErrorCode::UnknownTopicOrPartition | RDKafkaErrorCode::UnknownTopic) => {
-                missing_topic(topic, error)
+                self.missing_topic(topic, error)
             }
             Some(
                 RDKafkaErrorCode::Authentication
@@ -402,6 +402,14 @@ impl KafkaSink {
         }
     }
 
+    /// A topic that does not exist; the next producer looks it up afresh
+    /// (this one would keep it unknown for minutes).
+    fn missing_topic(&self, topic: &str, error: &KafkaError) -> SendError {
+        self.spent(format!(
+            "topic `{topic}` does not exist on the Kafka cluster; GRW does not create topics ({error})"
+        ))
+    }
+
     /// ` (<what librdkafka reported>)`, or nothing: why the credentials
     /// were refused, else the last error.
     fn broker_said(&self) -> String {
@@ -422,12 +430,6 @@ impl Drop for KafkaSink {
             std::thread::spawn(move || drop(producer));
         }
     }
-}
-
-fn missing_topic(topic: &str, error: &KafkaError) -> SendError {
-    SendError::retry(format!(
-        "topic `{topic}` does not exist on the Kafka cluster; GRW does not create topics ({error})"
-    ))
 }
 
 /// The uid in a delivery id (`uid/resourceVersion/TYPE`).
