@@ -722,3 +722,58 @@ async fn sasl_scram_authenticates_with_the_password_file_and_a_refused_password_
         grw.logs()
     );
 }
+
+#[tokio::test]
+async fn kafka_subscriptions_through_the_api_are_checked_and_show_no_secret() {
+    let fake = cluster().await;
+    let grw = grw(&fake, json!({})).await;
+    let subscribe = |kafka: Value| {
+        let body = json!({"name": "x", "kind": "ConfigMap", "kafka": kafka});
+        let grw = &grw;
+        async move { grw.post("/api/v1/subscriptions", body.to_string()).await }
+    };
+    for (kafka, message) in [
+        (
+            json!({"bootstrapServers": "kafka:9092", "topic": "grw {kind}"}),
+            "subscription `x`: `kafka`: `topic`: `grw {kind}` contains ' '; \
+             a Kafka topic holds only ASCII letters, digits, `.`, `_` and `-`",
+        ),
+        (
+            json!({"bootstrapServers": "kafka", "topic": "t"}),
+            "subscription `x`: `kafka`: `bootstrapServers`: `kafka` is not `host:port`",
+        ),
+        (
+            json!({"bootstrapServers": "kafka:9092", "topic": "t", "acks": "leader"}),
+            "subscription `x`: `kafka`: `idempotence`: the idempotent producer needs `acks: all`",
+        ),
+        (
+            json!({"bootstrapServers": "kafka:9092", "topic": "t",
+                   "sasl": {"mechanism": "PLAIN", "username": "u", "password": "inline"}}),
+            "subscription `x`: `kafka.sasl`: unknown field `password`",
+        ),
+        (
+            json!({"topic": "t"}),
+            "subscription `x`: `kafka.bootstrapServers`: expected a value; the key is missing",
+        ),
+    ] {
+        let (status, answer) = subscribe(kafka.clone()).await;
+        let text = answer["message"].as_str().unwrap_or_default();
+        assert_eq!(status, 400, "{kafka} → {answer}");
+        assert!(
+            text.starts_with(message),
+            "{kafka}:\n  got      {text}\n  expected {message}"
+        );
+    }
+    let (status, answer) = subscribe(json!({
+        "bootstrapServers": "kafka-0.kafka:9092", "topic": "k8s.{kind}",
+        "sasl": {"mechanism": "SCRAM-SHA-256", "username": "grw", "passwordFile": "/var/run/kafka/password"},
+    }))
+    .await;
+    assert_eq!(status, 201, "{answer}");
+    let (_, shown) = grw.get("/api/v1/subscriptions/x").await;
+    assert_eq!(shown["destination"], "kafka-0.kafka:9092 (k8s.{kind})");
+    assert_eq!(
+        shown["definition"]["kafka"]["sasl"],
+        json!({"mechanism": "SCRAM-SHA-256", "username": "grw", "passwordFile": "/var/run/kafka/password"})
+    );
+}
