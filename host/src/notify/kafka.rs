@@ -47,7 +47,6 @@ use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord, Producer};
 
 use super::{Delivery, SendError};
 use crate::config::kafka::{KafkaConfigError, KafkaKey, KafkaSinkConfig, TopicTemplate};
-use crate::config::nats::Field;
 
 /// Deliveries handed to the producer before the first of them is settled.
 pub const WINDOW: usize = 128;
@@ -190,14 +189,7 @@ impl KafkaSink {
     /// The topic a delivery goes to; `None` when it would be longer than
     /// Kafka takes.
     pub fn topic(&self, delivery: &Delivery) -> Option<String> {
-        self.topic.render(|field| match field {
-            Field::Group => delivery.gvk.group_or_core(),
-            Field::Version => &delivery.gvk.version,
-            Field::Kind => &delivery.gvk.kind,
-            Field::Namespace => &delivery.namespace,
-            Field::Name => &delivery.name,
-            Field::Type => &delivery.event_type,
-        })
+        self.topic.render(|f| super::nats::field(delivery, f))
     }
 
     /// The message key of a delivery.

@@ -46,8 +46,8 @@ use bytes::Bytes;
 use super::{Delivery, SendError};
 use crate::config::nats::{Field, NatsConfigError, NatsSinkConfig, SubjectTemplate};
 
-/// The value of a subject placeholder for a delivery.
-fn field(delivery: &Delivery, field: Field) -> &str {
+/// The value of a subject (or Kafka topic) placeholder for a delivery.
+pub(super) fn field(delivery: &Delivery, field: Field) -> &str {
     match field {
         Field::Group => delivery.gvk.group_or_core(),
         Field::Version => &delivery.gvk.version,
