@@ -300,7 +300,7 @@ pub async fn consume_as(
 /// error code, speaking just enough of the Kafka protocol for a producer
 /// (ApiVersions, Metadata, InitProducerId, Produce), to show what GRW does
 /// with answers tansu never gives (tansu has no ACLs and no size limit):
-/// `TOPIC_AUTHORIZATION_FAILED` (29), for example.
+/// `TOPIC_AUTHORIZATION_FAILED` (29) and `MESSAGE_TOO_LARGE` (10).
 pub struct RefusingBroker {
     port: u16,
     server: tokio::task::JoinHandle<()>,
@@ -308,6 +308,10 @@ pub struct RefusingBroker {
 
 /// Kafka's error code for a topic the client may not write.
 pub const TOPIC_AUTHORIZATION_FAILED: i16 = 29;
+
+/// Kafka's error code for a message over the broker's or the topic's size
+/// limit.
+pub const MESSAGE_TOO_LARGE: i16 = 10;
 
 impl RefusingBroker {
     /// Starts answering on a free loopback port; every Produce gets `error`.

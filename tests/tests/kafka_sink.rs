@@ -8,8 +8,8 @@ use std::time::Duration;
 use grw_e2e::daemon::{Grw, eventually};
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
 use grw_e2e::kafka::{
-    Broker, Message, RefusingBroker, TOPIC_AUTHORIZATION_FAILED, TlsProxy, consume, consume_as,
-    free_port,
+    Broker, MESSAGE_TOO_LARGE, Message, RefusingBroker, TOPIC_AUTHORIZATION_FAILED, TlsProxy,
+    consume, consume_as, free_port,
 };
 use serde_json::{Value, json};
 
@@ -459,8 +459,32 @@ async fn an_oversized_message_becomes_a_dead_letter_with_the_reason() {
 
 #[tokio::test]
 async fn a_topic_grw_may_not_write_sends_deliveries_to_the_dead_letters_with_the_reason() {
+    refused_by_the_broker(
+        TOPIC_AUTHORIZATION_FAILED,
+        "not authorized to write to topic `changes`; allow GRW's principal to WRITE it, \
+         then replay the dead letters (",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_message_the_broker_finds_too_large_becomes_a_dead_letter_with_the_reason() {
+    // Within GRW's own limit (`maxMessageBytes`), beyond the broker's
+    // (`message.max.bytes` or the topic's `max.message.bytes`).
+    refused_by_the_broker(
+        MESSAGE_TOO_LARGE,
+        "the message to `changes` is too large (Message production error: \
+         MessageSizeTooLarge",
+    )
+    .await;
+}
+
+/// Two changes to a broker that answers every Produce with `error`: both
+/// become dead letters whose reason starts with `reason`, after one attempt,
+/// counted in the metrics.
+async fn refused_by_the_broker(error: i16, reason: &str) {
     let fake = cluster().await;
-    let broker = RefusingBroker::start(TOPIC_AUTHORIZATION_FAILED).await;
+    let broker = RefusingBroker::start(error).await;
     let grw = grw(
         &fake,
         subscription(json!({"bootstrapServers": broker.bootstrap(), "topic": "changes"})),
@@ -474,14 +498,8 @@ async fn a_topic_grw_may_not_write_sends_deliveries_to_the_dead_letters_with_the
     assert_eq!(status["deliveries"], 0, "{status}");
     let (_, letters) = grw.get("/api/v1/subscriptions/to-kafka/dead-letters").await;
     for letter in letters["items"].as_array().unwrap() {
-        let reason = letter["reason"].as_str().unwrap();
-        assert!(
-            reason.starts_with(
-                "not authorized to write to topic `changes`; allow GRW's principal to WRITE it, \
-                 then replay the dead letters ("
-            ),
-            "{reason}"
-        );
+        let found = letter["reason"].as_str().unwrap();
+        assert!(found.starts_with(reason), "{found}");
         assert_eq!(letter["attempts"], 1, "not retried: {letter}");
     }
     let metrics = grw.get_raw("/metrics").await.text().await.unwrap();
