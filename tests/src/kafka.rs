@@ -10,6 +10,11 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
+mod plain;
+mod wire;
+
+pub use plain::PlainFront;
+
 /// How long a starting broker may take to accept connections.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -61,7 +66,8 @@ pub struct Broker {
     child: Option<Child>,
 }
 
-/// (mechanism as tansu's `user create` names it, user, password).
+/// (mechanism as tansu's `user create` names it, or `plain` for a
+/// [`PlainFront`]; user, password).
 pub type ScramUser<'a> = (&'a str, &'a str, &'a str);
 
 impl Broker {
@@ -344,8 +350,9 @@ impl Drop for RefusingBroker {
 /// as needed, responses use versions without tagged fields but ApiVersions
 /// v3 (which every current client asks first).
 mod refusing {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpStream;
+
+    use super::wire::{Reader, read_frame, string, write_frame};
 
     const PRODUCE: i16 = 0;
     const METADATA: i16 = 3;
@@ -360,62 +367,14 @@ mod refusing {
     ];
 
     pub(super) async fn serve(mut stream: TcpStream, port: u16, error: i16) {
-        loop {
-            let mut size = [0; 4];
-            if stream.read_exact(&mut size).await.is_err() {
-                return;
-            }
-            let mut request = vec![0; i32::from_be_bytes(size).max(0) as usize];
-            if stream.read_exact(&mut request).await.is_err() {
-                return;
-            }
+        while let Some(request) = read_frame(&mut stream).await {
             let Some(body) = answer(&request, port, error) else {
                 return;
             };
-            let mut frame = (body.len() as i32).to_be_bytes().to_vec();
-            frame.extend(body);
-            if stream.write_all(&frame).await.is_err() {
+            if write_frame(&mut stream, &body).await.is_err() {
                 return;
             }
         }
-    }
-
-    /// A reader of the request's fields.
-    struct Reader<'a>(&'a [u8]);
-
-    impl Reader<'_> {
-        fn take(&mut self, n: usize) -> Option<&[u8]> {
-            let (head, tail) = self.0.split_at_checked(n)?;
-            self.0 = tail;
-            Some(head)
-        }
-        fn i16(&mut self) -> Option<i16> {
-            Some(i16::from_be_bytes(self.take(2)?.try_into().ok()?))
-        }
-        fn i32(&mut self) -> Option<i32> {
-            Some(i32::from_be_bytes(self.take(4)?.try_into().ok()?))
-        }
-        /// A nullable string (`i16` length).
-        fn string(&mut self) -> Option<Option<String>> {
-            let len = self.i16()?;
-            if len < 0 {
-                return Some(None);
-            }
-            let bytes = self.take(len as usize)?;
-            Some(Some(String::from_utf8_lossy(bytes).into_owned()))
-        }
-        fn bytes(&mut self) -> Option<()> {
-            let len = self.i32()?;
-            if len > 0 {
-                self.take(len as usize)?;
-            }
-            Some(())
-        }
-    }
-
-    fn string(out: &mut Vec<u8>, s: &str) {
-        out.extend((s.len() as i16).to_be_bytes());
-        out.extend(s.as_bytes());
     }
 
     fn answer(request: &[u8], port: u16, error: i16) -> Option<Vec<u8>> {
@@ -629,6 +588,7 @@ async fn kafka_python(args: &[&str], user: Option<ScramUser<'_>>) -> std::proces
     if let Some((mechanism, user, password)) = user {
         let mechanism = match mechanism {
             "scram256" => "SCRAM-SHA-256",
+            "plain" => "PLAIN",
             _ => "SCRAM-SHA-512",
         };
         command.env("KAFKA_SASL", format!("{mechanism}:{user}:{password}"));

@@ -8,8 +8,8 @@ use std::time::Duration;
 use grw_e2e::daemon::{Grw, eventually};
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
 use grw_e2e::kafka::{
-    Broker, MESSAGE_TOO_LARGE, Message, RefusingBroker, TOPIC_AUTHORIZATION_FAILED, TlsProxy,
-    consume, consume_as, free_port,
+    Broker, MESSAGE_TOO_LARGE, Message, PlainFront, RefusingBroker, TOPIC_AUTHORIZATION_FAILED,
+    TlsProxy, consume, consume_as, free_port,
 };
 use serde_json::{Value, json};
 
@@ -729,6 +729,78 @@ async fn sasl_scram_authenticates_with_the_password_file_and_a_refused_password_
     );
     // The password file is read again for the next producer.
     std::fs::write(&wrong, "s3cret").unwrap();
+    let recovered = eventually(WAIT, || async {
+        grw.get("/api/v1/subscriptions/wrong-password").await.1["deliveries"] == 1
+    })
+    .await;
+    assert!(
+        recovered,
+        "{}\n{}",
+        grw.get("/api/v1/subscriptions/wrong-password").await.1,
+        grw.logs()
+    );
+}
+
+#[tokio::test]
+async fn sasl_plain_authenticates_with_the_password_file_and_a_refused_password_is_retried() {
+    let fake = cluster().await;
+    let broker_port = free_port();
+    let front = PlainFront::start(&[("grw", "pl4in")], broker_port).await;
+    let broker = Broker::start_on(broker_port, front.port()).await;
+    broker.create_topic("changes", 1);
+    let files = tempfile::tempdir().unwrap();
+    let password = files.path().join("password");
+    std::fs::write(&password, "pl4in\n").unwrap();
+    let wrong = files.path().join("wrong");
+    std::fs::write(&wrong, "not-the-password").unwrap();
+    let sink = |name: &str, password: &std::path::Path| {
+        json!({"name": name, "kind": "ConfigMap",
+               "kafka": {"bootstrapServers": front.bootstrap(), "topic": "changes",
+                         "sasl": {"mechanism": "PLAIN", "username": "grw", "passwordFile": password},
+                         "deliveryTimeoutSeconds": 3},
+               "retry": {"initialDelayMs": 50, "maxDelaySeconds": 0.5}})
+    };
+    let grw = grw(
+        &fake,
+        json!({"subscriptions": [sink("to-kafka", &password), sink("wrong-password", &wrong)]}),
+    )
+    .await;
+    fake.update(configmap("shop", "a", "1")).unwrap();
+    settle(&grw, 1).await;
+    let messages = consume_as(
+        &front.bootstrap(),
+        "changes",
+        1,
+        IDLE,
+        Some(("plain", "grw", "pl4in")),
+    )
+    .await;
+    assert_eq!(
+        messages.iter().map(summary).collect::<Vec<_>>(),
+        ["MODIFIED a 1"]
+    );
+
+    let refused = eventually(WAIT, || async {
+        let (_, s) = grw.get("/api/v1/subscriptions/wrong-password").await;
+        s["retries"].as_u64().unwrap_or(0) >= 1
+    })
+    .await;
+    let (_, status) = grw.get("/api/v1/subscriptions/wrong-password").await;
+    assert!(refused, "{status}");
+    assert_eq!(status["deliveries"], 0, "{status}");
+    let error = status["lastError"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("Invalid username or password")
+            && error.ends_with("a new producer is made for the next attempt"),
+        "{error}"
+    );
+    assert!(
+        front.attempts().contains(&("grw".to_string(), false)),
+        "{:?}",
+        front.attempts()
+    );
+    // The password file is read again for the next producer.
+    std::fs::write(&wrong, "pl4in").unwrap();
     let recovered = eventually(WAIT, || async {
         grw.get("/api/v1/subscriptions/wrong-password").await.1["deliveries"] == 1
     })
