@@ -62,6 +62,7 @@
 #[path = "../../host/benches/common/mod.rs"]
 mod common;
 #[path = "daemon/procs.rs"]
+#[allow(dead_code, reason = "shared with the backlog benchmark")]
 mod procs;
 #[path = "daemon/wrk.rs"]
 mod wrk;
@@ -72,7 +73,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use common::{cpu_model, grouped};
 use grw_e2e::pods::{APPS, PodFactory, Rng, compact_len};
 use procs::{
-    Daemon, cpu_seconds, curl, peak_rss_bytes, rss_bytes, start_fake, start_grw, timed_download,
+    Daemon, cpu_seconds, curl, grw_binary, peak_rss_bytes, rss_bytes, start_fake, start_grw,
+    timed_download,
 };
 use serde_json::Value;
 use wrk::{Load, Throughput};
@@ -181,23 +183,6 @@ fn sizes() -> Vec<usize> {
                 })
         })
         .collect()
-}
-
-/// `GRW_BIN`, else this workspace's release `grw`.
-fn grw_binary() -> PathBuf {
-    if let Some(bin) = std::env::var_os("GRW_BIN") {
-        return PathBuf::from(bin);
-    }
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let target =
-        std::env::var("CARGO_TARGET_DIR").map_or_else(|_| workspace.join("target"), PathBuf::from);
-    let bin = target.join("release").join("grw");
-    assert!(
-        bin.exists(),
-        "{} does not exist: run `cargo build --release -p grw` first, or name a grw in GRW_BIN",
-        bin.display()
-    );
-    bin
 }
 
 /// GRW's resident memory against a fake with no Pods.

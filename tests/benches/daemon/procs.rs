@@ -4,8 +4,8 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -41,28 +41,67 @@ impl Drop for Process {
 /// Starts `fake-apiserver --pods N` and waits for the URL it prints once
 /// the Pods are loaded. Its progress goes to this process's stderr.
 pub fn start_fake(bin: &Path, pods: usize, list_pace: Option<u32>) -> (Process, String) {
+    let (process, url, _) = spawn_fake(bin, pods, list_pace);
+    (process, url)
+}
+
+/// Starts `fake-apiserver` with no Pods, taking commands.
+pub fn start_commanded_fake(bin: &Path) -> (Process, String, FakeCommands) {
+    spawn_fake(bin, 0, None)
+}
+
+fn spawn_fake(bin: &Path, pods: usize, list_pace: Option<u32>) -> (Process, String, FakeCommands) {
     let mut command = Command::new(bin);
     command.args(["--pods", &pods.to_string()]);
     if let Some(pace) = list_pace {
         command.args(["--list-pace", &pace.to_string()]);
     }
     let child = command
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()));
     let mut process = Process { child };
-    let stdout = process.child.stdout.take().expect("piped stdout");
-    let mut url = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut url)
-        .expect("reading the fake API server's URL");
+    let mut commands = FakeCommands {
+        stdin: process.child.stdin.take().expect("piped stdin"),
+        stdout: BufReader::new(process.child.stdout.take().expect("piped stdout")),
+    };
+    let url = commands.answer();
     assert!(
-        !url.trim().is_empty(),
+        !url.is_empty(),
         "fake-apiserver exited before printing its URL"
     );
-    (process, url.trim().to_string())
+    (process, url, commands)
+}
+
+/// The command line of a `fake-apiserver`: its standard input and output.
+pub struct FakeCommands {
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl FakeCommands {
+    /// Has the fake make `count` changes to its churned ConfigMaps and
+    /// waits until they are stored.
+    pub fn modify(&mut self, count: u64) {
+        writeln!(self.stdin, "modify {count}").expect("writing to fake-apiserver");
+        let answer = self.answer();
+        assert_eq!(
+            answer,
+            format!("modified {count}"),
+            "fake-apiserver's answer"
+        );
+    }
+
+    /// The next line of its standard output, trimmed; empty at its end.
+    fn answer(&mut self) -> String {
+        let mut line = String::new();
+        self.stdout
+            .read_line(&mut line)
+            .expect("reading fake-apiserver's output");
+        line.trim().to_string()
+    }
 }
 
 /// A running GRW and its log lines, each with when it arrived.
@@ -82,6 +121,21 @@ pub struct Daemon {
 /// but `streamingList` when `streaming_list` is false, and
 /// `builtinAnalyzers` when `analyzers` is false.
 pub fn start_grw(bin: &Path, api_url: &str, streaming_list: bool, analyzers: bool) -> Daemon {
+    start_grw_with(
+        bin,
+        api_url,
+        json!({
+            "initialWatchingResources": [{"group": "", "version": "v1", "kind": "Pod"}],
+            "streamingList": streaming_list,
+            "builtinAnalyzers": analyzers,
+        }),
+    )
+}
+
+/// Starts GRW against the API server at `api_url` with the settings of
+/// `config` and a kubeconfig naming the server, its HTTP API on a free
+/// port, and JSON logs at `info`.
+pub fn start_grw_with(bin: &Path, api_url: &str, config: Value) -> Daemon {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let kubeconfig = dir.path().join("kubeconfig");
     std::fs::write(
@@ -94,15 +148,18 @@ pub fn start_grw(bin: &Path, api_url: &str, streaming_list: bool, analyzers: boo
     )
     .expect("writing the kubeconfig");
     let port = free_port();
-    let config = json!({
-        "k8sClientConfig": {"authType": "KubeConfig", "kubeConfigFilePath": kubeconfig},
-        "initialWatchingResources": [{"group": "", "version": "v1", "kind": "Pod"}],
-        "listenPort": port,
-        "logType": "json",
-        "minLogLevel": "info",
-        "streamingList": streaming_list,
-        "builtinAnalyzers": analyzers,
-    });
+    let mut config = config;
+    for (key, value) in [
+        (
+            "k8sClientConfig",
+            json!({"authType": "KubeConfig", "kubeConfigFilePath": kubeconfig}),
+        ),
+        ("listenPort", json!(port)),
+        ("logType", json!("json")),
+        ("minLogLevel", json!("info")),
+    ] {
+        config[key] = value;
+    }
     let config_path = dir.path().join("config.json");
     std::fs::write(&config_path, config.to_string()).expect("writing the config");
 
@@ -184,8 +241,25 @@ impl Daemon {
     }
 }
 
+/// `GRW_BIN`, else this workspace's release `grw`.
+pub fn grw_binary() -> PathBuf {
+    if let Some(bin) = std::env::var_os("GRW_BIN") {
+        return PathBuf::from(bin);
+    }
+    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let target =
+        std::env::var("CARGO_TARGET_DIR").map_or_else(|_| workspace.join("target"), PathBuf::from);
+    let bin = target.join("release").join("grw");
+    assert!(
+        bin.exists(),
+        "{} does not exist: run `cargo build --release -p grw` first, or name a grw in GRW_BIN",
+        bin.display()
+    );
+    bin
+}
+
 /// A port nobody listens on now: bound and released again.
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())

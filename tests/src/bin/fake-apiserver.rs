@@ -8,6 +8,14 @@
 //! or SIGINT. `--list-pace N` hands out lists no faster than N objects a
 //! second, the pace of a real API server (`fake_api::Pace`).
 //! Progress and timings go to standard error.
+//!
+//! Then it reads commands from standard input, one a line, so that a
+//! benchmark can make changes from outside while a daemon watches:
+//! `modify N` makes N changes to the ConfigMaps `churn/churn-0` to
+//! `churn/churn-999` in turn, ~1 KB each (the first change of each creates
+//! it), as fast as the store takes them, and answers `modified N` on
+//! standard output when they are all stored. At the end of standard input
+//! it goes on serving.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -96,6 +104,9 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     stdout.flush().context("writing the URL")?;
     drop(stdout);
 
+    let commands = fake.clone();
+    std::thread::spawn(move || run_commands(&commands));
+
     let mut terminate = signal(SignalKind::terminate()).context("handling SIGTERM")?;
     let mut interrupt = signal(SignalKind::interrupt()).context("handling SIGINT")?;
     tokio::select! {
@@ -104,6 +115,67 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     }
     fake.shutdown().await;
     Ok(())
+}
+
+/// ConfigMaps the `modify` command changes in turn.
+const CHURNED_OBJECTS: u64 = 1_000;
+
+/// Carries out the commands of standard input until its end; a command it
+/// cannot read is reported on standard error and skipped.
+fn run_commands(fake: &FakeApiServer) {
+    let mut changes = 0u64;
+    for line in std::io::stdin().lines().map_while(Result::ok) {
+        let count = match parse_command(&line) {
+            Ok(count) => count,
+            Err(error) => {
+                eprintln!("fake-apiserver: {error:#}");
+                continue;
+            }
+        };
+        let started = Instant::now();
+        for _ in 0..count {
+            if let Err(error) = fake.apply("MODIFIED", churned(changes)) {
+                eprintln!("fake-apiserver: change {changes}: {error:#}");
+                return;
+            }
+            changes += 1;
+        }
+        eprintln!(
+            "fake-apiserver: {count} changes in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+        let mut stdout = std::io::stdout().lock();
+        if writeln!(stdout, "modified {count}")
+            .and_then(|()| stdout.flush())
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// The count of a `modify N` command.
+fn parse_command(line: &str) -> anyhow::Result<u64> {
+    match line.split_whitespace().collect::<Vec<_>>()[..] {
+        ["modify", count] => count
+            .parse()
+            .with_context(|| format!("modify: expected a number of changes, got {count:?}")),
+        _ => bail!("unknown command {line:?}; the one command is `modify N`"),
+    }
+}
+
+/// The `n`-th change's ConfigMap: object `n % 1000`, holding `n`.
+fn churned(n: u64) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "namespace": "churn",
+            "name": format!("churn-{}", n % CHURNED_OBJECTS),
+            "labels": {"app": "churn"},
+        },
+        "data": {"change": n.to_string(), "filler": "x".repeat(800)},
+    })
 }
 
 /// Creates Pods `0..count`, one thread per CPU: making a Pod (a copy of
@@ -158,5 +230,34 @@ mod tests {
             error("--list-pace 0").contains("expected objects a second, at least 1, got \"0\"")
         );
         assert!(error("--verbose").contains("unknown argument \"--verbose\""));
+    }
+
+    #[test]
+    fn commands() {
+        assert_eq!(parse_command("modify 250000").unwrap(), 250_000);
+        assert_eq!(parse_command("  modify  3 ").unwrap(), 3);
+        let error = |line: &str| format!("{:#}", parse_command(line).err().unwrap());
+        assert!(error("modify lots").contains("expected a number of changes, got \"lots\""));
+        assert!(error("delete 3").contains("unknown command \"delete 3\""));
+        assert!(error("").contains("the one command is `modify N`"));
+    }
+
+    #[test]
+    fn modify_changes_the_churned_configmaps_in_turn() {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let fake = runtime.block_on(FakeApiServer::start(FakeApiOptions::default()));
+        let before = fake.current_rv();
+        for n in 0..1_002 {
+            fake.apply("MODIFIED", churned(n)).unwrap();
+        }
+        assert_eq!(fake.current_rv(), before + 1_002);
+        let objects = fake.objects("v1", "ConfigMap");
+        assert_eq!(objects.len(), 1_000);
+        let first = objects
+            .iter()
+            .find(|o| o["metadata"]["name"] == "churn-0")
+            .unwrap();
+        assert_eq!(first["data"]["change"], "1000");
+        assert!(churned(0).to_string().len() > 900);
     }
 }
