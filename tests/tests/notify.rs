@@ -299,6 +299,53 @@ async fn failures_are_retried_and_refusals_become_dead_letters() {
 }
 
 #[tokio::test]
+async fn a_failing_receiver_is_tried_on_the_backoff_not_once_per_change() {
+    let fake = cluster().await;
+    let receiver = Receiver::start().await;
+    receiver.set(Behaviour::Status(503, None, "down"));
+    let grw = grw(&fake, json!({})).await;
+    let (status, created) = subscribe(
+        &grw,
+        json!({
+            "name": "backing-off", "kind": "ConfigMap", "namespace": "shop",
+            "webhook": {"url": receiver.url("/hook"), "payload": "watch-event"},
+            // The first retry 8 to 12 s after the failure (±20% jitter).
+            "retry": {"initialDelayMs": 10000, "maxDelaySeconds": 10}
+        }),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    fake.create(configmap("shop", "a", "0")).unwrap();
+    receiver.wait_requests(1, WAIT).await;
+    // Changes keep coming while the subscription waits out its backoff.
+    for n in 1..=20 {
+        fake.update(configmap("shop", "a", &n.to_string())).unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let queued = eventually(WAIT, || async {
+        grw.get("/api/v1/subscriptions/backing-off").await.1["pending"] == 21
+    })
+    .await;
+    let (_, status) = grw.get("/api/v1/subscriptions/backing-off").await;
+    assert!(queued, "{status}");
+    assert_eq!(
+        receiver.requests().len(),
+        1,
+        "tried again before the backoff"
+    );
+    assert_eq!(status["retries"], 1, "{status}");
+
+    receiver.set(Behaviour::Accept);
+    let got = receiver.wait_accepted(21, WAIT).await;
+    let data: Vec<&str> = got
+        .iter()
+        .map(|r| r.body["object"]["data"]["k"].as_str().unwrap_or_default())
+        .collect();
+    let expected: Vec<String> = (0..=20).map(|n| n.to_string()).collect();
+    assert_eq!(data, expected);
+}
+
+#[tokio::test]
 async fn refused_connections_and_hanging_receivers_lose_nothing() {
     let fake = cluster().await;
     // A port with nobody listening: connections are refused.

@@ -290,7 +290,7 @@ impl Feed {
         }
         for (active, count) in queued.into_values() {
             active.pending.fetch_add(count, Ordering::Relaxed);
-            active.wake.notify_one();
+            active.queued.notify_one();
         }
     }
 

@@ -138,7 +138,12 @@ pub(crate) struct Active {
     pending: AtomicU64,
     /// Dead letters kept.
     dead: AtomicU64,
-    /// Wakes the worker when deliveries were queued.
+    /// Wakes the worker when deliveries were queued. A worker waiting out
+    /// a retry's backoff does not listen: new changes do not bring the
+    /// next attempt forward.
+    queued: tokio::sync::Notify,
+    /// Wakes the worker at once, a retry's backoff included: deleted,
+    /// dead letters replayed, leading again.
     wake: tokio::sync::Notify,
     /// Set when deleted: the worker stops.
     stopped: AtomicBool,
@@ -610,6 +615,7 @@ impl Notifications {
             next_seq: AtomicU64::new(counts.last_seq.map_or(0, |s| s + 1)),
             pending: AtomicU64::new(counts.pending),
             dead: AtomicU64::new(counts.dead),
+            queued: tokio::sync::Notify::new(),
             wake: tokio::sync::Notify::new(),
             stopped: AtomicBool::new(false),
             snapshot_due: AtomicBool::new(new && sub.snapshot),

@@ -335,6 +335,7 @@ impl Worker {
                 tokio::select! {
                     _ = leading.changed() => {}
                     () = active.wake.notified() => {}
+                    () = active.queued.notified() => {}
                     () = tokio::time::sleep(IDLE_RECHECK) => {}
                 }
                 continue;
@@ -348,6 +349,7 @@ impl Worker {
             if batch.is_empty() {
                 tokio::select! {
                     () = active.wake.notified() => {}
+                    () = active.queued.notified() => {}
                     () = tokio::time::sleep(IDLE_RECHECK) => {}
                 }
                 continue;
@@ -431,6 +433,9 @@ impl Worker {
                             } else {
                                 tracing::debug!(subscription = %name, delivery = %item.delivery.id, attempts, reason = %reason, retry_in_ms = delay.as_millis() as u64, "delivery failed again");
                             }
+                            // Changes queued meanwhile wait too: a receiver
+                            // that is down is tried on the backoff, not once
+                            // per change.
                             tokio::select! {
                                 () = tokio::time::sleep(delay) => {}
                                 () = active.wake.notified() => {}
