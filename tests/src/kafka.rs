@@ -158,7 +158,10 @@ impl Broker {
                 &advertised,
             ])
             .args(self.authenticating.then_some("--authentication"))
-            .env("RUST_LOG", "warn")
+            .env(
+                "RUST_LOG",
+                std::env::var("TANSU_LOG").unwrap_or("warn".into()),
+            )
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log file"))
             .stderr(log)

@@ -396,6 +396,12 @@ impl KafkaSinkConfig {
             // would create them on first use.
             ("allow.auto.create.topics", "false".to_string()),
         ];
+        if !self.idempotence {
+            // Without sequence numbers, a retried request could land after
+            // the one sent behind it: one request at a time keeps each
+            // object's changes in order.
+            properties.push(("max.in.flight.requests.per.connection", "1".to_string()));
+        }
         if let Some(sasl) = &self.sasl {
             properties.push(("sasl.mechanism", sasl.mechanism.property().to_string()));
             properties.push(("sasl.username", sasl.username.clone()));

@@ -41,9 +41,26 @@ fn defaults_are_what_a_production_producer_wants() {
     ] {
         assert_eq!(property(&properties, name), Some(value), "{name}");
     }
+    assert_eq!(
+        property(&properties, "max.in.flight.requests.per.connection"),
+        None,
+        "the idempotent producer keeps order with librdkafka's default of 5"
+    );
     // The definition the API shows reads back as the same settings.
     let shown = serde_json::to_value(&config).unwrap();
     assert_eq!(parse(shown).unwrap(), config);
+}
+
+#[test]
+fn without_idempotence_one_request_is_in_flight_so_order_holds() {
+    let properties = parse(with(json!({"idempotence": false})))
+        .unwrap()
+        .client_properties();
+    assert_eq!(property(&properties, "enable.idempotence"), Some("false"));
+    assert_eq!(
+        property(&properties, "max.in.flight.requests.per.connection"),
+        Some("1")
+    );
 }
 
 #[test]
