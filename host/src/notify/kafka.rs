@@ -36,7 +36,7 @@
 //! password file read again, a new idempotence session).
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use rdkafka::ClientContext;
@@ -88,26 +88,61 @@ struct Reported {
     /// Why the brokers refused the credentials: kept while later errors
     /// (the connection it closed) come.
     refused: Option<String>,
+    /// The last error written to the log, and when.
+    written: Option<(String, Instant)>,
+}
+
+/// How long the same error is not written to the log again.
+const REPEAT: Duration = Duration::from_secs(1);
+
+impl Reported {
+    /// Whether `message` is written to the log: not when it was, less than
+    /// [`REPEAT`] ago. librdkafka reports a connection failure as an
+    /// error-level log line and to the error callback, which `rdkafka`
+    /// calls twice, all within a millisecond.
+    fn first_time(&mut self, message: &str) -> bool {
+        let now = Instant::now();
+        if let Some((last, at)) = &self.written
+            && last == message
+            && now.duration_since(*at) < REPEAT
+        {
+            return false;
+        }
+        self.written = Some((message.to_string(), now));
+        true
+    }
+}
+
+/// A librdkafka log line without the thread it came from
+/// (`[thrd:HOST:PORT/ID]: `), as the error callback has it.
+fn without_thread(message: &str) -> &str {
+    message
+        .strip_prefix("[thrd:")
+        .and_then(|rest| rest.split_once("]: "))
+        .map_or(message, |(_, rest)| rest)
 }
 
 impl ClientContext for Context {
     fn log(&self, level: RDKafkaLogLevel, facility: &str, message: &str) {
-        // Connection failures come as warnings here and again as errors
-        // (`error` below), which are what the log shows.
         match level {
             RDKafkaLogLevel::Emerg
             | RDKafkaLogLevel::Alert
             | RDKafkaLogLevel::Critical
             | RDKafkaLogLevel::Error => {
-                tracing::warn!(servers = %self.servers, facility, "kafka: {message}");
+                let message = without_thread(message);
+                if self.reported.lock().first_time(message) {
+                    tracing::warn!(servers = %self.servers, facility, "kafka: {message}");
+                }
             }
             _ => tracing::debug!(servers = %self.servers, facility, "kafka: {message}"),
         }
     }
 
     fn error(&self, error: KafkaError, reason: &str) {
-        tracing::warn!(servers = %self.servers, error = %error, "kafka: {reason}");
         let mut reported = self.reported.lock();
+        if reported.first_time(reason) {
+            tracing::warn!(servers = %self.servers, error = %error, "kafka: {reason}");
+        }
         if matches!(
             error.rdkafka_error_code(),
             Some(RDKafkaErrorCode::Authentication | RDKafkaErrorCode::SaslAuthenticationFailed)
@@ -433,6 +468,21 @@ fn uid(id: &str) -> &str {
 mod tests {
     use super::*;
     use crate::gvk::Gvk;
+
+    #[test]
+    fn an_error_reported_twice_at_once_is_logged_once() {
+        let mut reported = Reported::default();
+        let line = "[thrd:127.0.0.1:9092/bootstrap]: 127.0.0.1:9092/bootstrap: Connect to \
+                    ipv4#127.0.0.1:9092 failed: Connection refused (after 0ms in state CONNECT)";
+        let reason = without_thread(line);
+        assert!(reason.starts_with("127.0.0.1:9092/bootstrap: Connect to"));
+        assert!(reported.first_time(reason), "the log line");
+        assert!(!reported.first_time(reason), "the error callback");
+        assert!(!reported.first_time(reason), "the error callback again");
+        assert!(reported.first_time("1/1 brokers are down"));
+        assert!(reported.first_time(reason), "another error came between");
+        assert_eq!(without_thread("no thread"), "no thread");
+    }
 
     fn delivery(gvk: Gvk, namespace: &str, name: &str) -> Delivery {
         Delivery {
