@@ -1,7 +1,10 @@
 //! A real Kafka-protocol broker on loopback (`tansu`, in memory), that a
 //! test can stop and start again on the same port, and a real Kafka
 //! consumer (kafka-python, `tests/clients/kafka_consume.py`) to read back
-//! what GRW produced.
+//! what GRW produced; and, for what tansu does not do, fronts that speak
+//! the protocol's part themselves: TLS ([`TlsProxy`]), SASL/PLAIN
+//! ([`PlainFront`]), and a broker that refuses every message
+//! ([`RefusingBroker`]).
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
