@@ -729,32 +729,7 @@ async fn sasl_scram_authenticates_with_the_password_file_and_a_refused_password_
         "one message from each subscription that authenticated"
     );
 
-    let refused = eventually(WAIT, || async {
-        let (_, s) = grw.get("/api/v1/subscriptions/wrong-password").await;
-        s["retries"].as_u64().unwrap_or(0) >= 1
-    })
-    .await;
-    let (_, status) = grw.get("/api/v1/subscriptions/wrong-password").await;
-    assert!(refused, "{status}");
-    assert_eq!(status["deliveries"], 0, "{status}");
-    let error = status["lastError"].as_str().unwrap_or_default();
-    assert!(
-        error.contains("uthentication")
-            && error.ends_with("a new producer is made for the next attempt"),
-        "{error}"
-    );
-    // The password file is read again for the next producer.
-    std::fs::write(&wrong, "s3cret").unwrap();
-    let recovered = eventually(WAIT, || async {
-        grw.get("/api/v1/subscriptions/wrong-password").await.1["deliveries"] == 1
-    })
-    .await;
-    assert!(
-        recovered,
-        "{}\n{}",
-        grw.get("/api/v1/subscriptions/wrong-password").await.1,
-        grw.logs()
-    );
+    refused_until_the_password_file_is_right(&grw, "uthentication", &wrong, "s3cret").await;
 }
 
 #[tokio::test]
@@ -796,6 +771,24 @@ async fn sasl_plain_authenticates_with_the_password_file_and_a_refused_password_
         ["MODIFIED a 1"]
     );
 
+    refused_until_the_password_file_is_right(&grw, "Invalid username or password", &wrong, "pl4in")
+        .await;
+    assert!(
+        front.attempts().contains(&("grw".to_string(), false)),
+        "{:?}",
+        front.attempts()
+    );
+}
+
+/// The subscription `wrong-password` is retried with a reason that holds
+/// `reason`, and delivers nothing, until `password` is written to its
+/// password file: the next producer reads it again and delivers.
+async fn refused_until_the_password_file_is_right(
+    grw: &Grw,
+    reason: &str,
+    file: &std::path::Path,
+    password: &str,
+) {
     let refused = eventually(WAIT, || async {
         let (_, s) = grw.get("/api/v1/subscriptions/wrong-password").await;
         s["retries"].as_u64().unwrap_or(0) >= 1
@@ -806,17 +799,10 @@ async fn sasl_plain_authenticates_with_the_password_file_and_a_refused_password_
     assert_eq!(status["deliveries"], 0, "{status}");
     let error = status["lastError"].as_str().unwrap_or_default();
     assert!(
-        error.contains("Invalid username or password")
-            && error.ends_with("a new producer is made for the next attempt"),
+        error.contains(reason) && error.ends_with("a new producer is made for the next attempt"),
         "{error}"
     );
-    assert!(
-        front.attempts().contains(&("grw".to_string(), false)),
-        "{:?}",
-        front.attempts()
-    );
-    // The password file is read again for the next producer.
-    std::fs::write(&wrong, "pl4in").unwrap();
+    std::fs::write(file, password).unwrap();
     let recovered = eventually(WAIT, || async {
         grw.get("/api/v1/subscriptions/wrong-password").await.1["deliveries"] == 1
     })
