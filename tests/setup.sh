@@ -3,7 +3,7 @@
 # target (plugins are built as components), the musl target and musl-gcc
 # (the image's static binary), a NATS server with JetStream
 # (the broker tests start their own on loopback), the Kafka broker tansu
-# (built from crates.io once, about 10 minutes on two cores, and kept beside
+# (built from crates.io once, about 7 minutes on two cores, and kept beside
 # Cargo's bin directory), clang and wasi-libc for C
 # plugins, and the Python and JavaScript plugin toolchains at pinned
 # versions, in target/toolchains (or $GRW_TOOLCHAINS).
@@ -78,10 +78,13 @@ if command -v nats-server >/dev/null 2>&1; then nats-server --version; else /usr
 # The Kafka tests' broker: tansu, storing in memory (`dynostore`) or in
 # SQLite (`libsql`: kept across restarts), in a Cargo root of its own that
 # names its version, outside the clone, so that one build serves every
-# clone of this machine (tests/src/kafka.rs looks there).
+# clone of this machine (tests/src/kafka.rs looks there). A debug build:
+# 7 minutes on two cores instead of 15 for a release one, and fast enough
+# for the tests (the benchmarks' figures are from a release build; see
+# BENCHMARKS.md).
 tansu_root="${CARGO_HOME:-$HOME/.cargo}/grw-tansu-$tansu"
 if [ "$("$tansu_root/bin/tansu" --version 2>/dev/null)" != "tansu $tansu" ]; then
-    cargo install --locked --quiet --features dynostore,libsql --root "$tansu_root" tansu --version "$tansu"
+    cargo install --locked --quiet --debug --features dynostore,libsql --root "$tansu_root" tansu --version "$tansu"
 fi
 "$tansu_root/bin/tansu" --version
 
