@@ -9,8 +9,9 @@
 //! build, and about 4 GB of temporary disk for the million-delivery outbox).
 //! `-- --quick` divides every count by 10; naming parts (`-- latency drain
 //! memory nats bytes announced sinks kafka-memory`) runs only those. The
-//! Kafka rows need `tansu` (tests/setup.sh installs it; `$TANSU` names
-//! another binary).
+//! Kafka rows need `tansu`: tests/setup.sh installs a debug build, whose
+//! latencies are several times a release build's, so name a release build
+//! with `$TANSU` for figures (BENCHMARKS.md says how).
 //!
 //! Everything runs in this process, on a multi-thread tokio runtime: the
 //! engine ([`Notifications`] with its outbox, `grw.redb`, in a temporary
