@@ -424,11 +424,15 @@ mod tests {
         assert_eq!(*engine.compiling.lock(), 0, "every slot is given back");
     }
 
-    /// Three different (empty) components, as WebAssembly text.
-    const COMPONENTS: [&str; 3] = [
-        "(component)",
-        "(component (core module))",
-        "(component (core module (func)))",
+    /// Three different components, in the binary format (GRW's wasmtime
+    /// reads no text): `(component)`, `(component (core module))` and
+    /// `(component (core module (func)))`. A component's preamble is
+    /// `\0asm`, version 0x0d, layer 1; a core module is its section 1.
+    const COMPONENTS: [&[u8]; 3] = [
+        b"\0asm\x0d\0\x01\0",
+        b"\0asm\x0d\0\x01\0\x01\x08\0asm\x01\0\0\0",
+        // The module's type (() -> ()), function and code sections.
+        b"\0asm\x0d\0\x01\0\x01\x18\0asm\x01\0\0\0\x01\x04\x01\x60\0\0\x03\x02\x01\0\x0a\x04\x01\x02\0\x0b",
     ];
 
     fn artifacts(dir: &Path) -> Vec<String> {
@@ -442,12 +446,12 @@ mod tests {
         names
     }
 
-    fn artifact_of(dir: &Path, wasm: &str) -> String {
-        let hash = hex(&Sha256::digest(wasm.as_bytes()));
+    fn artifact_of(dir: &Path, wasm: &[u8]) -> String {
+        let hash = hex(&Sha256::digest(wasm));
         artifacts(dir)
             .into_iter()
             .find(|n| n.starts_with(&hash))
-            .unwrap_or_else(|| panic!("no artifact of {wasm}"))
+            .unwrap_or_else(|| panic!("no artifact of {wasm:?}"))
     }
 
     #[test]
@@ -461,8 +465,8 @@ mod tests {
             format,
             format!("grw-plugin-artifact-cache {CACHE_FORMAT}\n")
         );
-        assert!(!engine.compile(COMPONENTS[0].as_bytes()).unwrap().from_cache);
-        assert!(engine.compile(COMPONENTS[0].as_bytes()).unwrap().from_cache);
+        assert!(!engine.compile(COMPONENTS[0]).unwrap().from_cache);
+        assert!(engine.compile(COMPONENTS[0]).unwrap().from_cache);
 
         std::fs::write(
             cache.dir.join(FORMAT_FILE),
@@ -480,7 +484,7 @@ mod tests {
             )
         );
         // Plugins still load, compiled, and the newer cache is left alone.
-        assert!(!engine.compile(COMPONENTS[0].as_bytes()).unwrap().from_cache);
+        assert!(!engine.compile(COMPONENTS[0]).unwrap().from_cache);
         assert_eq!(artifacts(&cache.dir).len(), 1);
     }
 
@@ -494,7 +498,7 @@ mod tests {
         let engine = PluginEngine::new(Some(unbounded.clone())).unwrap();
         let mut sizes = Vec::new();
         for wasm in COMPONENTS {
-            engine.compile(wasm.as_bytes()).unwrap();
+            engine.compile(wasm).unwrap();
             let name = artifact_of(&unbounded.dir, wasm);
             sizes.push(std::fs::metadata(unbounded.dir.join(name)).unwrap().len());
             std::thread::sleep(Duration::from_millis(20));
@@ -510,9 +514,9 @@ mod tests {
         };
         let engine = PluginEngine::new(Some(bounded.clone())).unwrap();
         // A is used again: B is now the least recently used.
-        assert!(engine.compile(COMPONENTS[0].as_bytes()).unwrap().from_cache);
+        assert!(engine.compile(COMPONENTS[0]).unwrap().from_cache);
         std::thread::sleep(Duration::from_millis(20));
-        assert!(!engine.compile(COMPONENTS[2].as_bytes()).unwrap().from_cache);
+        assert!(!engine.compile(COMPONENTS[2]).unwrap().from_cache);
         let a = artifact_of(&bounded.dir, COMPONENTS[0]);
         assert_eq!(artifacts(&bounded.dir), {
             let mut kept = vec![a, c];
@@ -527,7 +531,7 @@ mod tests {
         };
         let engine = PluginEngine::new(Some(tiny.clone())).unwrap();
         assert!(artifacts(&tiny.dir).is_empty(), "trimmed when opened");
-        engine.compile(COMPONENTS[1].as_bytes()).unwrap();
+        engine.compile(COMPONENTS[1]).unwrap();
         assert_eq!(
             artifacts(&tiny.dir),
             [artifact_of(&tiny.dir, COMPONENTS[1])]
