@@ -762,19 +762,46 @@ async fn the_python_analyzer_finds_the_rust_one_s_edges() {
     assert_eq!(py["analysis"]["failures"], 0, "{py}");
 }
 
-/// `grw plugin check`'s verdict on a component: its report and its error.
+/// `grw plugin check`'s verdict on a component it refuses: its report and
+/// its error. The refusal comes before a compile: its artifact cache (in
+/// `$TMPDIR`, one of its own here) stays without any artifact.
 fn check(wasm: &Path) -> String {
+    let tmp = tempfile::tempdir().unwrap();
     let out = Command::new(grw_e2e::daemon::grw_binary())
         .args(["plugin", "check"])
         .arg(wasm)
+        .env("TMPDIR", tmp.path())
         .output()
         .unwrap();
     assert!(!out.status.success(), "{} loads", wasm.display());
-    format!(
+    let said = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
-    )
+    );
+    let compiled: Vec<_> = walk(tmp.path())
+        .into_iter()
+        .filter(|path| path.extension().is_some_and(|e| e == "cwasm"))
+        .collect();
+    assert!(
+        compiled.is_empty(),
+        "compiled before refusing: {compiled:?}\n{said}"
+    );
+    said
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }
 
 /// Runs componentize-py on the module `app` in `dir` (the SDK beside it),

@@ -344,6 +344,25 @@ async fn misbehaving_plugins_never_take_the_daemon_down() {
             .await;
         assert_eq!(code, 400, "{body}");
     }
+    // Those refused for their world or imports were refused before they
+    // were compiled: the artifact cache holds none of theirs.
+    let artifacts: Vec<String> = std::fs::read_dir(plugins.join(".cache"))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    let compiled = |package: &str| {
+        let hash = grw::plugin::component_hash(&std::fs::read(plugin_wasm(package)).unwrap());
+        artifacts.iter().any(|name| name.starts_with(&hash))
+    };
+    assert!(compiled("grw-plugin-namespace-filter"), "{artifacts:?}");
+    for refused in [
+        "grw-test-plugin-wrong-world",
+        "grw-test-plugin-forbidden-import",
+        "grw-test-plugin-incompatible",
+    ] {
+        assert!(!compiled(refused), "{refused} was compiled: {artifacts:?}");
+    }
     // A newer patch version of the contract loads.
     let newer = plugin_status(&grw, "newer").await;
     assert_eq!(

@@ -18,8 +18,9 @@ use super::PluginArgs;
 use crate::gvk::Gvk;
 use crate::metrics::Metrics;
 use crate::plugin::{
-    ArtifactCache, DeliveryError, Limits, Manifest, ManifestError, Plugin, PluginEngine,
-    PluginError, PluginKind, Toolchain, default_cache_dir, exported_world,
+    ArtifactCache, ComponentNames, DeliveryError, Limits, Manifest, ManifestError, Plugin,
+    PluginEngine, PluginError, PluginKind, Toolchain, component_hash, default_cache_dir,
+    exported_world,
 };
 use crate::store::{Change, ChangeType, ObjectKey, Origin, StoredObject};
 use crate::watch::Recording;
@@ -110,38 +111,35 @@ fn read(file: &Path) -> Result<Vec<u8>, PluginError> {
 pub fn check(args: &PluginArgs, out: &mut dyn Write) -> Result<(), ToolError> {
     let wasm = read(&args.file)?;
     let engine = engine()?;
-    let compiled = engine.compile(&wasm)?;
+    // Read from the binary, so that a component of the wrong world is
+    // explained without compiling it first; bytes that do not parse as a
+    // component are compiled, which says what is wrong with them.
+    let names = match ComponentNames::read(&wasm) {
+        Some(names) => names,
+        None => ComponentNames::of(&engine, &engine.compile(&wasm)?.component),
+    };
     writeln!(
         out,
         "file:      {} ({} bytes, sha256 {})",
         args.file.display(),
         wasm.len(),
-        compiled.hash
+        component_hash(&wasm)
     )?;
-    let ty = compiled.component.component_type();
-    let imports: Vec<String> = ty
-        .imports(engine.engine())
-        .map(|(n, _)| n.to_string())
-        .collect();
-    let exports: Vec<String> = ty
-        .exports(engine.engine())
-        .map(|(n, _)| n.to_string())
-        .collect();
-    writeln!(out, "exports:   {}", exports.join(", "))?;
+    writeln!(out, "exports:   {}", names.exports.join(", "))?;
     writeln!(
         out,
         "imports:   {}",
-        if imports.is_empty() {
+        if names.imports.is_empty() {
             "none".into()
         } else {
-            imports.join(", ")
+            names.imports.join(", ")
         }
     )?;
     let built_with = Toolchain::of(&wasm);
     if let Some(toolchain) = built_with {
         writeln!(out, "language:  {}", toolchain.language())?;
     }
-    let world = exported_world(&engine, &compiled.component, built_with)?;
+    let world = exported_world(&names, built_with)?;
     writeln!(
         out,
         "world:     {}-plugin, grw:plugin@{}{}",

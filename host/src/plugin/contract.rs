@@ -59,20 +59,83 @@ pub struct ExportedWorld {
     pub version: String,
 }
 
+/// What a component imports and exports at its top level, by name (e.g.
+/// `grw:plugin/filter@0.2.0`, `wasi:io/streams@0.2.6`): all the checks
+/// below read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComponentNames {
+    /// The names of its imports, in the order it declares them.
+    pub imports: Vec<String>,
+    /// The names of its exports, in the order it declares them.
+    pub exports: Vec<String>,
+}
+
+impl ComponentNames {
+    /// The names as the component's binary declares them, read without
+    /// compiling it: a component of the wrong world, or that imports what
+    /// GRW does not grant, is then turned away before a compile that takes
+    /// seconds for a Python or JavaScript one. `None` when the bytes do not
+    /// parse as a component; compiling them says what is wrong.
+    pub fn read(wasm: &[u8]) -> Option<ComponentNames> {
+        use wasmparser::{Encoding, Parser, Payload};
+        let mut names = ComponentNames {
+            imports: Vec::new(),
+            exports: Vec::new(),
+        };
+        // Nested modules and components come inline, each from its own
+        // `Version` to its own `End`; only the outermost one's names count.
+        let mut depth = 0usize;
+        for payload in Parser::new(0).parse_all(wasm) {
+            match payload.ok()? {
+                Payload::Version { encoding, .. } => {
+                    if depth == 0 && encoding != Encoding::Component {
+                        return None;
+                    }
+                    depth += 1;
+                }
+                Payload::End(_) => depth = depth.checked_sub(1)?,
+                Payload::ComponentImportSection(reader) if depth == 1 => {
+                    for import in reader {
+                        names.imports.push(import.ok()?.name.name.to_string());
+                    }
+                }
+                Payload::ComponentExportSection(reader) if depth == 1 => {
+                    for export in reader {
+                        names.exports.push(export.ok()?.name.name.to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+        (depth == 0).then_some(names)
+    }
+
+    /// The names of a compiled component's type.
+    pub fn of(engine: &PluginEngine, component: &Component) -> ComponentNames {
+        let ty = component.component_type();
+        let engine = engine.engine();
+        ComponentNames {
+            imports: ty
+                .imports(engine)
+                .map(|(name, _)| name.to_string())
+                .collect(),
+            exports: ty
+                .exports(engine)
+                .map(|(name, _)| name.to_string())
+                .collect(),
+        }
+    }
+}
+
 /// Which GRW interface a component exports, and at which version; rejects
 /// components of no GRW world, of incompatible versions, and 0.1 analyzers,
 /// with advice for the toolchain that built it, when known.
 pub fn exported_world(
-    engine: &PluginEngine,
-    component: &Component,
+    names: &ComponentNames,
     built_with: Option<Toolchain>,
 ) -> Result<ExportedWorld, PluginError> {
-    let ty = component.component_type();
-    let exports: Vec<String> = ty
-        .exports(engine.engine())
-        .map(|(name, _)| name.to_string())
-        .collect();
-    for name in &exports {
+    let exports = &names.exports;
+    for name in exports {
         let Some((interface, version)) = name.split_once('@') else {
             continue;
         };
@@ -111,7 +174,10 @@ pub fn exported_world(
         None if exports.iter().any(|e| e.starts_with("wasi:cli/run")) => " (it looks like a command-line program: build a library crate (`crate-type = [\"cdylib\"]`) that exports a plugin world, e.g. with grw_sdk::export_filter!)".to_string(),
         None => String::new(),
     };
-    Err(PluginError::NoPluginWorld { exports, hint })
+    Err(PluginError::NoPluginWorld {
+        exports: exports.clone(),
+        hint,
+    })
 }
 
 /// Interfaces GRW links for every plugin: its own `log` and `types`, and
@@ -132,21 +198,20 @@ const GRANTED: [&str; 8] = [
 /// `kind`, before linking, so that a refusal names the import and says
 /// what to do instead, for the toolchain that built it when known.
 pub fn check_imports(
-    engine: &PluginEngine,
-    component: &Component,
+    names: &ComponentNames,
     kind: PluginKind,
     built_with: Option<Toolchain>,
 ) -> Result<(), PluginError> {
-    let ty = component.component_type();
-    let refused: Vec<String> = ty
-        .imports(engine.engine())
-        .map(|(name, _)| name.to_string())
+    let refused: Vec<String> = names
+        .imports
+        .iter()
         .filter(|name| {
             let granted = GRANTED.iter().any(|g| name.starts_with(g))
                 || (kind == PluginKind::Notifier && name.starts_with("grw:plugin/outbound-http"))
                 || (kind == PluginKind::Analyzer && name.starts_with("grw:plugin/cache"));
             !granted
         })
+        .cloned()
         .collect();
     let Some(first) = refused.first() else {
         return Ok(());
@@ -180,6 +245,67 @@ pub fn check_imports(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A component's binary: its header, then each section (id, contents).
+    fn component(sections: &[(u8, Vec<u8>)]) -> Vec<u8> {
+        let mut wasm = b"\0asm\x0d\0\x01\0".to_vec();
+        for (id, contents) in sections {
+            assert!(contents.len() < 128, "one-byte sizes only");
+            wasm.push(*id);
+            wasm.push(contents.len() as u8);
+            wasm.extend(contents);
+        }
+        wasm
+    }
+
+    /// A section of one import or export named `name`, of an instance.
+    fn naming(name: &str, export: bool) -> Vec<u8> {
+        let mut section = vec![1, 0, name.len() as u8];
+        section.extend(name.as_bytes());
+        // Instance 0; an export then says it ascribes no type.
+        section.extend(if export { &[5, 0, 0][..] } else { &[5, 0][..] });
+        section
+    }
+
+    #[test]
+    fn names_are_those_of_the_outermost_component() {
+        const IMPORTS: u8 = 10;
+        const EXPORTS: u8 = 11;
+        const NESTED_COMPONENT: u8 = 4;
+        let inner = component(&[(EXPORTS, naming("acme:inner/x@1.0.0", true))]);
+        let wasm = component(&[
+            (IMPORTS, naming("wasi:io/streams@0.2.6", false)),
+            (NESTED_COMPONENT, inner),
+            (EXPORTS, naming("grw:plugin/filter@0.2.0", true)),
+        ]);
+        let names = ComponentNames::read(&wasm).unwrap();
+        assert_eq!(names.imports, ["wasi:io/streams@0.2.6"]);
+        assert_eq!(names.exports, ["grw:plugin/filter@0.2.0"]);
+        assert_eq!(
+            exported_world(&names, None).unwrap().kind,
+            PluginKind::Filter
+        );
+        check_imports(&names, PluginKind::Filter, None).unwrap();
+    }
+
+    #[test]
+    fn what_is_not_a_whole_component_is_left_to_the_compiler() {
+        let empty = component(&[]);
+        assert_eq!(
+            ComponentNames::read(&empty),
+            Some(ComponentNames {
+                imports: vec![],
+                exports: vec![]
+            })
+        );
+        let core_module = b"\0asm\x01\0\0\0";
+        assert_eq!(ComponentNames::read(core_module), None);
+        assert_eq!(ComponentNames::read(b"plugin"), None);
+        let whole = component(&[(11, naming("grw:plugin/filter@0.2.0", true))]);
+        for cut in [4, 9, whole.len() - 1] {
+            assert_eq!(ComponentNames::read(&whole[..cut]), None, "cut at {cut}");
+        }
+    }
 
     #[test]
     fn versions_that_load() {

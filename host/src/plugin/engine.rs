@@ -194,7 +194,7 @@ impl PluginEngine {
     /// bytes by a compatible engine. Compiling takes from tens of milliseconds
     /// to seconds; loading a cached artifact takes milliseconds.
     pub fn compile(&self, wasm: &[u8]) -> Result<Compiled, PluginError> {
-        let hash = hex(&Sha256::digest(wasm));
+        let hash = component_hash(wasm);
         let cached = self.cache.as_ref().map(|cache| {
             cache
                 .dir
@@ -263,6 +263,12 @@ impl Drop for CompileSlot<'_> {
         *self.0.compiling.lock() -= 1;
         self.0.compile_done.notify_one();
     }
+}
+
+/// The SHA-256 of a component's bytes, in hex: what names its compiled
+/// artifact in the cache ([`Compiled::hash`]).
+pub fn component_hash(wasm: &[u8]) -> String {
+    hex(&Sha256::digest(wasm))
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 
 use super::analysis::{CacheReader, Relationship};
 use super::builtin::{self, BuiltIn, Native};
-use super::contract::{check_imports, exported_world};
+use super::contract::{ComponentNames, ExportedWorld, check_imports, exported_world};
 use super::instance::{Instance, Linked, World};
 use super::outbound::OutboundHttp;
 use super::pool::{Pool, Taken};
@@ -177,9 +177,31 @@ enum Unanswered {
     Failed(CallFailed),
 }
 
+/// The world a component exports, if GRW loads it as a plugin of that
+/// kind: one the manifest (when it names a kind) agrees with, importing only
+/// what GRW grants such a plugin.
+fn admit(
+    names: &ComponentNames,
+    manifest: &Manifest,
+    built_with: Option<Toolchain>,
+) -> Result<ExportedWorld, PluginError> {
+    let world = exported_world(names, built_with)?;
+    if let Some(expected) = manifest.kind
+        && expected != world.kind
+    {
+        return Err(PluginError::KindMismatch {
+            manifest: expected,
+            component: world.kind,
+            version: world.version,
+        });
+    }
+    check_imports(names, world.kind, built_with)?;
+    Ok(world)
+}
+
 impl Plugin {
-    /// Compiles (or loads from cache), checks the world, version and
-    /// imports, links, instantiates and initializes a plugin. A notifier may
+    /// Checks the world, version and imports, compiles (or loads from
+    /// cache), links, instantiates and initializes a plugin. A notifier may
     /// reach the hosts that both its manifest (`allowedHosts`) and
     /// `operator_hosts` (GRW's `pluginAllowedHosts`) allow.
     pub fn load(
@@ -191,20 +213,22 @@ impl Plugin {
         metrics: Arc<Metrics>,
     ) -> Result<Plugin, PluginError> {
         let started = Instant::now();
-        let compiled = engine.compile(wasm)?;
         let built_with = Toolchain::of(wasm);
-        let world = exported_world(engine, &compiled.component, built_with)?;
+        // Checked before compiling when the binary says what it imports and
+        // exports, so that a component GRW would refuse costs no compile.
+        let admitted = ComponentNames::read(wasm)
+            .map(|names| admit(&names, &manifest, built_with))
+            .transpose()?;
+        let compiled = engine.compile(wasm)?;
+        let world = match admitted {
+            Some(world) => world,
+            None => admit(
+                &ComponentNames::of(engine, &compiled.component),
+                &manifest,
+                built_with,
+            )?,
+        };
         let kind = world.kind;
-        if let Some(expected) = manifest.kind
-            && expected != kind
-        {
-            return Err(PluginError::KindMismatch {
-                manifest: expected,
-                component: kind,
-                version: world.version,
-            });
-        }
-        check_imports(engine, &compiled.component, kind, built_with)?;
         manifest.apply_kind_defaults(kind);
         if kind != PluginKind::Notifier && !manifest.allowed_hosts.is_empty() {
             tracing::warn!(

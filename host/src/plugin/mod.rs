@@ -42,11 +42,13 @@ use std::error::Error as StdError;
 
 pub use analysis::{CacheReader, Found, Relationship};
 pub use builtin::{BUILT_IN, BuiltIn};
-pub use contract::{Contract, ExportedWorld, LOADABLE, WIT_VERSION, exported_world};
+pub use contract::{
+    ComponentNames, Contract, ExportedWorld, LOADABLE, WIT_VERSION, exported_world,
+};
 pub use directory::{CodeOrigin, LookupError, PluginState, PluginStatus, Plugins};
 pub use engine::{
     ArtifactCache, CACHE_FORMAT, Compiled, DEFAULT_CACHE_MAX_BYTES, PARALLEL_COMPILES,
-    PluginEngine, default_cache_dir,
+    PluginEngine, component_hash, default_cache_dir,
 };
 pub use guest::MemoryLimitExceeded;
 pub use interest::Interest;
