@@ -96,18 +96,29 @@ impl ComponentNames {
                 Payload::End(_) => depth = depth.checked_sub(1)?,
                 Payload::ComponentImportSection(reader) if depth == 1 => {
                     for import in reader {
-                        names.imports.push(import.ok()?.name.name.to_string());
+                        names.imports.push(Self::plain(import.ok()?.name)?);
                     }
                 }
                 Payload::ComponentExportSection(reader) if depth == 1 => {
                     for export in reader {
-                        names.exports.push(export.ok()?.name.name.to_string());
+                        names.exports.push(Self::plain(export.ok()?.name)?);
                     }
                 }
                 _ => {}
             }
         }
         (depth == 0).then_some(names)
+    }
+
+    /// The name as a string, when it is only that: a name with options
+    /// (a version given apart from it, say) is left to the compiled
+    /// component's type, which says how it reads.
+    fn plain(name: wasmparser::ComponentExternName<'_>) -> Option<String> {
+        let options = [name.implements, name.version_suffix, name.external_id];
+        options
+            .iter()
+            .all(Option::is_none)
+            .then(|| name.name.to_string())
     }
 
     /// The names of a compiled component's type.
