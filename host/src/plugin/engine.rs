@@ -453,7 +453,7 @@ mod tests {
     }
 
     fn artifact_of(dir: &Path, wasm: &[u8]) -> String {
-        let hash = hex(&Sha256::digest(wasm));
+        let hash = component_hash(wasm);
         artifacts(dir)
             .into_iter()
             .find(|n| n.starts_with(&hash))
