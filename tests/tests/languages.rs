@@ -31,17 +31,28 @@ fn toolchains() -> PathBuf {
         .map_or_else(|| workspace().join("target/toolchains"), PathBuf::from)
 }
 
-/// A plugin artifact cache shared by the tests of this file, so that each
-/// component is compiled once per run.
-fn shared_cache() -> PathBuf {
+/// A `$TMPDIR` shared by the tests of this file, for the `grw plugin`
+/// commands they run: its artifact cache (see [`shared_cache`]) is also the
+/// one of the daemons they start.
+fn shared_tmp() -> PathBuf {
     let dir = foreign_wasm("py-restart-filter")
         .parent()
         .unwrap()
         .parent()
         .unwrap()
-        .join(".artifacts");
+        .join(".tmp");
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// The plugin artifact cache of the tests of this file, where `grw plugin`
+/// puts it with [`shared_tmp`] as `$TMPDIR`: each component is compiled
+/// once per run, and each compile reuses the functions of those before it
+/// (every Python component has the same interpreter).
+fn shared_cache() -> PathBuf {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    shared_tmp().join(format!("grw-plugin-cache-{uid}"))
 }
 
 fn names(body: &Value) -> Vec<String> {
@@ -154,6 +165,7 @@ fn decisions(wasm: &Path, config: &str) -> Vec<String> {
         .args(["plugin", "test", "--config", config, "--events"])
         .arg(bundled_recording())
         .arg(wasm)
+        .env("TMPDIR", shared_tmp())
         .output()
         .unwrap();
     assert!(
@@ -386,6 +398,10 @@ async fn compiling_a_big_plugin_holds_up_nothing() {
     );
     let first = status(&grw, "big").await;
     assert_eq!(first["fromCache"], false, "{first}");
+    assert!(
+        first["functions"]["compiled"].as_u64().unwrap() > 10_000,
+        "{first}"
+    );
     assert_eq!(names(&filtered(&grw, "big").await.1), expected);
 
     // A new version of the same name: the previous one serves until the
@@ -415,9 +431,17 @@ async fn compiling_a_big_plugin_holds_up_nothing() {
     );
     assert_eq!(names(&filtered(&grw, "big").await.1), expected);
 
-    // Restarted on the same cache: both languages load from it.
+    // Restarted on the same cache: both languages load from it, and
+    // another Python plugin compiles only what it does not share with the
+    // first (nearly all of both is the same interpreter).
     drop(grw);
     install_foreign(&plugins, "py", "py-restart-filter", Some(manifest));
+    install_foreign(
+        &plugins,
+        "other",
+        "py-misbehave",
+        Some(json!({"kind": "filter"})),
+    );
     let grw = Grw::start(
         json!({"pluginDir": plugins, "pluginCacheDir": cache}),
         &["--replay", bundled_recording().to_str().unwrap()],
@@ -431,7 +455,19 @@ async fn compiling_a_big_plugin_holds_up_nothing() {
             (json!("ready"), json!(true)),
             "{now}"
         );
+        assert!(now.get("functions").is_none(), "{now}");
     }
+    let other = status(&grw, "other").await;
+    assert_eq!(
+        (other["state"].clone(), other["fromCache"].clone()),
+        (json!("ready"), json!(false)),
+        "{other}"
+    );
+    let (compiled, reused) = (
+        other["functions"]["compiled"].as_u64().unwrap(),
+        other["functions"]["reused"].as_u64().unwrap(),
+    );
+    assert!(compiled > 0 && reused > 10 * compiled, "{other}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -616,7 +652,8 @@ fn grw_plugin_new_writes_projects_that_test_build_and_run() {
             dir,
             Command::new(&grw)
                 .args(["plugin", "test", "--events", "events.jsonl"])
-                .arg(format!("dist/{name}.wasm")),
+                .arg(format!("dist/{name}.wasm"))
+                .env("TMPDIR", shared_tmp()),
         );
         // The summary line; the log (on standard error, after it) may say
         // more, e.g. that the shared artifact cache was trimmed.

@@ -201,6 +201,18 @@ pub fn check(args: &PluginArgs, out: &mut dyn Write) -> Result<(), ToolError> {
         plugin.manifest.config_text()
     )?;
     writeln!(out, "loaded in: {} ms", plugin.load_time.as_millis())?;
+    if let crate::plugin::Origin::File {
+        from_cache: false,
+        functions,
+        ..
+    } = plugin.origin
+    {
+        writeln!(
+            out,
+            "compiled:  {} functions; {} more had the code of functions compiled before (kept in the artifact cache)",
+            functions.compiled, functions.reused
+        )?;
+    }
     Ok(())
 }
 

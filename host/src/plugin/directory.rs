@@ -33,8 +33,8 @@ use sha2::{Digest, Sha256};
 use super::reload::FileEvent;
 use super::stats::StatsSnapshot;
 use super::{
-    ArtifactCache, BUILT_IN, FailMode, Interest, Limits, Manifest, Origin, Plugin, PluginEngine,
-    PluginError, PluginKind,
+    ArtifactCache, BUILT_IN, FailMode, FunctionReuse, Interest, Limits, Manifest, Origin, Plugin,
+    PluginEngine, PluginError, PluginKind,
 };
 use crate::config::AllowedHosts;
 use crate::error::Report;
@@ -161,6 +161,10 @@ pub struct PluginStatus {
     /// Whether its compiled code came from the artifact cache; none for a
     /// built-in analyzer.
     pub from_cache: Option<bool>,
+    /// When it was compiled: how many functions were, and how many had the
+    /// machine code of functions compiled before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub functions: Option<FunctionReuse>,
     /// Calls, failures and latencies.
     pub stats: Option<StatsSnapshot>,
 }
@@ -512,10 +516,18 @@ impl Plugins {
                     tracing::debug!(plugin = %name, "a newer version is loading; this one is not used");
                     return;
                 }
+                let (from_cache, functions) = match &plugin.origin {
+                    Origin::File {
+                        from_cache,
+                        functions,
+                        ..
+                    } => (*from_cache, *functions),
+                    Origin::BuiltIn => (false, FunctionReuse::default()),
+                };
                 tracing::info!(
                     plugin = %name, kind = plugin.kind.as_str(), hash = %plugin.version(),
-                    wit_version = %plugin.wit_version,
-                    from_cache = matches!(plugin.origin, Origin::File { from_cache: true, .. }),
+                    wit_version = %plugin.wit_version, from_cache,
+                    functions_compiled = functions.compiled, functions_reused = functions.reused,
                     load_ms = plugin.load_time.as_millis() as u64, "plugin loaded"
                 );
                 self.metrics.plugin_load(&name, true);
@@ -696,7 +708,11 @@ fn status(name: &str, entry: &Entry) -> PluginStatus {
         (Some(_), None) => PluginState::Ready,
     };
     let file = plugin.and_then(|p| match &p.origin {
-        Origin::File { hash, from_cache } => Some((hash, *from_cache)),
+        Origin::File {
+            hash,
+            from_cache,
+            functions,
+        } => Some((hash, *from_cache, *functions)),
         Origin::BuiltIn => None,
     });
     PluginStatus {
@@ -713,7 +729,7 @@ fn status(name: &str, entry: &Entry) -> PluginStatus {
             .or_else(|| plugin.and_then(Plugin::last_call_error)),
         kind: plugin.map(|p| p.kind),
         wit_version: plugin.map(|p| p.wit_version.clone()),
-        hash: file.map(|(hash, _)| hash.clone()),
+        hash: file.map(|(hash, _, _)| hash.clone()),
         interest: plugin.map(|p| p.interest.clone()),
         fail_mode: plugin.map(|p| p.manifest.fail_mode),
         limits: plugin.map(|p| p.manifest.limits),
@@ -722,7 +738,8 @@ fn status(name: &str, entry: &Entry) -> PluginStatus {
             .map(|p| p.manifest.allowed_hosts.clone()),
         instances: plugin.and_then(Plugin::instances),
         load_millis: plugin.map(|p| p.load_time.as_millis() as u64),
-        from_cache: file.map(|(_, from_cache)| from_cache),
+        from_cache: file.map(|(_, from_cache, _)| from_cache),
+        functions: file.and_then(|(_, from_cache, functions)| (!from_cache).then_some(functions)),
         stats: plugin.map(|p| p.stats().snapshot()),
     }
 }

@@ -8,6 +8,9 @@
 //! newer layout is left alone (the cache is off, and says why). It holds at
 //! most [`ArtifactCache::max_bytes`]: after each artifact written, the
 //! least recently used ones go (a load from the cache counts as a use).
+//! Beside each artifact, a pack of the functions its compile compiled
+//! (`HASH-ENGINE.functions`) lets later compiles reuse their machine code
+//! ([`super::functions`]); packs count towards the bound too.
 
 use std::hash::{Hash, Hasher};
 use std::io::Write;
@@ -22,6 +25,7 @@ use wasmtime::component::Component;
 use wasmtime::{Config, Engine};
 
 use super::PluginError;
+use super::functions::{FunctionReuse, FunctionStore};
 use super::instance::Linkers;
 
 /// How often the epoch advances. A call's deadline is counted in these ticks,
@@ -94,6 +98,8 @@ pub struct PluginEngine {
     /// One linker per world GRW links components in.
     linkers: Linkers,
     cache: Option<ArtifactCache>,
+    /// The compiled functions of the cache's packs, while compiles run.
+    functions: Option<Arc<FunctionStore>>,
     /// Why the configured cache is not used, if it is not.
     cache_refused: Option<String>,
     /// Identifies artifacts this engine can load: wasmtime version, target and settings.
@@ -111,6 +117,9 @@ pub struct Compiled {
     pub hash: String,
     /// Whether it came from the artifact cache.
     pub from_cache: bool,
+    /// How many of its functions were compiled, and how many reused from
+    /// earlier compiles (both 0 when it came from the artifact cache).
+    pub functions: FunctionReuse,
 }
 
 impl PluginEngine {
@@ -118,6 +127,20 @@ impl PluginEngine {
     /// thread that advances the epoch every [`EPOCH_TICK`]. `cache`: where
     /// compiled artifacts go; `None` = no cache.
     pub fn new(cache: Option<ArtifactCache>) -> Result<Arc<PluginEngine>, PluginError> {
+        let (cache, cache_refused) = match cache {
+            Some(cache) => match prepare_cache_dir(&cache.dir) {
+                Ok(()) => (Some(cache), None),
+                Err(e) => {
+                    let refused = format!(
+                        "plugin artifact cache {} not used: {e}; every plugin is compiled at each start",
+                        cache.dir.display()
+                    );
+                    tracing::warn!("{refused}");
+                    (None, Some(refused))
+                }
+            },
+            None => (None, None),
+        };
         let mut config = Config::new();
         config
             .wasm_component_model(true)
@@ -126,6 +149,17 @@ impl PluginEngine {
             // also set up (and tear down) the bookkeeping of the component
             // model's async tasks, a measurable share of a filter call.
             .concurrency_support(false);
+        // Whether functions are reused does not change what wasmtime
+        // compiles them to, so artifacts stay loadable either way.
+        let compatibility = compatibility_of(&config)?;
+        let functions = cache
+            .as_ref()
+            .map(|cache| Arc::new(FunctionStore::new(cache.dir.clone(), &compatibility)));
+        if let Some(store) = &functions {
+            config
+                .enable_incremental_compilation(store.clone())
+                .map_err(|e| PluginError::Engine(PluginError::source_of(e)))?;
+        }
         let engine =
             Engine::new(&config).map_err(|e| PluginError::Engine(PluginError::source_of(e)))?;
         let ticker = engine.weak();
@@ -139,30 +173,14 @@ impl PluginEngine {
                 }
             })
             .map_err(|e| PluginError::Engine(Box::new(e)))?;
-        let mut hasher = std::hash::DefaultHasher::new();
-        engine.precompile_compatibility_hash().hash(&mut hasher);
-        let compatibility = format!("{:016x}", hasher.finish());
-        let (cache, cache_refused) = match cache {
-            Some(cache) => match prepare_cache_dir(&cache.dir) {
-                Ok(()) => {
-                    prune(&cache, None);
-                    (Some(cache), None)
-                }
-                Err(e) => {
-                    let refused = format!(
-                        "plugin artifact cache {} not used: {e}; every plugin is compiled at each start",
-                        cache.dir.display()
-                    );
-                    tracing::warn!("{refused}");
-                    (None, Some(refused))
-                }
-            },
-            None => (None, None),
-        };
+        if let Some(cache) = &cache {
+            prune(cache, &[]);
+        }
         Ok(Arc::new(PluginEngine {
             linkers: Linkers::new(&engine)?,
             engine,
             cache,
+            functions,
             cache_refused,
             compatibility,
             compiling: Mutex::new(0),
@@ -215,6 +233,7 @@ impl PluginEngine {
                         component,
                         hash,
                         from_cache: true,
+                        functions: FunctionReuse::default(),
                     });
                 }
                 Err(e) => {
@@ -222,23 +241,35 @@ impl PluginEngine {
                 }
             }
         }
-        let component = {
+        let (component, functions) = {
             let _slot = self.compile_slot();
-            Component::new(&self.engine, wasm)
-                .map_err(|e| PluginError::Invalid(PluginError::source_of(e)))?
-        };
-        if let (Some(path), Some(cache)) = (&cached, &self.cache) {
-            match store_artifact(path, &component) {
-                Ok(()) => prune(cache, Some(path)),
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), error = %e, "cannot cache the compiled plugin")
-                }
+            let session = self.functions.as_ref().map(|store| store.begin());
+            let component = Component::new(&self.engine, wasm)
+                .map_err(|e| PluginError::Invalid(PluginError::source_of(e)))?;
+            let stored = match (&cached, &self.cache) {
+                (Some(path), Some(_)) => match store_artifact(path, &component) {
+                    Ok(()) => Some(path),
+                    Err(e) => {
+                        tracing::warn!(path = %path.display(), error = %e, "cannot cache the compiled plugin");
+                        None
+                    }
+                },
+                _ => None,
+            };
+            let pack = stored.map(|path| FunctionStore::pack_of(path));
+            let functions = session
+                .map(|session| session.finish(pack.as_deref()))
+                .unwrap_or_default();
+            if let (Some(path), Some(cache)) = (stored, &self.cache) {
+                prune(cache, &[path, &FunctionStore::pack_of(path)]);
             }
-        }
+            (component, functions)
+        };
         Ok(Compiled {
             component,
             hash,
             from_cache: false,
+            functions,
         })
     }
 }
@@ -263,6 +294,15 @@ impl Drop for CompileSlot<'_> {
         *self.0.compiling.lock() -= 1;
         self.0.compile_done.notify_one();
     }
+}
+
+/// What makes an artifact loadable by an engine of `config` (wasmtime's
+/// version, the target and the settings), as a short hex name.
+fn compatibility_of(config: &Config) -> Result<String, PluginError> {
+    let engine = Engine::new(config).map_err(|e| PluginError::Engine(PluginError::source_of(e)))?;
+    let mut hasher = std::hash::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    Ok(format!("{:016x}", hasher.finish()))
 }
 
 /// The SHA-256 of a component's bytes, in hex: what names its compiled
@@ -318,7 +358,7 @@ fn prepare_cache_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Marks an artifact as used now, for [`prune`].
-fn touch(path: &Path) {
+pub(super) fn touch(path: &Path) {
     let touched = std::fs::File::options()
         .write(true)
         .open(path)
@@ -328,15 +368,20 @@ fn touch(path: &Path) {
     }
 }
 
-/// Removes the least recently used artifacts while the cache holds more
-/// than its bound, never `keep` (the artifact just written).
-fn prune(cache: &ArtifactCache, keep: Option<&Path>) {
+/// Removes the least recently used artifacts and packs while the cache
+/// holds more than its bound, never those of `keep` (the artifact just
+/// written and its pack).
+fn prune(cache: &ArtifactCache, keep: &[&Path]) {
     let Ok(entries) = std::fs::read_dir(&cache.dir) else {
         return;
     };
     let mut artifacts: Vec<(SystemTime, u64, PathBuf)> = entries
         .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+        .filter(|e| {
+            e.path()
+                .extension()
+                .is_some_and(|x| x == "cwasm" || x == "functions")
+        })
         .filter_map(|e| {
             let meta = e.metadata().ok()?;
             Some((meta.modified().ok()?, meta.len(), e.path()))
@@ -352,7 +397,7 @@ fn prune(cache: &ArtifactCache, keep: Option<&Path>) {
         if total <= cache.max_bytes {
             break;
         }
-        if Some(path.as_path()) == keep {
+        if keep.contains(&path.as_path()) {
             continue;
         }
         match std::fs::remove_file(&path) {
@@ -373,7 +418,7 @@ fn prune(cache: &ArtifactCache, keep: Option<&Path>) {
 }
 
 /// Only artifacts this user wrote into its private directory are loaded.
-fn trusted_artifact(path: &Path) -> bool {
+pub(super) fn trusted_artifact(path: &Path) -> bool {
     let private = |p: &Path, forbidden: u32| {
         std::fs::metadata(p).is_ok_and(|m| m.uid() == euid() && m.mode() & forbidden == 0)
     };
@@ -388,7 +433,7 @@ fn store_artifact(path: &Path, component: &Component) -> std::io::Result<()> {
 }
 
 /// Writes a file of mode 0600 through a temporary file and a rename.
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(super) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     let mut file = std::fs::OpenOptions::new()
         .write(true)
@@ -440,6 +485,10 @@ mod tests {
         // The module's type (() -> ()), function and code sections.
         b"\0asm\x0d\0\x01\0\x01\x18\0asm\x01\0\0\0\x01\x04\x01\x60\0\0\x03\x02\x01\0\x0a\x04\x01\x02\0\x0b",
     ];
+
+    /// `(component (core module (func) (func nop)))`: the function of
+    /// `COMPONENTS[2]`, and another.
+    const TWO_FUNCTIONS: &[u8] = b"\0asm\x0d\0\x01\0\x01\x1d\0asm\x01\0\0\0\x01\x04\x01\x60\0\0\x03\x03\x02\0\0\x0a\x08\x02\x02\0\x0b\x03\0\x01\x0b";
 
     fn artifacts(dir: &Path) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -541,6 +590,45 @@ mod tests {
         assert_eq!(
             artifacts(&tiny.dir),
             [artifact_of(&tiny.dir, COMPONENTS[1])]
+        );
+    }
+
+    #[test]
+    fn a_compile_reuses_the_functions_of_an_earlier_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ArtifactCache::new(dir.path().join("c"));
+        let engine = PluginEngine::new(Some(cache.clone())).unwrap();
+        let first = engine.compile(COMPONENTS[2]).unwrap();
+        assert!(first.functions.compiled > 0, "{:?}", first.functions);
+        let artifact = artifact_of(&cache.dir, COMPONENTS[2]);
+        let pack = cache.dir.join(artifact.replace(".cwasm", ".functions"));
+        assert!(pack.exists(), "no pack beside {artifact}");
+
+        // After a restart, a component with that function and another
+        // compiles only the other.
+        let engine = PluginEngine::new(Some(cache.clone())).unwrap();
+        let second = engine.compile(TWO_FUNCTIONS).unwrap();
+        // Everything the first compiled (the function, and the trampolines
+        // of its type) comes again; only the `nop` function is new.
+        assert_eq!(
+            second.functions,
+            FunctionReuse {
+                reused: first.functions.compiled,
+                compiled: 1
+            }
+        );
+        // What it wrote is only what it compiled; both packs are used by
+        // a third compile, which compiles nothing.
+        std::fs::remove_file(cache.dir.join(artifact_of(&cache.dir, TWO_FUNCTIONS))).unwrap();
+        let third = engine.compile(TWO_FUNCTIONS).unwrap();
+        assert!(!third.from_cache);
+        assert_eq!(third.functions.compiled, 0, "{:?}", third.functions);
+
+        // Without a cache, nothing is kept or reused.
+        let uncached = PluginEngine::new(None).unwrap();
+        assert_eq!(
+            uncached.compile(TWO_FUNCTIONS).unwrap().functions,
+            FunctionReuse::default()
         );
     }
 }

@@ -17,8 +17,8 @@ use super::instance::{Instance, Linked, World};
 use super::outbound::OutboundHttp;
 use super::pool::{Pool, Taken};
 use super::{
-    CallError, CallFailure, Contract, FailMode, Interest, Limits, Manifest, PluginEngine,
-    PluginError, PluginKind, Stats, Toolchain,
+    CallError, CallFailure, Contract, FailMode, FunctionReuse, Interest, Limits, Manifest,
+    PluginEngine, PluginError, PluginKind, Stats, Toolchain,
 };
 use crate::config::AllowedHosts;
 use crate::error::Report;
@@ -96,6 +96,9 @@ pub enum Origin {
         hash: String,
         /// Whether the compiled code came from the artifact cache.
         from_cache: bool,
+        /// Functions compiled, and reused from earlier compiles (both 0
+        /// when the code came from the artifact cache).
+        functions: FunctionReuse,
     },
     /// Compiled into GRW (see [`super::BUILT_IN`]).
     BuiltIn,
@@ -261,6 +264,7 @@ impl Plugin {
             origin: Origin::File {
                 hash: compiled.hash,
                 from_cache: compiled.from_cache,
+                functions: compiled.functions,
             },
             interest,
             load_time: started.elapsed(),

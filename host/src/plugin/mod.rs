@@ -25,6 +25,7 @@ mod builtin;
 mod contract;
 mod directory;
 mod engine;
+mod functions;
 mod guest;
 mod instance;
 mod interest;
@@ -50,6 +51,7 @@ pub use engine::{
     ArtifactCache, CACHE_FORMAT, Compiled, DEFAULT_CACHE_MAX_BYTES, PARALLEL_COMPILES,
     PluginEngine, component_hash, default_cache_dir,
 };
+pub use functions::FunctionReuse;
 pub use guest::MemoryLimitExceeded;
 pub use interest::Interest;
 pub use loaded::{AnalyzeError, CallFailed, DeliveryError, Origin, Plugin};
