@@ -1,7 +1,8 @@
 //! Plugin costs: compile and cached load of the shipped plugins, per-event
 //! cost of the label filter and the field filter as WebAssembly components
 //! against the same code compiled natively (1 KB and 8 KB Pods), and reload
-//! latency from file write to the new version serving.
+//! latency from file write to the new version serving; and how much of a
+//! Python or JavaScript compile reuses the functions of compiles before it.
 //!
 //! Run: `cargo bench -p grw --bench plugin` (builds the plugins in release
 //! for wasm32-wasip2 first). `-- --quick` runs fewer iterations; naming
@@ -69,6 +70,173 @@ fn main() {
     if args.wants("languages") {
         languages(&wasm, args.quick);
     }
+    if args.wants("reuse") {
+        reuse();
+    }
+}
+
+/// Python and JavaScript components compiled each on its own (no artifact
+/// cache, so nothing to reuse: what every compile cost before compiled
+/// functions were kept), then one after another into one artifact cache,
+/// where each reuses the functions of those before it. Wall time and the
+/// process's CPU time: wasmtime compiles on every core.
+fn reuse() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let out = root.join("target/bench-reuse");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    // New versions: the restart filters with another default.
+    let edited = |plugin: &str, file: &str| {
+        let dir = out.join(format!("{plugin}-new"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for entry in std::fs::read_dir(root.join("plugins").join(plugin)).unwrap() {
+            let path = entry.unwrap().path();
+            std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+        }
+        let source = std::fs::read_to_string(dir.join(file)).unwrap();
+        let changed = source
+            .replacen("default=1", "default=2", 1)
+            .replacen("default: 1", "default: 2", 1)
+            .replace(
+                "../../sdk/js/grw-sdk.js",
+                root.join("sdk/js/grw-sdk.js").to_str().unwrap(),
+            );
+        assert_ne!(source, changed, "no default to change in {plugin}/{file}");
+        std::fs::write(dir.join(file), changed).unwrap();
+        dir
+    };
+    let py_new = edited("py-restart-filter", "app.py");
+    let js_new = edited("js-restart-filter", "plugin.js");
+    let shipped = |plugin: &str| {
+        vec![
+            "bash".to_string(),
+            root.join(format!("plugins/{plugin}/build.sh"))
+                .display()
+                .to_string(),
+            out.display().to_string(),
+        ]
+    };
+    let rows: [(&str, Vec<String>, PathBuf); 7] = [
+        (
+            "py-restart-filter",
+            shipped("py-restart-filter"),
+            out.join("py-restart-filter.wasm"),
+        ),
+        (
+            "py-chat-notifier",
+            shipped("py-chat-notifier"),
+            out.join("py-chat-notifier.wasm"),
+        ),
+        (
+            "py-ownership",
+            shipped("py-ownership"),
+            out.join("py-ownership.wasm"),
+        ),
+        (
+            "py-restart-filter, new version",
+            vec![
+                "bash".into(),
+                root.join("sdk/python/build-component.sh")
+                    .display()
+                    .to_string(),
+                "filter-plugin".into(),
+                "py-restart-filter".into(),
+                py_new.display().to_string(),
+                out.join("new").display().to_string(),
+            ],
+            out.join("new/py-restart-filter.wasm"),
+        ),
+        (
+            "js-restart-filter",
+            shipped("js-restart-filter"),
+            out.join("js-restart-filter.wasm"),
+        ),
+        (
+            "js-chat-notifier",
+            shipped("js-chat-notifier"),
+            out.join("js-chat-notifier.wasm"),
+        ),
+        (
+            "js-restart-filter, new version",
+            vec![
+                "node".into(),
+                root.join("sdk/js/build.mjs").display().to_string(),
+                "--world".into(),
+                "filter-plugin".into(),
+                "--source".into(),
+                js_new.join("plugin.js").display().to_string(),
+                "--out".into(),
+                js_new.join("js-restart-filter.wasm").display().to_string(),
+            ],
+            js_new.join("js-restart-filter.wasm"),
+        ),
+    ];
+    let mut built = Vec::new();
+    for (row, command, wasm) in rows {
+        let status = Command::new(&command[0]).args(&command[1..]).status();
+        if !status.is_ok_and(|s| s.success()) {
+            println!(
+                "\n{row}: `{}` fails (run tests/setup.sh for the toolchains); skipped",
+                command.join(" ")
+            );
+            continue;
+        }
+        built.push((row, std::fs::read(wasm).unwrap()));
+    }
+    println!(
+        "\nCompiles of Python and JavaScript components: each alone (no artifact cache), then in this order into one cache\n"
+    );
+    println!(
+        "| component | .wasm bytes | alone: s (CPU s) | into the shared cache: s (CPU s) | functions compiled | reused |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    let alone: Vec<(Duration, Duration)> = built
+        .iter()
+        .map(|(_, bytes)| {
+            let engine = PluginEngine::new(None).unwrap();
+            timed_cpu(|| drop(engine.compile(bytes).unwrap()))
+        })
+        .collect();
+    let cache = tempfile::tempdir().unwrap();
+    let engine = PluginEngine::new(Some(ArtifactCache::new(cache.path().join("c")))).unwrap();
+    for ((row, bytes), (alone, alone_cpu)) in built.iter().zip(alone) {
+        let mut functions = None;
+        let (shared, shared_cpu) = timed_cpu(|| {
+            let compiled = engine.compile(bytes).unwrap();
+            assert!(!compiled.from_cache);
+            functions = Some(compiled.functions);
+        });
+        let functions = functions.unwrap().unwrap();
+        println!(
+            "| {row} | {} | {:.1} ({:.1}) | {:.1} ({:.1}) | {} | {} |",
+            common::grouped(bytes.len() as f64),
+            alone.as_secs_f64(),
+            alone_cpu.as_secs_f64(),
+            shared.as_secs_f64(),
+            shared_cpu.as_secs_f64(),
+            common::grouped(functions.compiled as f64),
+            common::grouped(functions.reused as f64),
+        );
+    }
+}
+
+/// Wall time and this process's CPU time (user and system, every thread) of `f`.
+fn timed_cpu(f: impl FnOnce()) -> (Duration, Duration) {
+    let cpu = || {
+        // SAFETY: getrusage only writes the struct it is given.
+        let usage = unsafe {
+            let mut usage = std::mem::zeroed::<libc::rusage>();
+            libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+            usage
+        };
+        let time = |t: libc::timeval| {
+            Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+        };
+        time(usage.ru_utime) + time(usage.ru_stime)
+    };
+    let (started, started_cpu) = (Instant::now(), cpu());
+    f();
+    (started.elapsed(), cpu() - started_cpu)
 }
 
 /// The restart filter in four languages, on an 8 KB Pod that passes; and

@@ -202,8 +202,7 @@ pub fn check(args: &PluginArgs, out: &mut dyn Write) -> Result<(), ToolError> {
     )?;
     writeln!(out, "loaded in: {} ms", plugin.load_time.as_millis())?;
     if let crate::plugin::Origin::File {
-        from_cache: false,
-        functions,
+        functions: Some(functions),
         ..
     } = plugin.origin
     {

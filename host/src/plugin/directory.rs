@@ -522,12 +522,13 @@ impl Plugins {
                         functions,
                         ..
                     } => (*from_cache, *functions),
-                    Origin::BuiltIn => (false, FunctionReuse::default()),
+                    Origin::BuiltIn => (false, None),
                 };
                 tracing::info!(
                     plugin = %name, kind = plugin.kind.as_str(), hash = %plugin.version(),
                     wit_version = %plugin.wit_version, from_cache,
-                    functions_compiled = functions.compiled, functions_reused = functions.reused,
+                    functions_compiled = functions.map(|f| f.compiled),
+                    functions_reused = functions.map(|f| f.reused),
                     load_ms = plugin.load_time.as_millis() as u64, "plugin loaded"
                 );
                 self.metrics.plugin_load(&name, true);
@@ -739,7 +740,7 @@ fn status(name: &str, entry: &Entry) -> PluginStatus {
         instances: plugin.and_then(Plugin::instances),
         load_millis: plugin.map(|p| p.load_time.as_millis() as u64),
         from_cache: file.map(|(_, from_cache, _)| from_cache),
-        functions: file.and_then(|(_, from_cache, functions)| (!from_cache).then_some(functions)),
+        functions: file.and_then(|(_, _, functions)| functions),
         stats: plugin.map(|p| p.stats().snapshot()),
     }
 }

@@ -117,9 +117,9 @@ pub struct Compiled {
     pub hash: String,
     /// Whether it came from the artifact cache.
     pub from_cache: bool,
-    /// How many of its functions were compiled, and how many reused from
-    /// earlier compiles (both 0 when it came from the artifact cache).
-    pub functions: FunctionReuse,
+    /// When it was compiled with an artifact cache: how many of its
+    /// functions were compiled, and how many reused from earlier compiles.
+    pub functions: Option<FunctionReuse>,
 }
 
 impl PluginEngine {
@@ -233,7 +233,7 @@ impl PluginEngine {
                         component,
                         hash,
                         from_cache: true,
-                        functions: FunctionReuse::default(),
+                        functions: None,
                     });
                 }
                 Err(e) => {
@@ -257,9 +257,7 @@ impl PluginEngine {
                 _ => None,
             };
             let pack = stored.map(|path| FunctionStore::pack_of(path));
-            let functions = session
-                .map(|session| session.finish(pack.as_deref()))
-                .unwrap_or_default();
+            let functions = session.map(|session| session.finish(pack.as_deref()));
             if let (Some(path), Some(cache)) = (stored, &self.cache) {
                 prune(cache, &[path, &FunctionStore::pack_of(path)]);
             }
@@ -599,7 +597,8 @@ mod tests {
         let cache = ArtifactCache::new(dir.path().join("c"));
         let engine = PluginEngine::new(Some(cache.clone())).unwrap();
         let first = engine.compile(COMPONENTS[2]).unwrap();
-        assert!(first.functions.compiled > 0, "{:?}", first.functions);
+        let first = first.functions.unwrap();
+        assert!(first.compiled > 0, "{first:?}");
         let artifact = artifact_of(&cache.dir, COMPONENTS[2]);
         let pack = cache.dir.join(artifact.replace(".cwasm", ".functions"));
         assert!(pack.exists(), "no pack beside {artifact}");
@@ -612,23 +611,20 @@ mod tests {
         // of its type) comes again; only the `nop` function is new.
         assert_eq!(
             second.functions,
-            FunctionReuse {
-                reused: first.functions.compiled,
+            Some(FunctionReuse {
+                reused: first.compiled,
                 compiled: 1
-            }
+            })
         );
         // What it wrote is only what it compiled; both packs are used by
         // a third compile, which compiles nothing.
         std::fs::remove_file(cache.dir.join(artifact_of(&cache.dir, TWO_FUNCTIONS))).unwrap();
         let third = engine.compile(TWO_FUNCTIONS).unwrap();
         assert!(!third.from_cache);
-        assert_eq!(third.functions.compiled, 0, "{:?}", third.functions);
+        assert_eq!(third.functions.map(|f| f.compiled), Some(0));
 
-        // Without a cache, nothing is kept or reused.
+        // Without a cache, nothing is kept or reused, or counted.
         let uncached = PluginEngine::new(None).unwrap();
-        assert_eq!(
-            uncached.compile(TWO_FUNCTIONS).unwrap().functions,
-            FunctionReuse::default()
-        );
+        assert_eq!(uncached.compile(TWO_FUNCTIONS).unwrap().functions, None);
     }
 }

@@ -43,6 +43,9 @@ const ENTRY: usize = 32 + 8 + 4;
 /// The hash Cranelift names a function's input by (SHA-256).
 type Key = [u8; 32];
 
+/// A pack's index: each function's hash, and its code's offset and length.
+type PackIndex = Vec<(Key, u64, u32)>;
+
 /// The packs of one artifact cache, read while compiles run.
 pub(super) struct FunctionStore {
     dir: PathBuf,
@@ -280,7 +283,7 @@ impl CacheStore for FunctionStore {
 }
 
 /// The index of the pack at `path`, checked against its length.
-fn read_index(path: &Path) -> Option<(File, Vec<(Key, u64, u32)>)> {
+fn read_index(path: &Path) -> Option<(File, PackIndex)> {
     let file = File::open(path).ok()?;
     let size = file.metadata().ok()?.len();
     let mut head = [0; 12];

@@ -96,9 +96,9 @@ pub enum Origin {
         hash: String,
         /// Whether the compiled code came from the artifact cache.
         from_cache: bool,
-        /// Functions compiled, and reused from earlier compiles (both 0
-        /// when the code came from the artifact cache).
-        functions: FunctionReuse,
+        /// When it was compiled with an artifact cache: functions
+        /// compiled, and reused from earlier compiles.
+        functions: Option<FunctionReuse>,
     },
     /// Compiled into GRW (see [`super::BUILT_IN`]).
     BuiltIn,
