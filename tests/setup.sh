@@ -82,9 +82,13 @@ if command -v nats-server >/dev/null 2>&1; then nats-server --version; else /usr
 # without debug information: 6.8 minutes on two cores (7.3 with it, 15 for
 # a release build) and 115 MB instead of 490, fast enough for the tests
 # (the benchmarks' figures are from a release build; see BENCHMARKS.md).
+# Without debug assertions and overflow checks either, as a release build
+# has none: less code to generate.
 tansu_root="${CARGO_HOME:-$HOME/.cargo}/grw-tansu-$tansu"
 if [ "$("$tansu_root/bin/tansu" --version 2>/dev/null)" != "tansu $tansu" ]; then
-    CARGO_PROFILE_DEV_DEBUG=false cargo install --locked --quiet --debug --features dynostore,libsql \
+    CARGO_PROFILE_DEV_DEBUG=false CARGO_PROFILE_DEV_DEBUG_ASSERTIONS=false \
+        CARGO_PROFILE_DEV_OVERFLOW_CHECKS=false CARGO_INCREMENTAL=0 \
+        cargo install --locked --quiet --debug --features dynostore,libsql \
         --root "$tansu_root" tansu --version "$tansu"
 fi
 "$tansu_root/bin/tansu" --version
