@@ -149,12 +149,9 @@ impl PluginEngine {
             // also set up (and tear down) the bookkeeping of the component
             // model's async tasks, a measurable share of a filter call.
             .concurrency_support(false);
-        // Whether functions are reused does not change what wasmtime
-        // compiles them to, so artifacts stay loadable either way.
-        let compatibility = compatibility_of(&config)?;
         let functions = cache
             .as_ref()
-            .map(|cache| Arc::new(FunctionStore::new(cache.dir.clone(), &compatibility)));
+            .map(|cache| Arc::new(FunctionStore::new(cache.dir.clone())));
         if let Some(store) = &functions {
             config
                 .enable_incremental_compilation(store.clone())
@@ -173,6 +170,11 @@ impl PluginEngine {
                 }
             })
             .map_err(|e| PluginError::Engine(Box::new(e)))?;
+        // (The function store is not part of this hash: artifacts load
+        // alike whether their functions were reused or not.)
+        let mut hasher = std::hash::DefaultHasher::new();
+        engine.precompile_compatibility_hash().hash(&mut hasher);
+        let compatibility = format!("{:016x}", hasher.finish());
         if let Some(cache) = &cache {
             prune(cache, &[]);
         }
@@ -243,7 +245,10 @@ impl PluginEngine {
         }
         let (component, functions) = {
             let _slot = self.compile_slot();
-            let session = self.functions.as_ref().map(|store| store.begin());
+            let session = self
+                .functions
+                .as_ref()
+                .map(|store| store.begin(&self.compatibility));
             let component = Component::new(&self.engine, wasm)
                 .map_err(|e| PluginError::Invalid(PluginError::source_of(e)))?;
             let stored = match (&cached, &self.cache) {
@@ -258,8 +263,8 @@ impl PluginEngine {
             };
             let pack = stored.map(|path| FunctionStore::pack_of(path));
             let functions = session.map(|session| session.finish(pack.as_deref()));
-            if let (Some(path), Some(cache)) = (stored, &self.cache) {
-                prune(cache, &[path, &FunctionStore::pack_of(path)]);
+            if let (Some(path), Some(pack), Some(cache)) = (stored, &pack, &self.cache) {
+                prune(cache, &[path, pack]);
             }
             (component, functions)
         };
@@ -292,15 +297,6 @@ impl Drop for CompileSlot<'_> {
         *self.0.compiling.lock() -= 1;
         self.0.compile_done.notify_one();
     }
-}
-
-/// What makes an artifact loadable by an engine of `config` (wasmtime's
-/// version, the target and the settings), as a short hex name.
-fn compatibility_of(config: &Config) -> Result<String, PluginError> {
-    let engine = Engine::new(config).map_err(|e| PluginError::Engine(PluginError::source_of(e)))?;
-    let mut hasher = std::hash::DefaultHasher::new();
-    engine.precompile_compatibility_hash().hash(&mut hasher);
-    Ok(format!("{:016x}", hasher.finish()))
 }
 
 /// The SHA-256 of a component's bytes, in hex: what names its compiled

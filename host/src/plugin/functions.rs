@@ -49,8 +49,6 @@ type PackIndex = Vec<(Key, u64, u32)>;
 /// The packs of one artifact cache, read while compiles run.
 pub(super) struct FunctionStore {
     dir: PathBuf,
-    /// What the packs this engine can use end in: `-ENGINE.functions`.
-    suffix: String,
     /// Open while at least one compile runs; the packs' indexes and the
     /// functions compiled since it opened.
     session: RwLock<Option<Session>>,
@@ -91,11 +89,10 @@ pub struct FunctionReuse {
 }
 
 impl FunctionStore {
-    /// The store of the artifact cache in `dir`, for packs ending in `-{engine}.functions`.
-    pub(super) fn new(dir: PathBuf, engine: &str) -> FunctionStore {
+    /// The store of the artifact cache in `dir`.
+    pub(super) fn new(dir: PathBuf) -> FunctionStore {
         FunctionStore {
             dir,
-            suffix: format!("-{engine}.functions"),
             session: RwLock::new(None),
         }
     }
@@ -105,11 +102,12 @@ impl FunctionStore {
         artifact.with_extension("functions")
     }
 
-    /// Opens the session for one compile (reading every pack's index, if
-    /// no other compile has it open); [`Compiling::finish`] closes it.
-    pub(super) fn begin(&self) -> Compiling<'_> {
+    /// Opens the session for one compile (reading the index of every pack
+    /// of `engine`, the engine's compatibility hash, if no other compile
+    /// has it open); [`Compiling::finish`] closes it.
+    pub(super) fn begin(&self, engine: &str) -> Compiling<'_> {
         let mut session = self.session.write();
-        let session = session.get_or_insert_with(|| self.open());
+        let session = session.get_or_insert_with(|| self.open(engine));
         session.users += 1;
         Compiling {
             store: self,
@@ -118,7 +116,8 @@ impl FunctionStore {
         }
     }
 
-    fn open(&self) -> Session {
+    fn open(&self, engine: &str) -> Session {
+        let suffix = format!("-{engine}.functions");
         let mut session = Session {
             users: 0,
             index: HashMap::new(),
@@ -136,7 +135,7 @@ impl FunctionStore {
             let ours = path
                 .file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n.ends_with(&self.suffix));
+                .is_some_and(|n| n.ends_with(&suffix));
             if !ours || !trusted_artifact(&path) {
                 continue;
             }
@@ -160,10 +159,12 @@ impl FunctionStore {
         session
     }
 
-    fn end(&self, pack: Option<&Path>) {
+    /// Writes the session's functions not yet in a pack to `pack`, and
+    /// closes the session for one compile; the session's counts then.
+    fn end(&self, pack: Option<&Path>) -> FunctionReuse {
         let mut guard = self.session.write();
         let Some(session) = guard.as_mut() else {
-            return;
+            return FunctionReuse::default();
         };
         if let Some(path) = pack
             && session.written < session.fresh.len()
@@ -180,10 +181,12 @@ impl FunctionStore {
                 touch(&pack.path);
             }
         }
+        let counts = session.counts();
         session.users -= 1;
         if session.users == 0 {
             *guard = None;
         }
+        counts
     }
 }
 
@@ -210,15 +213,8 @@ impl Compiling<'_> {
     /// says how this compile's functions were obtained. When two compiles
     /// run at once, each one's figures include the other's.
     pub(super) fn finish(mut self, pack: Option<&Path>) -> FunctionReuse {
-        let now = self
-            .store
-            .session
-            .read()
-            .as_ref()
-            .map(Session::counts)
-            .unwrap_or_default();
         self.done = true;
-        self.store.end(pack);
+        let now = self.store.end(pack);
         FunctionReuse {
             reused: now.reused - self.start.reused,
             compiled: now.compiled - self.start.compiled,
@@ -229,7 +225,7 @@ impl Compiling<'_> {
 impl Drop for Compiling<'_> {
     fn drop(&mut self) {
         if !self.done {
-            self.store.end(None);
+            let _ = self.store.end(None);
         }
     }
 }
@@ -238,7 +234,6 @@ impl std::fmt::Debug for FunctionStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FunctionStore")
             .field("dir", &self.dir)
-            .field("suffix", &self.suffix)
             .finish_non_exhaustive()
     }
 }
@@ -380,12 +375,12 @@ mod tests {
             std::os::unix::fs::PermissionsExt::from_mode(0o700),
         )
         .unwrap();
-        let store = FunctionStore::new(dir.path().to_path_buf(), "e");
+        let store = FunctionStore::new(dir.path().to_path_buf());
         // Outside a compile, nothing is kept or given.
         assert!(!store.insert(&key(1), b"one".to_vec()));
         assert!(store.get(&key(1)).is_none());
 
-        let first = store.begin();
+        let first = store.begin("e");
         assert!(store.insert(&key(1), b"one".to_vec()));
         // Within the compile that made it, too (a component may hold one
         // function twice).
@@ -399,11 +394,11 @@ mod tests {
             }
         );
 
-        let failed = store.begin();
+        let failed = store.begin("e");
         assert_eq!(store.get(&key(1)).unwrap().as_ref(), b"one");
         assert!(store.insert(&key(2), b"two".to_vec()));
         drop(failed);
-        let next = store.begin();
+        let next = store.begin("e");
         assert!(
             store.get(&key(2)).is_none(),
             "a failed compile keeps nothing"
@@ -413,13 +408,13 @@ mod tests {
 
         // Packs of another engine, or not private, are not read.
         std::fs::rename(&pack, dir.path().join("a-f.functions")).unwrap();
-        let other = store.begin();
+        let other = store.begin("e");
         assert!(store.get(&key(1)).is_none());
         other.finish(None);
         std::fs::rename(dir.path().join("a-f.functions"), &pack).unwrap();
         std::fs::set_permissions(&pack, std::os::unix::fs::PermissionsExt::from_mode(0o666))
             .unwrap();
-        let open = store.begin();
+        let open = store.begin("e");
         assert!(store.get(&key(1)).is_none());
         open.finish(None);
     }
