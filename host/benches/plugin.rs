@@ -173,12 +173,7 @@ fn reuse() {
     ];
     let mut built = Vec::new();
     for (row, command, wasm) in rows {
-        let status = Command::new(&command[0]).args(&command[1..]).status();
-        if !status.is_ok_and(|s| s.success()) {
-            println!(
-                "\n{row}: `{}` fails (run tests/setup.sh for the toolchains); skipped",
-                command.join(" ")
-            );
+        if !run_build(row, &command, "run tests/setup.sh for the toolchains") {
             continue;
         }
         built.push((row, std::fs::read(wasm).unwrap()));
@@ -360,12 +355,9 @@ fn languages(wasm: &dyn Fn(&str) -> Vec<u8>, quick: bool) {
             None // built for the row above
         } else {
             let started = Instant::now();
-            let status = Command::new(&command[0]).args(&command[1..]).status();
-            if !status.is_ok_and(|s| s.success()) {
-                println!(
-                    "\n{row}: `{}` fails (run tests/setup.sh for the toolchains, with --aot for the ahead-of-time rows); skipped",
-                    command.join(" ")
-                );
+            let advice =
+                "run tests/setup.sh for the toolchains, with --aot for the ahead-of-time rows";
+            if !run_build(row, &command, advice) {
                 continue;
             }
             Some(started.elapsed())
@@ -787,6 +779,17 @@ fn build_plugins() -> PathBuf {
     let target =
         std::env::var("CARGO_TARGET_DIR").map_or_else(|_| workspace.join("target"), PathBuf::from);
     target.join("wasm32-wasip2").join("release")
+}
+
+/// Runs a row's build command; when it fails, says so with `advice` and
+/// that the row is skipped.
+fn run_build(row: &str, command: &[String], advice: &str) -> bool {
+    let status = Command::new(&command[0]).args(&command[1..]).status();
+    let built = status.is_ok_and(|s| s.success());
+    if !built {
+        println!("\n{row}: `{}` fails ({advice}); skipped", command.join(" "));
+    }
+    built
 }
 
 fn write(path: &Path, bytes: &[u8]) {
