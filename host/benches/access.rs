@@ -27,6 +27,7 @@ use grw::kube::{Catalog, Discovery, KubeClient};
 use grw::metrics::Metrics;
 use grw::notify::Notifications;
 use grw::plugin::Plugins;
+use grw::query::QueryPool;
 use grw::relations::Relations;
 use grw::store::{ChangeType, Origin, StoredObject};
 use grw::watch::{WatchSettings, Watches};
@@ -116,6 +117,7 @@ async fn state(config: &Config) -> Arc<AppState> {
     )
     .unwrap();
     let relations = Relations::start(watches.clone(), discovery.clone(), plugins.clone());
+    let queries = QueryPool::new(grw::app::query_pool_settings(config), metrics.queries());
     Arc::new(AppState {
         config: Arc::new(config.clone()),
         discovery,
@@ -125,6 +127,7 @@ async fn state(config: &Config) -> Arc<AppState> {
         plugins,
         notifications,
         relations,
+        queries,
     })
 }
 

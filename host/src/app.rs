@@ -18,6 +18,7 @@ use crate::leader::{Candidate, Elector};
 use crate::metrics::Metrics;
 use crate::notify::Notifications;
 use crate::plugin::{ArtifactCache, Limits, Plugins};
+use crate::query::{PoolSettings, QueryPool};
 use crate::relations::Relations;
 use crate::store::{Change, Origin, StoredObject};
 use crate::watch::{Pending, Recording, WatchSettings, Watches};
@@ -76,6 +77,16 @@ pub enum RunError {
     Task(#[from] tokio::task::JoinError),
 }
 
+/// The query pool as `queries` sizes it.
+pub fn query_pool_settings(config: &Config) -> PoolSettings {
+    let machine = PoolSettings::for_this_machine();
+    PoolSettings {
+        threads: config.queries.threads.unwrap_or(machine.threads),
+        queue: config.queries.queue,
+        budget: config.queries.budget,
+    }
+}
+
 /// Runs GRW until `shutdown` completes.
 pub async fn run(
     config: Config,
@@ -88,6 +99,7 @@ pub async fn run(
         streaming_list: config.streaming_list,
         history_size: config.event_history_size,
         history_bytes: config.event_history_bytes,
+        queries: Arc::new(config.queries.clone()),
         ..WatchSettings::default()
     };
     let (discovery, watches, client) = match &config.replay_file {
@@ -161,6 +173,7 @@ pub async fn run(
     }
     let access = Access::new(&config, client.as_ref(), &metrics)?;
     let guard = access.guard(config.api_auth())?;
+    let queries = QueryPool::new(query_pool_settings(&config), metrics.queries());
     let state = Arc::new(AppState {
         config: config.clone(),
         discovery,
@@ -170,6 +183,7 @@ pub async fn run(
         plugins,
         notifications,
         relations,
+        queries,
     });
     // The TLS listener's certificate is read before anything listens: a
     // file that cannot be used stops GRW at once.

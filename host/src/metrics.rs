@@ -120,9 +120,44 @@ impl AccessMetrics {
     }
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: String,
+}
+
+/// The metrics of the query pool ([`crate::query::QueryPool`]), resolved
+/// once; from [`Metrics::queries`].
+#[derive(Clone)]
+pub struct QueryMetrics {
+    /// Threads of the pool.
+    pub threads: Gauge,
+    /// Requests waiting for a thread.
+    pub waiting: Gauge,
+    /// Requests running.
+    pub running: Gauge,
+    /// How long requests waited for a thread.
+    pub wait_seconds: Histogram,
+    /// Objects the pool's requests examined.
+    pub examined: Counter,
+    refused: Family<ReasonLabels, Counter>,
+}
+
+impl QueryMetrics {
+    /// Counts one request refused: `busy` (the queue was full), `waited`
+    /// (it waited longer than its budget) or `budget` (it spent it).
+    pub fn refused(&self, reason: &str) {
+        self.refused
+            .get_or_create(&ReasonLabels {
+                reason: reason.to_string(),
+            })
+            .inc();
+    }
+}
+
 /// Every metric GRW exports at `/metrics`.
 pub struct Metrics {
     registry: Registry,
+    queries: QueryMetrics,
     objects: Family<KindLabels, Gauge>,
     events: Family<EventLabels, Counter>,
     relists: Family<KindLabels, Counter>,
@@ -337,7 +372,47 @@ impl Metrics {
             "Requests refused by the access check, per HTTP status: 401 (no or bad token), 403 (not allowed), 503 (the API server could not say)",
             access.refused.clone(),
         );
+        let queries = QueryMetrics {
+            threads: Gauge::default(),
+            waiting: Gauge::default(),
+            running: Gauge::default(),
+            // 1 ms to 10 s: the budget's default is 10 s.
+            wait_seconds: Histogram::new([0.001, 0.01, 0.1, 1.0, 10.0]),
+            examined: Counter::default(),
+            refused: Family::default(),
+        };
+        registry.register(
+            "query_threads",
+            "Threads that run the costly part of queries (queries.threads)",
+            queries.threads.clone(),
+        );
+        registry.register(
+            "query_waiting",
+            "Queries waiting for a query thread (at most queries.queue)",
+            queries.waiting.clone(),
+        );
+        registry.register(
+            "query_running",
+            "Queries running on the query threads",
+            queries.running.clone(),
+        );
+        registry.register(
+            "query_wait_seconds",
+            "How long queries waited for a query thread",
+            queries.wait_seconds.clone(),
+        );
+        registry.register(
+            "query_examined_objects",
+            "Objects the query threads examined (read a field of, rendered, filtered)",
+            queries.examined.clone(),
+        );
+        registry.register(
+            "query_refused",
+            "Queries refused, per reason: busy (queries.queue full, 429), waited (longer than queries.budgetMillis for a thread, 429), budget (spent queries.budgetMillis of CPU, 504)",
+            queries.refused.clone(),
+        );
         Metrics {
+            queries,
             access,
             subscription_filtered,
             feed_buffered_bytes,
@@ -361,6 +436,11 @@ impl Metrics {
             plugin_loads,
             leader,
         }
+    }
+
+    /// The handles of the query pool's metrics.
+    pub fn queries(&self) -> QueryMetrics {
+        self.queries.clone()
     }
 
     /// The handles of the access checks' metrics.

@@ -11,23 +11,28 @@
 
 #[path = "../../host/benches/common/mod.rs"]
 mod common;
+mod shared;
 
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{Args, cpu_model, grouped};
-use grw_e2e::daemon::{Grw, as_from_a_shell};
+use grw_e2e::daemon::Grw;
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer, Rule, Subject};
 use serde_json::{Value, json};
+use shared::{percentile, pod, release_grw};
 
 const PODS: usize = 10_000;
 const NAMESPACES: usize = 50;
 /// `app` label values: one selects 1% of the Pods.
 const APPS: usize = 100;
 const WATCHERS: usize = 100;
+const SPREAD: shared::Spread = shared::Spread {
+    namespaces: NAMESPACES,
+    apps: APPS,
+    nodes: 40,
+};
 const BURST: usize = 1_000;
 
 fn main() {
@@ -59,7 +64,7 @@ async fn run(args: Args) {
     let fake = FakeApiServer::start(FakeApiOptions::default()).await;
     let started = Instant::now();
     for i in 0..PODS {
-        fake.create(pod(i)).unwrap();
+        fake.create(pod(i, SPREAD)).unwrap();
     }
     let bytes: usize = fake
         .objects("v1", "Pod")
@@ -123,62 +128,6 @@ async fn run(args: Args) {
     }
 }
 
-/// The release `grw`, built unless `GRW_BIN` names one.
-fn release_grw() -> PathBuf {
-    if let Some(bin) = std::env::var_os("GRW_BIN") {
-        return PathBuf::from(bin);
-    }
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = as_from_a_shell(&mut Command::new(cargo))
-        .args(["build", "--quiet", "--release", "-p", "grw", "--bin", "grw"])
-        .current_dir(&workspace)
-        .status()
-        .unwrap();
-    assert!(status.success(), "building the release grw failed");
-    let target =
-        std::env::var("CARGO_TARGET_DIR").map_or_else(|_| workspace.join("target"), PathBuf::from);
-    target.join("release").join("grw")
-}
-
-fn pod(i: usize) -> Value {
-    let app = format!("app-{}", i % APPS);
-    let hash = format!(
-        "{:010x}",
-        (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 24
-    );
-    json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {
-            "namespace": format!("team-{}", i % NAMESPACES),
-            "name": format!("{app}-{}-{:05}", &hash[..8], i),
-            "labels": {"app": app, "pod-template-hash": &hash[..8], "tier": if i.is_multiple_of(3) { "web" } else { "backend" }},
-            "annotations": {"kubectl.kubernetes.io/restartedAt": "2026-11-20T10:00:00Z"},
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("{app}-{}", &hash[..8]), "uid": format!("rs-{hash}"), "controller": true, "blockOwnerDeletion": true}],
-        },
-        "spec": {
-            "nodeName": format!("node-{}", i % 40),
-            "serviceAccountName": "default",
-            "containers": [{
-                "name": "app", "image": format!("registry.example.com/{app}:1.{}", i % 7),
-                "ports": [{"containerPort": 8080, "protocol": "TCP"}],
-                "env": [{"name": "LOG_LEVEL", "value": "info"}, {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
-                "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},
-                "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080}, "periodSeconds": 10},
-                "volumeMounts": [{"name": "config", "mountPath": "/etc/app"}, {"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}],
-            }],
-            "volumes": [{"name": "config", "configMap": {"name": format!("{app}-config")}}, {"name": "kube-api-access", "projected": {"sources": [{"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}}, {"configMap": {"name": "kube-root-ca.crt"}}]}}],
-            "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}],
-        },
-        "status": {
-            "phase": "Running", "podIP": format!("10.{}.{}.{}", i / 65536 % 256, i / 256 % 256, i % 256), "hostIP": format!("192.168.0.{}", i % 40),
-            "startTime": "2026-11-20T10:00:05Z", "qosClass": "Burstable",
-            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-20T10:00:12Z"}, {"type": "ContainersReady", "status": "True", "lastTransitionTime": "2026-11-20T10:00:12Z"}],
-            "containerStatuses": [{"name": "app", "ready": true, "restartCount": 0, "image": format!("registry.example.com/{app}:1.{}", i % 7), "imageID": "registry.example.com/app@sha256:0123456789abcdef", "containerID": format!("containerd://{hash}{hash}"), "started": true, "state": {"running": {"startedAt": "2026-11-20T10:00:08Z"}}}],
-        },
-    })
-}
-
 /// Where requests go, and with which token.
 struct Reader {
     name: &'static str,
@@ -235,10 +184,6 @@ async fn latencies(
     times
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
 /// GETs per second of `clients` concurrent clients for `during`.
 async fn throughput(
     reader: &Reader,
@@ -276,7 +221,7 @@ async fn throughput(
 
 fn pod_path(i: usize) -> String {
     let i = (i * 7919) % PODS;
-    let pod = pod(i);
+    let pod = pod(i, SPREAD);
     format!(
         "/api/v1/namespaces/{}/pods/{}",
         pod["metadata"]["namespace"].as_str().unwrap(),
@@ -425,7 +370,7 @@ async fn watch(fake: &FakeApiServer, grw: &Grw, targets: &[(&str, String)]) {
         let cpu_before = cpu_seconds(pid);
         let started = Instant::now();
         for i in 0..BURST {
-            let mut changed = pod(i * 7 % PODS);
+            let mut changed = pod(i * 7 % PODS, SPREAD);
             let label = if i == BURST - 1 {
                 marker.clone()
             } else {

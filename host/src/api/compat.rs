@@ -123,7 +123,12 @@ async fn objects(
     let watch = synced_watch(&state, &resource, query.namespace.as_deref())
         .await
         .map_err(|e| not_found(&state, &gvk, e))?;
-    let page = query.run(&watch.cache.read(), &PageRequest::default());
+    let page = state
+        .queries
+        .list(&watch.cache, query, PageRequest::default(), false)
+        .await
+        .map_err(|e| Envelope::from(Problem::from(e)))?
+        .page;
     let mut out = format!(
         r#"{{"code":200,"message":"{} resource(s) founded","data":["#,
         page.items.len()

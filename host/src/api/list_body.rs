@@ -26,7 +26,27 @@ const CHUNK: usize = 256 << 10;
 /// `head` (up to and including the items' `[`), the items' JSON separated
 /// by commas, and `]}`.
 pub(super) fn json_list(head: Vec<u8>, items: Vec<Arc<StoredObject>>) -> Body {
-    let len = head.len() + items.iter().map(|o| o.json_len() + 1).sum::<usize>() + 2;
+    json_items(head, items, StoredObject::json_len, |object, out| {
+        object.write_json(out)
+    })
+}
+
+/// `head`, what `write` writes of each item separated by commas, and `]}`;
+/// `at_most` says how long an item's text may be (exactly, or more), so
+/// that a chunk ends before it would grow past [`CHUNK`]. An answer that
+/// fits in one chunk is sent whole, with its `Content-Length`.
+pub(super) fn json_items<E, W>(
+    head: Vec<u8>,
+    items: Vec<Arc<StoredObject>>,
+    at_most: E,
+    mut write: W,
+) -> Body
+where
+    E: Fn(&StoredObject) -> usize + Send + 'static,
+    W: FnMut(&StoredObject, &mut Vec<u8>) + Send + 'static,
+{
+    // What a chunk reserves: a short answer, only its length.
+    let len = head.len() + items.iter().map(|o| at_most(o) + 1).sum::<usize>() + 2;
     let mut items = items.into_iter().peekable();
     let mut next = Some(head);
     let mut first = true;
@@ -36,7 +56,7 @@ pub(super) fn json_list(head: Vec<u8>, items: Vec<Arc<StoredObject>>) -> Body {
         while let Some(object) = items.peek() {
             // A comma, the object and the closing `]}`: a chunk that holds
             // something ends before it would grow past `CHUNK`.
-            if !out.is_empty() && out.len() + object.json_len() + 3 > CHUNK {
+            if !out.is_empty() && out.len() + at_most(object) + 3 > CHUNK {
                 next = Some(Vec::new());
                 return Some(out);
             }
@@ -44,16 +64,22 @@ pub(super) fn json_list(head: Vec<u8>, items: Vec<Arc<StoredObject>>) -> Body {
                 out.push(b',');
             }
             first = false;
-            object.write_json(&mut out);
+            write(object, &mut out);
             items.next();
         }
         out.extend_from_slice(b"]}");
         Some(out)
     };
-    if len <= CHUNK {
-        return Body::from(chunk().unwrap_or_default());
+    let Some(whole_or_first) = chunk() else {
+        return Body::empty();
+    };
+    let mut rest = std::iter::from_fn(chunk).peekable();
+    if rest.peek().is_none() {
+        return Body::from(whole_or_first);
     }
-    let chunks = std::iter::from_fn(move || chunk().map(|c| Ok::<_, Infallible>(Bytes::from(c))));
+    let chunks = std::iter::once(whole_or_first)
+        .chain(rest)
+        .map(|c| Ok::<_, Infallible>(Bytes::from(c)));
     Body::from_stream(futures::stream::iter(chunks))
 }
 

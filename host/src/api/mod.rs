@@ -37,6 +37,7 @@ use crate::kube::{Discovery, KubeClient};
 use crate::metrics::Metrics;
 use crate::notify::Notifications;
 use crate::plugin::Plugins;
+use crate::query::QueryPool;
 use crate::relations::Relations;
 use crate::watch::Watches;
 
@@ -58,6 +59,8 @@ pub struct AppState {
     pub notifications: Arc<Notifications>,
     /// The relationship index.
     pub relations: Arc<Relations>,
+    /// The threads that run the costly part of queries.
+    pub queries: Arc<QueryPool>,
 }
 
 /// The whole HTTP API, behind `guard`: the one router of every listener,

@@ -204,48 +204,39 @@ async fn list(
     let filters = filter_plugins(state, &params)?;
     let watch = list_watch(state, &resource, namespace.as_deref(), &params).await?;
     if filters.is_empty() {
-        let (result, rv) = {
-            let view = watch.cache.read();
-            (query.run(&view, &page), view.resource_version().to_string())
-        };
-        let body = list_body(&resource, result.items, result.next, &rv);
+        let listed = state.queries.list(&watch.cache, query, page, false).await?;
+        let rv = listed.resource_version;
+        let body = list_body(&resource, listed.page.items, listed.page.next, &rv);
         return Ok(json_bytes(body, &rv, &resource.gvk));
     }
-    // Plugins run outside the cache's lock: a slow plugin must not hold up the watch.
-    let (candidates, rv) = {
-        let view = watch.cache.read();
-        let all = PageRequest {
-            limit: None,
-            after: page.after.clone(),
-        };
-        (
-            query.run(&view, &all).items,
-            view.resource_version().to_string(),
-        )
+    // Plugins run on the query pool, outside the cache's lock: a slow
+    // plugin must not hold up the watch, nor the runtime.
+    let all = PageRequest {
+        limit: None,
+        after: page.after.clone(),
     };
+    let listed = state.queries.list(&watch.cache, query, all, false).await?;
+    let rv = listed.resource_version;
+    let candidates = listed.page.items;
     let gvk = resource.gvk.clone();
     let limit = page.limit.unwrap_or(usize::MAX);
-    let (items, more) = tokio::task::spawn_blocking(move || {
-        let mut items = Vec::new();
-        for object in candidates {
-            let change = Change::snapshot(object);
-            if filters.iter().all(|f| f.decide(&gvk, &change)) {
-                if items.len() == limit {
-                    return (items, true);
+    let (items, more) = state
+        .queries
+        .run(move |budget| {
+            let mut items = Vec::new();
+            for object in candidates {
+                budget.charge()?;
+                let change = Change::snapshot(object);
+                if filters.iter().all(|f| f.decide(&gvk, &change)) {
+                    if items.len() == limit {
+                        return Ok((items, true));
+                    }
+                    items.push(change.object);
                 }
-                items.push(change.object);
             }
-        }
-        (items, false)
-    })
-    .await
-    .map_err(|_| {
-        Problem::new(
-            http::StatusCode::INTERNAL_SERVER_ERROR,
-            "InternalError",
-            "a filter plugin call failed unexpectedly",
-        )
-    })?;
+            Ok((items, false))
+        })
+        .await?;
     let next = items
         .last()
         .filter(|_| more)
@@ -445,5 +436,6 @@ fn kind_status(watch: &Watch) -> Value {
         "resourceVersion": rv,
         "status": watch.status(),
         "notificationFeed": watch.cache.tap_status(),
+        "indexedFields": watch.cache.field_paths().dotted(),
     })
 }

@@ -54,17 +54,31 @@ async fn readyz(State(state): State<Arc<AppState>>) -> Response {
     }
 }
 
+/// The metrics, gathered on a blocking thread: the outbox's counts are
+/// read from its database (with `dataDir`, a read transaction per
+/// subscription), which must not hold up a runtime thread.
 async fn metrics(State(state): State<Arc<AppState>>) -> Response {
-    state.notifications.update_metrics();
-    for watch in state.watches.all() {
-        let ready = watch.status().phase == crate::watch::Phase::Ready;
-        state.metrics.watch_ready(
-            &watch.key.gvk.to_string(),
-            watch.key.options.namespace.as_deref(),
-            ready,
-        );
-    }
-    let mut response = state.metrics.encode().into_response();
+    let encoded = tokio::task::spawn_blocking(move || {
+        state.notifications.update_metrics();
+        for watch in state.watches.all() {
+            let ready = watch.status().phase == crate::watch::Phase::Ready;
+            state.metrics.watch_ready(
+                &watch.key.gvk.to_string(),
+                watch.key.options.namespace.as_deref(),
+                ready,
+            );
+        }
+        state.metrics.encode()
+    })
+    .await;
+    let Ok(encoded) = encoded else {
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "gathering the metrics failed",
+        )
+            .into_response();
+    };
+    let mut response = encoded.into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),

@@ -3,9 +3,11 @@
 //! never carry internals.
 
 use axum::Json;
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
+
+use crate::query::PoolError;
 
 /// An error answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +18,8 @@ pub struct Problem {
     pub reason: &'static str,
     /// What was wrong, for people.
     pub message: String,
+    /// Seconds after which trying again may succeed (`Retry-After`).
+    pub retry_after: Option<u64>,
 }
 
 impl Problem {
@@ -25,6 +29,7 @@ impl Problem {
             status,
             reason,
             message: message.into(),
+            retry_after: None,
         }
     }
 
@@ -46,6 +51,29 @@ impl IntoResponse for Problem {
             "reason": self.reason,
             "message": self.message,
         });
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
+    }
+}
+
+/// A query the pool did not answer: 429 when it is busy (as the API
+/// server's priority and fairness answers), 504 when the query spent its
+/// budget (as its request timeout does).
+impl From<PoolError> for Problem {
+    fn from(error: PoolError) -> Problem {
+        let (status, reason) = match &error {
+            PoolError::Busy { .. } => (StatusCode::TOO_MANY_REQUESTS, "TooManyRequests"),
+            PoolError::OverBudget(_) => (StatusCode::GATEWAY_TIMEOUT, "Timeout"),
+            PoolError::Failed => (StatusCode::INTERNAL_SERVER_ERROR, "InternalError"),
+        };
+        Problem {
+            retry_after: matches!(error, PoolError::Busy { .. }).then_some(1),
+            ..Problem::new(status, reason, error.to_string())
+        }
     }
 }

@@ -34,11 +34,11 @@ use super::de::{self, show};
 use super::error::ConfigError;
 use super::subscription::SubscriptionConfig;
 use super::types::{
-    ClientConfig, Config, DelegatedAuth, LeaderElection, NotifierConfig, TlsListener, WatchOptions,
-    WatchedResource,
+    ClientConfig, Config, DelegatedAuth, IndexedFields, LeaderElection, NotifierConfig, Queries,
+    TlsListener, WatchOptions, WatchedResource,
 };
 use super::values::{
-    ApiGroup, Count, HttpUrl, ListenAddress, Name, Parsed, PathPrefix, Port, Seconds,
+    ApiGroup, Count, FieldPath, HttpUrl, ListenAddress, Name, Parsed, PathPrefix, Port, Seconds,
     allowed_hosts, built_in_analyzers, event_types, expand_home, namespace, optional_parsed,
     optional_url, pem_base64, query_params,
 };
@@ -81,6 +81,7 @@ impl Default for Config {
             max_request_body_bytes: 1024 * 1024,
             notification_buffer_bytes: 64 << 20,
             leader_election: None,
+            queries: Queries::default(),
         }
     }
 }
@@ -140,6 +141,30 @@ fn delegated_auth(file: Option<DelegatedAuthFile>) -> DelegatedAuth {
         cache_max_entries: file
             .cache_max_entries
             .map_or(defaults.cache_max_entries, |c| c.0),
+    }
+}
+
+fn queries(file: Option<QueriesFile>) -> Queries {
+    let defaults = Queries::default();
+    let file = file.unwrap_or_default();
+    Queries {
+        threads: file.threads.map(|c| c.0),
+        queue: file.queue.map_or(defaults.queue, |c| c.0),
+        budget: file
+            .budget_millis
+            .map_or(defaults.budget, |c| Duration::from_millis(c.0 as u64)),
+        indexed_fields: file
+            .indexed_fields
+            .into_iter()
+            .map(|f| IndexedFields {
+                group: f
+                    .group
+                    .map(|g| crate::gvk::normalize_group(&g.0).to_string())
+                    .unwrap_or_default(),
+                kind: f.kind.0,
+                fields: f.fields.into_iter().map(|p| p.0).collect(),
+            })
+            .collect(),
     }
 }
 
@@ -284,6 +309,28 @@ struct File {
     max_request_body_bytes: Option<Count<1>>,
     notification_buffer_bytes: Option<Count<1>>,
     leader_election: Option<LeaderElectionFile>,
+    queries: Option<QueriesFile>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default, expecting = "an object")]
+struct QueriesFile {
+    threads: Option<Count<1>>,
+    queue: Option<Count<1>>,
+    budget_millis: Option<Count<1>>,
+    indexed_fields: Vec<IndexedFieldsFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "an object with `group`, `kind` and `fields`"
+)]
+struct IndexedFieldsFile {
+    #[serde(default)]
+    group: Option<ApiGroup>,
+    kind: Name,
+    fields: Vec<FieldPath>,
 }
 
 #[derive(Deserialize, Default)]
@@ -600,6 +647,7 @@ impl Resolver<'_> {
                 .notification_buffer_bytes
                 .map_or(defaults.notification_buffer_bytes, |c| c.0),
             leader_election,
+            queries: queries(file.queries),
         };
         check_access(&config)?;
         let token_used = config.api_auth() == ApiAuth::Token

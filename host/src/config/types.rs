@@ -99,6 +99,8 @@ pub struct Config {
     /// Several replicas, one of which delivers notifications
     /// (`leaderElection`); none = this process delivers.
     pub leader_election: Option<LeaderElection>,
+    /// How queries are run and which fields are indexed (`queries`).
+    pub queries: Queries,
 }
 
 impl Config {
@@ -154,6 +156,68 @@ impl Default for DelegatedAuth {
             token_cache: Duration::from_secs(10),
             cache_max_entries: 8192,
         }
+    }
+}
+
+/// `queries`: the threads that run the costly part of queries, and the
+/// fields the caches index for field selectors.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Queries {
+    /// `threads`: threads running queries; `None` (the default) means one
+    /// fewer than the cores, at least one.
+    pub threads: Option<usize>,
+    /// `queue` (64): queries that may wait for a thread; more are refused
+    /// with 429.
+    pub queue: usize,
+    /// `budgetMillis` (10000): CPU time one query may take on its thread,
+    /// and the longest it may wait for one.
+    pub budget: Duration,
+    /// `indexedFields`: fields indexed besides Pods' `spec.nodeName` and
+    /// `status.phase`.
+    pub indexed_fields: Vec<IndexedFields>,
+}
+
+impl Default for Queries {
+    fn default() -> Self {
+        Queries {
+            threads: None,
+            queue: 64,
+            budget: Duration::from_secs(10),
+            indexed_fields: Vec::new(),
+        }
+    }
+}
+
+/// One kind's fields to index: `{"group", "kind", "fields"}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexedFields {
+    /// API group, `""` for the core group; any version of the kind.
+    pub group: String,
+    /// Kind, as in `kind` of its objects (`Pod`, `Deployment`).
+    pub kind: String,
+    /// Field paths, as field selectors write them, split into segments.
+    pub fields: Vec<Vec<String>>,
+}
+
+impl Queries {
+    /// The fields a cache of `gvk` indexes: Pods' `spec.nodeName` and
+    /// `status.phase` (the Pod fields the API server's own cache indexes
+    /// or clients select on most: `kubectl describe node`, the kubelet,
+    /// and `kubectl get pods --field-selector status.phase=...`), then
+    /// the configured ones.
+    pub fn indexed_fields_of(&self, gvk: &Gvk) -> Vec<Vec<String>> {
+        let mut fields = Vec::new();
+        if gvk.group.is_empty() && gvk.kind == "Pod" {
+            for path in [["spec", "nodeName"], ["status", "phase"]] {
+                fields.push(path.map(String::from).to_vec());
+            }
+        }
+        for configured in &self.indexed_fields {
+            if configured.group == gvk.group && configured.kind == gvk.kind {
+                fields.extend(configured.fields.iter().cloned());
+            }
+        }
+        fields
     }
 }
 

@@ -354,6 +354,24 @@ impl<'de> Deserialize<'de> for Name {
 /// `group`: `core` or "" for the core group.
 pub(super) struct ApiGroup(pub(super) String);
 
+/// A field path as field selectors write it (`spec.nodeName`), split into
+/// its segments.
+pub(super) struct FieldPath(pub(super) Vec<String>);
+
+impl<'de> Deserialize<'de> for FieldPath {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        de::string_then(
+            deserializer,
+            "a field path as field selectors write it, e.g. \"spec.nodeName\"",
+            |s| {
+                crate::selectors::field::parse_path(s)
+                    .map(FieldPath)
+                    .map_err(|e| Refusal::Message(e.reason))
+            },
+        )
+    }
+}
+
 impl<'de> Deserialize<'de> for ApiGroup {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         de::string_then(

@@ -2,11 +2,13 @@ use serde_json::json;
 
 use super::*;
 use crate::gvk::Gvk;
-use crate::store::{Cache, ChangeType, Origin};
+use crate::store::{Cache, ChangeType, FieldPaths, Origin};
 
+/// Thirty Pods, `spec.nodeName` indexed, names indexed.
 fn cache() -> Cache {
     let gvk = Gvk::new("", "v1", "Pod");
-    let cache = Cache::new(gvk.clone(), 10);
+    let node_name = vec!["spec".to_string(), "nodeName".to_string()];
+    let cache = Cache::new(gvk.clone(), 10).with_field_paths(FieldPaths::new([node_name]));
     let mut rv = 0;
     for ns in ["shop", "payments", "monitoring"] {
         for i in 0..10 {
@@ -23,6 +25,7 @@ fn cache() -> Cache {
             cache.apply(ChangeType::Added, o, Origin::Watch);
         }
     }
+    cache.build_name_index();
     cache
 }
 
@@ -397,6 +400,10 @@ fn name_searches_agree_with_a_linear_scan_through_changes() {
     };
     let mut present = BTreeSet::new();
     for round in 0..10 {
+        // The first round scans; the index built then follows the rest.
+        if round == 1 {
+            cache.build_name_index();
+        }
         for _ in 0..60 {
             let ns = ["a", "b"][below(2)];
             let name = &generated[below(generated.len())];
@@ -446,4 +453,137 @@ fn name_searches_agree_with_a_linear_scan_through_changes() {
             assert_eq!(paged, want, "round {round}: {needle}, in pages");
         }
     }
+}
+
+#[test]
+fn indexed_fields_give_the_candidates_and_answer_without_reading_objects() {
+    let gvk = Gvk::new("", "v1", "Pod");
+    let paths = FieldPaths::new(
+        [["spec", "nodeName"], ["spec", "priority"], ["spec", "tags"]]
+            .map(|p| p.map(String::from).to_vec()),
+    );
+    let cache = Cache::new(gvk.clone(), 10).with_field_paths(paths);
+    let pod = |name: &str, rv: u64, spec: serde_json::Value| {
+        let v = json!({"metadata": {"namespace": "a", "name": name, "uid": name,
+            "resourceVersion": rv.to_string()}, "spec": spec});
+        StoredObject::from_value(v, &gvk, false).unwrap()
+    };
+    for (i, spec) in [
+        json!({"nodeName": "node-1", "priority": 3, "tags": ["x"]}),
+        json!({"nodeName": "node-2", "priority": 3.0}),
+        json!({"nodeName": "node-1", "priority": "3"}),
+        json!({"priority": null}),
+        json!({"nodeName": null, "priority": 30}),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        cache.apply(
+            ChangeType::Added,
+            pod(&format!("p{i}"), i as u64 + 1, spec),
+            Origin::Watch,
+        );
+    }
+    let plan = |q: &Query| match q.smallest_index(&cache.read()) {
+        None => "scan".to_string(),
+        Some(Candidates::Set(keys)) => format!("set of {}", keys.len()),
+        Some(Candidates::Namespace(len)) => format!("namespace of {len}"),
+        Some(Candidates::Merged(keys)) => format!("merged {}", keys.len()),
+    };
+    let run = |selector: &str| {
+        let q = Query {
+            fields: selector.parse().unwrap(),
+            ..Default::default()
+        };
+        let view = cache.read();
+        let got = names(&q.run(&view, &PageRequest::default()));
+        // Whatever the index says, the answer is the scan's, which reads
+        // every object's JSON.
+        assert_eq!(got, scan(&view, &q), "{selector}");
+        assert!(!q.reads_objects(view.field_paths()), "{selector}");
+        (plan(&q), got)
+    };
+    assert_eq!(
+        run("spec.nodeName=node-1"),
+        ("set of 2".into(), vec!["a/p0".into(), "a/p2".into()])
+    );
+    // Missing and null are the empty text, as for the API server.
+    assert_eq!(
+        run("spec.nodeName="),
+        ("set of 2".into(), vec!["a/p3".into(), "a/p4".into()])
+    );
+    assert_eq!(run("spec.nodeName=node-9"), ("set of 0".into(), vec![]));
+    // `!=` only filters.
+    assert_eq!(run("spec.nodeName!=node-1").0, "scan");
+    // Numbers are candidates of every value, and compare as numbers.
+    assert_eq!(
+        run("spec.priority=3"),
+        (
+            "merged 4".into(),
+            vec!["a/p0".into(), "a/p1".into(), "a/p2".into()]
+        )
+    );
+    // An array equals no value.
+    assert_eq!(run("spec.tags=x"), ("set of 0".into(), vec![]));
+    assert_eq!(run("spec.tags!=x").1.len(), 5);
+    // The key's fields need no index to be answered without reading.
+    assert_eq!(
+        run("metadata.name=p1"),
+        ("scan".into(), vec!["a/p1".into()])
+    );
+    assert_eq!(run("metadata.namespace=a,metadata.name!=p1").1.len(), 4);
+    assert_eq!(run("metadata.namespace=b").1.len(), 0);
+    // A field no index holds reads the objects.
+    let q = Query {
+        fields: "spec.schedulerName=default".parse().unwrap(),
+        ..Default::default()
+    };
+    assert!(q.reads_objects(cache.field_paths()));
+    // The index follows changes.
+    cache.apply(
+        ChangeType::Modified,
+        pod("p0", 10, json!({"nodeName": "node-2"})),
+        Origin::Watch,
+    );
+    cache.apply(ChangeType::Deleted, pod("p2", 11, json!({})), Origin::Watch);
+    assert_eq!(run("spec.nodeName=node-1"), ("set of 0".into(), vec![]));
+    assert_eq!(
+        run("spec.nodeName=node-2"),
+        ("set of 2".into(), vec!["a/p0".into(), "a/p1".into()])
+    );
+}
+
+#[test]
+fn a_query_that_reads_objects_is_finished_outside_the_lock_within_its_budget() {
+    let cache = cache();
+    let q = Query {
+        annotations: vec![("team".into(), "a".into())],
+        ..Default::default()
+    };
+    let page = PageRequest {
+        limit: Some(4),
+        after: None,
+    };
+    let collected = q.collect(&cache.read(), &page, false);
+    // Every candidate is taken: the page is known only once they are read.
+    assert!(collected.reads_objects());
+    assert_eq!(collected.len(), 30);
+    let finished = q
+        .finish(collected, &page, &mut Budget::unlimited())
+        .unwrap();
+    assert_eq!(finished.items.len(), 4);
+    assert!(finished.next.is_some());
+    // A query answered from the indexes takes just its page, and counts
+    // the rest when asked.
+    let q = Query {
+        labels: "app=web".parse().unwrap(),
+        ..Default::default()
+    };
+    let collected = q.collect(&cache.read(), &page, true);
+    assert!(!collected.reads_objects());
+    assert_eq!((collected.len(), collected.rest()), (4, Some(8)));
+    let finished = q
+        .finish(collected, &page, &mut Budget::unlimited())
+        .unwrap();
+    assert_eq!(finished.items.len(), 4);
 }

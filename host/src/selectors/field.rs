@@ -111,6 +111,94 @@ fn lookup<'v>(object: &'v Value, path: &[String]) -> Option<&'v Value> {
     })
 }
 
+impl FieldRequirement {
+    /// Whether a field whose value is `found` satisfies this requirement:
+    /// the same as [`FieldRequirement::matches`] on the object holding it.
+    pub fn matches_field(&self, found: &FieldValue) -> bool {
+        self.holds(found.equals(&self.value))
+    }
+
+    /// Whether a field whose value is the string `text` satisfies this
+    /// requirement.
+    pub fn matches_text(&self, text: &str) -> bool {
+        self.holds(text == self.value)
+    }
+
+    fn holds(&self, equal: bool) -> bool {
+        match self.op {
+            FieldOp::Equals => equal,
+            FieldOp::NotEquals => !equal,
+        }
+    }
+}
+
+/// A field's value as selectors compare it, read from its JSON text without
+/// parsing the object around it: what an index of the field keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldValue {
+    /// Equals exactly this text: a string, `true` or `false`, or the empty
+    /// text for a missing or `null` value.
+    Text(Box<str>),
+    /// A number, as written: equals the texts that are the same number.
+    Number(Box<str>),
+    /// An object or an array: equals no text.
+    Composite,
+}
+
+impl FieldValue {
+    /// The value of the JSON text `raw` (`None`: nothing at the path).
+    pub fn from_json(raw: Option<&[u8]>) -> FieldValue {
+        let Some(raw) = raw else {
+            return FieldValue::Text("".into());
+        };
+        match raw.first() {
+            Some(b'"') => match serde_json::from_slice::<String>(raw) {
+                Ok(text) => FieldValue::Text(text.into()),
+                Err(_) => FieldValue::Composite,
+            },
+            Some(b'{' | b'[') => FieldValue::Composite,
+            _ => match raw {
+                b"null" => FieldValue::Text("".into()),
+                b"true" => FieldValue::Text("true".into()),
+                b"false" => FieldValue::Text("false".into()),
+                number => match std::str::from_utf8(number) {
+                    Ok(text) => FieldValue::Number(text.into()),
+                    Err(_) => FieldValue::Composite,
+                },
+            },
+        }
+    }
+
+    /// Whether a selector's `text` equals this value, as
+    /// [`FieldRequirement::matches`] compares them.
+    pub fn equals(&self, text: &str) -> bool {
+        match self {
+            FieldValue::Text(value) => **value == *text,
+            FieldValue::Number(value) => serde_json::from_str::<Number>(value)
+                .is_ok_and(|number| number_equals(&number, text)),
+            FieldValue::Composite => false,
+        }
+    }
+}
+
+/// Parses one field path as a selector writes it (`spec.nodeName`,
+/// `metadata.labels.app\.kubernetes\.io/name`).
+pub fn parse_path(text: &str) -> Result<Vec<String>, FieldSelectorError> {
+    let mut scanner = Scanner {
+        input: text,
+        chars: text.chars().collect(),
+        pos: 0,
+    };
+    let path = scanner.path()?;
+    match scanner.peek() {
+        None => Ok(path),
+        Some(c) => Err(scanner.error(format!(
+            "unexpected `{c}` at position {} in a field path (escape it with `\\`)",
+            scanner.pos
+        ))),
+    }
+}
+
 fn value_equals(found: Option<&Value>, text: &str) -> bool {
     match found {
         None | Some(Value::Null) => text.is_empty(),
@@ -805,5 +893,57 @@ mod tests {
         for selector in selectors {
             assert_eq!(parse(&selector.to_string()), selector, "{selector}");
         }
+    }
+
+    #[test]
+    fn field_values_compare_as_requirements_compare_objects() {
+        let object = json!({"s": "Running", "n": 3, "f": 3.5, "b": true, "z": null,
+            "a": [1], "o": {"k": "v"}, "e": "", "q": "with \"quotes\""});
+        let texts = [
+            "Running",
+            "3",
+            "3.0",
+            "3.5",
+            "true",
+            "false",
+            "",
+            "x",
+            "with \"quotes\"",
+        ];
+        for key in ["s", "n", "f", "b", "z", "a", "o", "e", "q", "missing"] {
+            let raw = object.get(key).map(|v| serde_json::to_vec(v).unwrap());
+            let value = FieldValue::from_json(raw.as_deref());
+            for text in texts {
+                let requirement = eq(&[key], text);
+                assert_eq!(
+                    requirement.matches_field(&value),
+                    requirement.matches(&object),
+                    "{key} = {text:?} ({value:?})"
+                );
+                let requirement = ne(&[key], text);
+                assert_eq!(
+                    requirement.matches_field(&value),
+                    requirement.matches(&object)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn paths_parse_as_in_selectors() {
+        assert_eq!(parse_path("spec.nodeName").unwrap(), ["spec", "nodeName"]);
+        assert_eq!(
+            parse_path(r"metadata.labels.app\.kubernetes\.io/name").unwrap(),
+            ["metadata", "labels", "app.kubernetes.io/name"]
+        );
+        assert_eq!(
+            parse_path("spec..x").unwrap_err().to_string(),
+            "field selector `spec..x`: empty segment in field path at position 5: segments are joined by single `.` (write `\\.` for a dot inside a segment)"
+        );
+        assert_eq!(
+            parse_path("spec.x=y").unwrap_err().to_string(),
+            "field selector `spec.x=y`: unexpected `=` at position 6 in a field path (escape it with `\\`)"
+        );
+        assert!(parse_path("").is_err());
     }
 }

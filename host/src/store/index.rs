@@ -6,11 +6,15 @@
 //! The name index ([`NameIndex`]) is denser: a `u32` per trigram of the
 //! name, about 147 bytes for a Pod. Only a query by part of a name reads it,
 //! so it is built on the first such query of a cache and kept up to date
-//! from then on: a cache nobody searches by name does not pay for it.
+//! from then on: a cache nobody searches by name does not pay for it. It is
+//! built outside the cache's lock ([`Indexes::start_names`],
+//! [`Indexes::finish_names`]): 100,000 names take tens of milliseconds,
+//! which no reader or writer waits for. Indexed fields are in
+//! [`super::fields`].
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::OnceLock;
 
+use super::fields::{FieldIndex, FieldIndexes, FieldPaths};
 use super::name_index::NameIndex;
 use super::object::{ObjectKey, StoredObject};
 
@@ -29,21 +33,39 @@ pub(super) struct Indexes {
     /// in the second map.
     by_uuid: HashMap<u128, ObjectKey>,
     by_other_uid: HashMap<Box<str>, ObjectKey>,
-    /// Built on first use ([`Indexes::names`]).
-    by_name: OnceLock<NameIndex>,
+    /// Built on first use ([`Indexes::start_names`]).
+    by_name: Option<NameIndex>,
+    /// While the name index is being built: the keys added (`true`) and
+    /// removed since its keys were taken, to replay when it is installed.
+    names_log: Option<Vec<(bool, ObjectKey)>>,
+    fields: FieldIndexes,
 }
 
 impl Indexes {
+    /// Indexes that also index the fields at `paths`.
+    pub(super) fn with_fields(paths: FieldPaths) -> Indexes {
+        Indexes {
+            fields: FieldIndexes::new(paths),
+            ..Indexes::default()
+        }
+    }
+
     pub(super) fn insert(&mut self, object: &StoredObject) {
-        if let Some(names) = self.by_name.get_mut() {
+        if let Some(names) = &mut self.by_name {
             names.insert(object.key());
+        }
+        if let Some(log) = &mut self.names_log {
+            log.push((true, object.key().clone()));
         }
         self.insert_fields(object);
     }
 
     pub(super) fn remove(&mut self, object: &StoredObject) {
-        if let Some(names) = self.by_name.get_mut() {
+        if let Some(names) = &mut self.by_name {
             names.remove(object.key());
+        }
+        if let Some(log) = &mut self.names_log {
+            log.push((false, object.key().clone()));
         }
         self.remove_fields(object);
     }
@@ -59,6 +81,7 @@ impl Indexes {
     /// Every index but the name's.
     fn insert_fields(&mut self, object: &StoredObject) {
         let key = object.key();
+        self.fields.insert(object);
         match self.namespaces.get_mut(object.namespace()) {
             Some(count) => *count += 1,
             None => {
@@ -92,6 +115,7 @@ impl Indexes {
 
     fn remove_fields(&mut self, object: &StoredObject) {
         let key = object.key();
+        self.fields.remove(object);
         if let Some(count) = self.namespaces.get_mut(object.namespace()) {
             *count -= 1;
             if *count == 0 {
@@ -146,24 +170,50 @@ impl Indexes {
         }
     }
 
-    /// The name index, built from `keys` (every key of the cache) the
-    /// first time it is asked for. Readers hold the cache's read lock, so
-    /// no writer changes the keys meanwhile; readers arriving during the
-    /// build wait for it.
-    pub(super) fn names<'k>(&self, keys: impl Iterator<Item = &'k ObjectKey>) -> &NameIndex {
-        self.by_name.get_or_init(|| {
-            let mut names = NameIndex::default();
-            for key in keys {
-                names.insert(key);
-            }
-            names
-        })
+    /// The name index, once built.
+    pub(super) fn names(&self) -> Option<&NameIndex> {
+        self.by_name.as_ref()
     }
 
     /// Whether the name index has been built.
-    #[cfg(test)]
     pub(super) fn has_names(&self) -> bool {
-        self.by_name.get().is_some()
+        self.by_name.is_some()
+    }
+
+    /// Starts recording the keys added and removed, for a name index
+    /// being built from the keys the cache holds now; `false` when one is
+    /// built or being built already.
+    pub(super) fn start_names(&mut self) -> bool {
+        if self.by_name.is_some() || self.names_log.is_some() {
+            return false;
+        }
+        self.names_log = Some(Vec::new());
+        true
+    }
+
+    /// Installs a name index built from the keys of [`start_names`]'s
+    /// moment, brought up to date with what changed since.
+    ///
+    /// [`start_names`]: Indexes::start_names
+    pub(super) fn finish_names(&mut self, mut names: NameIndex) {
+        for (added, key) in self.names_log.take().unwrap_or_default() {
+            if added {
+                names.insert(&key);
+            } else {
+                names.remove(&key);
+            }
+        }
+        self.by_name = Some(names);
+    }
+
+    /// The paths of the indexed fields.
+    pub(super) fn field_paths(&self) -> &FieldPaths {
+        self.fields.paths()
+    }
+
+    /// The index of the field in `slot` of [`Indexes::field_paths`].
+    pub(super) fn field(&self, slot: usize) -> Option<&FieldIndex> {
+        self.fields.get(slot)
     }
 
     pub(super) fn namespaces(&self) -> impl Iterator<Item = &str> {

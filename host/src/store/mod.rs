@@ -15,6 +15,7 @@
 
 mod change;
 mod codec;
+mod fields;
 mod index;
 mod json_index;
 mod name_index;
@@ -30,6 +31,7 @@ use tokio::sync::{broadcast, watch};
 
 pub use change::{Change, ChangeType, Origin};
 pub use codec::{CompressionStats, Dictionary, Packer};
+pub use fields::FieldPaths;
 pub use name_index::{NameIndex, fold_name};
 pub use object::{ObjectError, ObjectKey, StoredObject};
 pub use tap::{Tap, TapReceiver, TapStatus, Tapped};
@@ -47,6 +49,8 @@ pub const BROADCAST_CAPACITY: usize = 4096;
 /// The objects of one watch.
 pub struct Cache {
     gvk: Gvk,
+    /// The fields [`Cache::pack`] reads into each object for the indexes.
+    field_paths: FieldPaths,
     state: RwLock<State>,
     codec: Codec,
     live: broadcast::Sender<Arc<Change>>,
@@ -110,6 +114,7 @@ impl Cache {
     pub fn new(gvk: Gvk, history_capacity: usize) -> Cache {
         Cache {
             gvk,
+            field_paths: FieldPaths::default(),
             state: RwLock::new(State {
                 objects: BTreeMap::new(),
                 indexes: Indexes::default(),
@@ -133,6 +138,9 @@ impl Cache {
     /// objects is never held uncompressed. [`Cache::apply`] and
     /// [`Cache::replace`] compress what is not yet.
     pub fn pack(&self, objects: &mut [StoredObject]) {
+        for object in objects.iter_mut() {
+            object.index_fields(&self.field_paths);
+        }
         self.codec.pack(objects);
     }
 
@@ -157,6 +165,40 @@ impl Cache {
     pub fn with_history_bytes(self, budget: usize) -> Cache {
         self.state.write().history_byte_budget = budget;
         self
+    }
+
+    /// Indexes the fields at `paths` (see [`fields`]) as well. Set before
+    /// the cache holds anything.
+    pub fn with_field_paths(mut self, paths: FieldPaths) -> Cache {
+        self.state.get_mut().indexes = Indexes::with_fields(paths.clone());
+        self.field_paths = paths;
+        self
+    }
+
+    /// The fields this cache indexes.
+    pub fn field_paths(&self) -> &FieldPaths {
+        &self.field_paths
+    }
+
+    /// Builds the index that queries by part of a name read, unless it is
+    /// built (or being built) already. The keys are taken under the lock;
+    /// the index is built without it and installed with the changes made
+    /// meanwhile, so neither readers nor the watch wait for the build.
+    /// Runs where blocking is allowed: 100,000 names take tens of ms.
+    pub fn build_name_index(&self) {
+        let keys: Vec<ObjectKey> = {
+            let mut state = self.state.write();
+            if !state.indexes.start_names() {
+                return;
+            }
+            state.objects.keys().cloned().collect()
+        };
+        let mut names = NameIndex::default();
+        for key in &keys {
+            names.insert(key);
+        }
+        drop(keys);
+        self.state.write().indexes.finish_names(names);
     }
 
     /// The kind this cache holds.
@@ -574,27 +616,41 @@ impl CacheView<'_> {
     /// At most how many objects have a name containing `folded` (a text
     /// folded with [`fold_name`]), read from the name index in a few
     /// lookups; `None` when the text is under three bytes, which the
-    /// index cannot answer.
+    /// index cannot answer, or the index is not built
+    /// ([`Cache::build_name_index`]).
     pub fn name_matches_at_most(&self, folded: &str) -> Option<usize> {
-        self.names().estimate(folded)
+        self.0.indexes.names()?.estimate(folded)
     }
 
     /// Keys of the objects whose name may contain `folded` (a text folded
     /// with [`fold_name`]), in key order: all that do, and perhaps a few
     /// that only hold its trigrams, so check each. `None` when the text is
-    /// under three bytes.
+    /// under three bytes or the index is not built.
     pub fn keys_with_name_containing(&self, folded: &str) -> Option<Vec<ObjectKey>> {
-        self.names().candidates(folded)
-    }
-
-    fn names(&self) -> &NameIndex {
-        self.0.indexes.names(self.0.objects.keys())
+        self.0.indexes.names()?.candidates(folded)
     }
 
     /// Whether the name index has been built (by a first query by name).
-    #[cfg(test)]
-    fn has_name_index(&self) -> bool {
+    pub fn has_name_index(&self) -> bool {
         self.0.indexes.has_names()
+    }
+
+    /// The fields this cache indexes.
+    pub fn field_paths(&self) -> &FieldPaths {
+        self.0.indexes.field_paths()
+    }
+
+    /// Keys of the objects whose indexed field in `slot` (of
+    /// [`CacheView::field_paths`]) may equal `text`, in key order: those
+    /// whose value is that text, and those whose value is a number (which
+    /// texts equal a number is for the query to check). `None` when the
+    /// slot is not indexed.
+    pub fn keys_with_field(
+        &self,
+        slot: usize,
+        text: &str,
+    ) -> Option<(Option<&BTreeSet<ObjectKey>>, &BTreeSet<ObjectKey>)> {
+        Some(self.0.indexes.field(slot)?.lookup(text))
     }
 
     /// Namespaces that hold at least one object.

@@ -21,8 +21,10 @@ mod header;
 mod ingest;
 
 use super::codec::{Body, Dictionary};
+use super::fields::FieldPaths;
 use super::json_index::TopLevel;
 use crate::gvk::Gvk;
+use crate::selectors::field::FieldValue;
 use header::Header;
 
 /// Key of an object in one cache: namespace (empty for cluster-scoped) and name.
@@ -108,6 +110,9 @@ pub struct StoredObject {
     /// Where the top-level members of the JSON are, for reading one field
     /// without parsing the whole text.
     index: TopLevel,
+    /// The values of the fields its cache indexes, in the order of its
+    /// [`FieldPaths`]; empty until [`StoredObject::index_fields`].
+    fields: Box<[FieldValue]>,
 }
 
 impl StoredObject {
@@ -169,6 +174,7 @@ impl StoredObject {
             header,
             body: Body::Plain(json.into_boxed_slice()),
             index,
+            fields: Box::default(),
         })
     }
 
@@ -207,6 +213,7 @@ impl StoredObject {
             header,
             body: Body::Plain(json.into()),
             index,
+            fields: Box::default(),
         })
     }
 
@@ -324,9 +331,35 @@ impl StoredObject {
         serde_json::from_slice(&self.json()).unwrap_or(Value::Null)
     }
 
+    /// The value of the `slot`th field its cache indexes (see
+    /// [`FieldPaths::slot`]), read when the object entered the cache.
+    pub fn indexed_field(&self, slot: usize) -> Option<&FieldValue> {
+        self.fields.get(slot)
+    }
+
+    /// Reads the values of the fields `paths` names, for the cache's field
+    /// indexes: once, before the object is compressed or, if it already
+    /// is, with one decompression. An object read for these paths before
+    /// is left as it is.
+    pub fn index_fields(&mut self, paths: &FieldPaths) {
+        if paths.is_empty() || self.fields.len() == paths.len() {
+            return;
+        }
+        let json = self.body.json();
+        let fields = paths
+            .iter()
+            .map(|path| FieldValue::from_json(self.index.get(&json, path)))
+            .collect();
+        drop(json);
+        self.fields = fields;
+    }
+
     /// Bytes this object holds on the heap, for the memory figures.
     pub fn heap_bytes(&self) -> usize {
-        self.body.heap_bytes() + self.index.heap_bytes() + self.header.heap_bytes()
+        self.body.heap_bytes()
+            + self.index.heap_bytes()
+            + self.header.heap_bytes()
+            + self.fields.iter().map(field_heap_bytes).sum::<usize>()
     }
 }
 
@@ -343,6 +376,14 @@ impl StoredObject {
     pub fn dictionary(&self) -> Option<&Dictionary> {
         self.body.dictionary().map(|d| &**d)
     }
+}
+
+fn field_heap_bytes(value: &FieldValue) -> usize {
+    std::mem::size_of::<FieldValue>()
+        + match value {
+            FieldValue::Text(text) | FieldValue::Number(text) => text.len(),
+            FieldValue::Composite => 0,
+        }
 }
 
 /// Compact JSON of `map` (as `serde_json::to_vec` writes it) and the index

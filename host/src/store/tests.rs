@@ -252,7 +252,7 @@ fn indexes_follow_updates_and_deletes() {
 }
 
 #[test]
-fn the_name_index_is_built_on_the_first_query_by_name_and_kept_from_then_on() {
+fn the_name_index_is_built_on_demand_outside_the_lock_and_kept_from_then_on() {
     let cache = Cache::new(gvk(), 100);
     for (ns, name, rv) in [("a", "web-1", 1), ("a", "db-1", 2), ("b", "web-2", 3)] {
         cache.apply(
@@ -261,14 +261,17 @@ fn the_name_index_is_built_on_the_first_query_by_name_and_kept_from_then_on() {
             Origin::Watch,
         );
     }
-    assert!(!cache.read().has_name_index());
-    let names = |text: &str| -> Vec<String> {
+    let names = |text: &str| -> Option<Vec<String>> {
         let view = cache.read();
-        let keys = view.keys_with_name_containing(text).unwrap_or_default();
-        keys.iter().map(ToString::to_string).collect()
+        let keys = view.keys_with_name_containing(text)?;
+        Some(keys.iter().map(ToString::to_string).collect())
     };
-    assert_eq!(names("web"), ["a/web-1", "b/web-2"]);
+    // Not built: the index answers nothing (a query scans instead).
+    assert_eq!(names("web"), None);
+    assert!(!cache.read().has_name_index());
+    cache.build_name_index();
     assert!(cache.read().has_name_index());
+    assert_eq!(names("web").unwrap(), ["a/web-1", "b/web-2"]);
     // Built, it follows later changes.
     cache.apply(
         ChangeType::Added,
@@ -280,8 +283,41 @@ fn the_name_index_is_built_on_the_first_query_by_name_and_kept_from_then_on() {
         pod("a", "web-1", 5, json!({})),
         Origin::Watch,
     );
-    assert_eq!(names("web"), ["b/web-2", "c/web-3"]);
+    assert_eq!(names("web").unwrap(), ["b/web-2", "c/web-3"]);
     assert_eq!(cache.read().name_matches_at_most("db-"), Some(1));
+}
+
+#[test]
+fn changes_made_while_the_name_index_is_built_are_in_it() {
+    use super::index::Indexes;
+    use super::name_index::NameIndex;
+    let object = |name: &str| pod("a", name, 1, json!({}));
+    let mut indexes = Indexes::default();
+    indexes.insert(&object("web-1"));
+    indexes.insert(&object("web-2"));
+    assert!(indexes.start_names());
+    // A second builder does not start while one builds.
+    assert!(!indexes.start_names());
+    // The builder took web-1 and web-2; meanwhile one goes, one comes.
+    let mut built = NameIndex::default();
+    built.insert(&ObjectKey::new("a", "web-1"));
+    built.insert(&ObjectKey::new("a", "web-2"));
+    indexes.remove(&object("web-1"));
+    indexes.insert(&object("web-3"));
+    indexes.finish_names(built);
+    let found: Vec<String> = indexes
+        .names()
+        .unwrap()
+        .candidates("web")
+        .unwrap()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(found, ["a/web-2", "a/web-3"]);
+    // Later changes go straight into it.
+    indexes.remove(&object("web-2"));
+    assert_eq!(indexes.names().unwrap().candidates("web").unwrap().len(), 1);
+    assert!(!indexes.start_names());
 }
 
 #[test]

@@ -14,11 +14,11 @@ use serde::Serialize;
 
 pub use replay::{BadEvent, Recording, ReplayError};
 
-use crate::config::WatchOptions;
+use crate::config::{Queries, WatchOptions};
 use crate::gvk::{Gvk, KindRef, ResourceInfo};
 use crate::kube::{ApiError, KubeClient};
 use crate::metrics::Metrics;
-use crate::store::Cache;
+use crate::store::{Cache, FieldPaths};
 
 /// Identity of a watch: a kind and the server-side options that narrow it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -162,6 +162,8 @@ pub struct WatchSettings {
     pub history_size: usize,
     /// Bytes of changes kept per cache (see [`Cache::with_history_bytes`]).
     pub history_bytes: usize,
+    /// Which fields each kind's caches index (`queries.indexedFields`).
+    pub queries: Arc<Queries>,
 }
 
 impl Default for WatchSettings {
@@ -176,6 +178,7 @@ impl Default for WatchSettings {
             streaming_list: true,
             history_size: 10_000,
             history_bytes: 64 << 20,
+            queries: Arc::default(),
         }
     }
 }
@@ -279,7 +282,10 @@ impl Watches {
             resource: resource.clone(),
             cache: Arc::new(
                 Cache::new(resource.gvk.clone(), self.settings.history_size)
-                    .with_history_bytes(self.settings.history_bytes),
+                    .with_history_bytes(self.settings.history_bytes)
+                    .with_field_paths(FieldPaths::new(
+                        self.settings.queries.indexed_fields_of(&resource.gvk),
+                    )),
             ),
             on_demand: AtomicBool::new(on_demand),
             status: Mutex::new(WatchStatus {

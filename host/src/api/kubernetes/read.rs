@@ -32,9 +32,9 @@ use super::status::{KubeError, Status, Subject};
 use super::table;
 use crate::api::AppState;
 use crate::api::kinds::{KindError, synced_watch};
-use crate::api::list_body::json_list;
+use crate::api::list_body::{json_items, json_list};
 use crate::gvk::ResourceInfo;
-use crate::query::{ContinueToken, PageRequest, Query};
+use crate::query::{ContinueToken, PageRequest, PoolError, Query};
 use crate::store::{Cache, ObjectKey, StoredObject};
 use crate::watch::Watch;
 
@@ -118,8 +118,20 @@ async fn list(
         _ => None,
     };
     let query = request.query(state, &options).await?;
-    let view = cache.read();
-    let position = view.position();
+    let page = PageRequest {
+        limit: options.limit,
+        after: options.continue_from.as_ref().map(|t| t.key().clone()),
+    };
+    // What later pages hold, as the API server reports it: only when no
+    // selector filters the list (its storage then counts keys; with one it
+    // would have to read every object, so it leaves the count out).
+    let count_rest = options.labels.is_empty() && options.fields.is_empty();
+    let listed = state
+        .queries
+        .list(cache, query, page, count_rest)
+        .await
+        .map_err(pool_status)?;
+    let position = listed.position;
     if let (Some(n), true) = (at, exact)
         && n != position
     {
@@ -133,51 +145,67 @@ async fn list(
         .as_ref()
         .and_then(ContinueToken::resource_version)
     {
-        Some(first_page) if first_page < view.oldest_resumable() => {
+        Some(first_page) if first_page < listed.oldest_resumable => {
             return Err(Status::expired(
                 "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
             )
             .into());
         }
         Some(first_page) => first_page.to_string(),
-        None => view.resource_version().to_string(),
+        None => listed.resource_version,
     };
-    let page = PageRequest {
-        limit: options.limit,
-        after: options.continue_from.as_ref().map(|t| t.key().clone()),
-    };
-    let result = query.run(&view, &page);
-    // What later pages hold, as the API server reports it: only when no
-    // selector filters the list (its storage then counts keys; with one it
-    // would have to read every object, so it leaves the count out).
-    let remaining_item_count = match &result.next {
-        Some(next) if options.labels.is_empty() && options.fields.is_empty() => {
-            i64::try_from(query.count_after(&view, Some(next.key()))).ok()
-        }
-        _ => None,
-    };
-    drop(view);
+    let result = listed.page;
+    let remaining_item_count = listed.rest.and_then(|n| i64::try_from(n).ok());
     let next = result
         .next
         .map(|t| ContinueToken::after_at(t.key(), list_rv.parse().unwrap_or(position)).to_string());
-    let meta = ListMeta {
-        resource_version: &list_rv,
-        continue_token: next.as_deref(),
-        remaining_item_count,
-    };
-    let body: Body = match (request.representation, table) {
-        (_, Some((printer, include))) => printer
-            .list(&result.items, include, &meta, SystemTime::now())
-            .into(),
+    let representation = request.representation;
+    let resource = request.resource.clone();
+    let items = result.items;
+    // Tables and metadata read every object: on the query pool, like
+    // matching, so that a list of 10,000 Pods as a Table holds up no one.
+    let body: Body = match (representation, table) {
+        (_, Some((printer, include))) => {
+            let meta = ListMeta::owned(list_rv, next, remaining_item_count);
+            state
+                .queries
+                .run(move |budget| {
+                    let now = SystemTime::now();
+                    printer.list_charged(&items, include, &meta.borrowed(), now, || budget.charge())
+                })
+                .await
+                .map_err(pool_status)?
+                .into()
+        }
         (Representation::Metadata(version), None) => {
-            metadata_list(&result.items, version, &meta).into()
+            let meta = ListMeta::owned(list_rv, next, remaining_item_count);
+            let version = version.to_string();
+            metadata_list(items, version, meta)
         }
         (
             Representation::Plain | Representation::Aggregated(_) | Representation::Table(_),
             None,
-        ) => object_list(&request.resource, result.items, &meta),
+        ) => {
+            let meta = ListMeta {
+                resource_version: &list_rv,
+                continue_token: next.as_deref(),
+                remaining_item_count,
+            };
+            object_list(&resource, items, &meta)
+        }
     };
     Ok(json_response(body))
+}
+
+/// A query the pool did not answer, as the API server says the same:
+/// `429 TooManyRequests` with `Retry-After` when its priority and fairness
+/// queues are full, `504 Timeout` when a request outlives its timeout.
+pub(super) fn pool_status(error: PoolError) -> Status {
+    match error {
+        PoolError::Busy { .. } => Status::too_many_requests(error.to_string(), 1),
+        PoolError::OverBudget(_) => Status::timeout(error.to_string(), 1),
+        PoolError::Failed => Status::internal(error.to_string()),
+    }
 }
 
 /// The `metadata` of a list answer.
@@ -192,7 +220,36 @@ pub(super) struct ListMeta<'a> {
     pub remaining_item_count: Option<i64>,
 }
 
+/// A [`ListMeta`] that owns its texts, to hand to the query pool.
+pub(super) struct OwnedListMeta {
+    resource_version: String,
+    continue_token: Option<String>,
+    remaining_item_count: Option<i64>,
+}
+
+impl OwnedListMeta {
+    fn borrowed(&self) -> ListMeta<'_> {
+        ListMeta {
+            resource_version: &self.resource_version,
+            continue_token: self.continue_token.as_deref(),
+            remaining_item_count: self.remaining_item_count,
+        }
+    }
+}
+
 impl ListMeta<'_> {
+    fn owned(
+        resource_version: String,
+        continue_token: Option<String>,
+        remaining_item_count: Option<i64>,
+    ) -> OwnedListMeta {
+        OwnedListMeta {
+            resource_version,
+            continue_token,
+            remaining_item_count,
+        }
+    }
+
     fn json(&self) -> serde_json::Value {
         let mut meta = json!({"resourceVersion": self.resource_version});
         if let Some(token) = self.continue_token {
@@ -253,23 +310,20 @@ fn write_partial_metadata(body: &mut Vec<u8>, object: &StoredObject, version: &s
     body.push(b'}');
 }
 
-fn metadata_list(items: &[Arc<StoredObject>], version: &str, meta: &ListMeta) -> Vec<u8> {
-    let mut body = Vec::with_capacity(128 + items.len() * 512);
-    body.extend_from_slice(
-        format!(
-            r#"{{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/{version}","metadata":{},"items":["#,
-            meta.json()
-        )
-        .as_bytes(),
+/// `PartialObjectMetadataList` around the `metadata` of each item, written
+/// as it is sent, like [`object_list`]: each item's metadata is read (and
+/// decompressed) only when its chunk is written.
+fn metadata_list(items: Vec<Arc<StoredObject>>, version: String, meta: OwnedListMeta) -> Body {
+    let head = format!(
+        r#"{{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/{version}","metadata":{},"items":["#,
+        meta.borrowed().json()
     );
-    for (i, object) in items.iter().enumerate() {
-        if i > 0 {
-            body.push(b',');
-        }
-        write_partial_metadata(&mut body, object, version);
-    }
-    body.extend_from_slice(b"]}");
-    body
+    // The metadata and its wrapper are never longer than the object and
+    // 128 bytes.
+    let at_most = |object: &StoredObject| object.json_len() + 128;
+    json_items(head.into_bytes(), items, at_most, move |object, out| {
+        write_partial_metadata(out, object, &version)
+    })
 }
 
 /// A 200 with a JSON body.

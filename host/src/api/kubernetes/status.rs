@@ -200,6 +200,21 @@ impl Status {
         }
     }
 
+    /// 429 `TooManyRequests`, as the API server's priority and fairness
+    /// answers when its queues are full: clients wait `retry_after`
+    /// seconds (client-go reads `Retry-After` and retries by itself).
+    pub(crate) fn too_many_requests(message: impl Into<String>, retry_after: u64) -> Status {
+        Status {
+            details: Some(json!({"retryAfterSeconds": retry_after})),
+            ..Status::new(StatusCode::TOO_MANY_REQUESTS, "TooManyRequests", message)
+        }
+    }
+
+    /// 500 `InternalError`: a bug in GRW, logged.
+    pub(crate) fn internal(message: impl Into<String>) -> Status {
+        Status::new(StatusCode::INTERNAL_SERVER_ERROR, "InternalError", message)
+    }
+
     /// 405: GRW serves reads; writes go to the API server.
     pub(crate) fn method_not_allowed(method: &str) -> Status {
         Status {
@@ -266,6 +281,14 @@ impl IntoResponse for KubeError {
                     header::CONTENT_TYPE,
                     HeaderValue::from_static("application/json"),
                 );
+                if status.code == StatusCode::TOO_MANY_REQUESTS
+                    && let Some(seconds) = status
+                        .details
+                        .as_ref()
+                        .and_then(|d| d["retryAfterSeconds"].as_u64())
+                {
+                    headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+                }
                 // The API server marks its refusals so, not its other errors.
                 if status.code == StatusCode::FORBIDDEN {
                     headers.insert(

@@ -205,6 +205,7 @@ fn full_config_sets_every_key() {
         max_request_body_bytes: 4096,
         notification_buffer_bytes: 1_000_000,
         leader_election: None,
+        queries: Queries::default(),
     };
     assert_eq!(config, want);
     assert_eq!(config.initial_resources[0].gvk.group_or_core(), "core");
@@ -684,6 +685,22 @@ fn bad_values_are_errors_naming_the_key() {
         (
             r#"{"notificationBufferBytes": "64Mi"}"#.into(),
             "config key `notificationBufferBytes`: expected a whole number from 1 up, got \"64Mi\"",
+        ),
+        (
+            r#"{"queries": {"threads": 0}}"#.into(),
+            "config key `queries.threads`: expected a whole number from 1 up, got 0",
+        ),
+        (
+            r#"{"queries": {"budgetMillis": "10s"}}"#.into(),
+            "config key `queries.budgetMillis`: expected a whole number from 1 up, got \"10s\"",
+        ),
+        (
+            r#"{"queries": {"indexedFields": [{"kind": "Deployment", "fields": ["spec..x"]}]}}"#.into(),
+            "config key `queries.indexedFields[0].fields[0]`: empty segment in field path at position 5",
+        ),
+        (
+            r#"{"queries": {"indexedFields": [{"kind": "Deployment"}]}}"#.into(),
+            "config key `queries.indexedFields[0].fields`: expected a value; the key is missing",
         ),
         ("[]".into(), "the config file must hold a JSON object at the top level, got []"),
         (r#""text""#.into(), r#"the config file must hold a JSON object at the top level, got "text""#),
@@ -1199,5 +1216,52 @@ fn leader_election_takes_client_go_defaults_and_checks_its_periods() {
     assert!(
         parse_err(r#"{"leaderElection": {"leaseName": "a b"}}"#)
             .starts_with("config key `leaderElection.leaseName`:")
+    );
+}
+
+#[test]
+fn queries_size_the_pool_and_add_indexed_fields() {
+    let (config, warnings) = parse_ok(
+        r#"{"queries": {"threads": 3, "queue": 9, "budgetMillis": 250, "indexedFields": [
+            {"group": "apps", "kind": "Deployment", "fields": ["spec.template.spec.serviceAccountName"]},
+            {"group": "core", "kind": "Pod", "fields": ["spec.schedulerName", "spec.nodeName"]}
+        ]}}"#,
+    );
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let queries = &config.queries;
+    assert_eq!(
+        (queries.threads, queries.queue, queries.budget),
+        (Some(3), 9, Duration::from_millis(250))
+    );
+    let of = |group: &str, kind: &str| -> Vec<String> {
+        queries
+            .indexed_fields_of(&Gvk::new(group, "v1", kind))
+            .iter()
+            .map(|p| p.join("."))
+            .collect()
+    };
+    assert_eq!(
+        of("apps", "Deployment"),
+        ["spec.template.spec.serviceAccountName"]
+    );
+    // Pods keep their two, and repeat none (the cache takes each once).
+    assert_eq!(
+        of("", "Pod"),
+        [
+            "spec.nodeName",
+            "status.phase",
+            "spec.schedulerName",
+            "spec.nodeName"
+        ]
+    );
+    assert!(of("", "Service").is_empty());
+    let defaults = parse_ok("{}").0.queries;
+    assert_eq!(
+        (defaults.threads, defaults.queue, defaults.budget),
+        (None, 64, Duration::from_secs(10))
+    );
+    assert_eq!(
+        defaults.indexed_fields_of(&Gvk::new("", "v1", "Pod")).len(),
+        2
     );
 }

@@ -64,6 +64,7 @@ impl StoredObject {
                         None => Body::Plain(out.as_slice().into()),
                     },
                     index,
+                    fields: Box::default(),
                 },
                 Read::Whole(object) => object,
             };

@@ -130,6 +130,7 @@ impl Printer {
     }
 
     /// A list as a Table, as JSON.
+    #[cfg(test)]
     pub(crate) fn list(
         &self,
         objects: &[Arc<StoredObject>],
@@ -137,6 +138,26 @@ impl Printer {
         meta: &ListMeta,
         now: SystemTime,
     ) -> Vec<u8> {
+        let uncharged = self.list_charged(objects, include, meta, now, || {
+            Ok::<(), std::convert::Infallible>(())
+        });
+        match uncharged {
+            Ok(table) => table,
+            Err(never) => match never {},
+        }
+    }
+
+    /// [`Printer::list`], calling `charge` before each row and stopping at
+    /// its first error: a Table of many objects costs a few microseconds a
+    /// row, which a request's budget pays.
+    pub(crate) fn list_charged<E>(
+        &self,
+        objects: &[Arc<StoredObject>],
+        include: IncludeObject,
+        meta: &ListMeta,
+        now: SystemTime,
+        mut charge: impl FnMut() -> Result<(), E>,
+    ) -> Result<Vec<u8>, E> {
         let now = Instant::from_system(now);
         let mut table = TableWriter::start(
             &Meta {
@@ -148,9 +169,10 @@ impl Printer {
             Some(&self.columns),
         );
         for object in objects {
+            charge()?;
             self.stored_row(&mut table, object, include, now);
         }
-        table.finish()
+        Ok(table.finish())
     }
 
     /// One object as a one-row Table (a GET), as JSON.
