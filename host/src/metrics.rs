@@ -144,7 +144,8 @@ pub struct QueryMetrics {
 
 impl QueryMetrics {
     /// Counts one request refused: `busy` (the queue was full), `waited`
-    /// (it waited longer than its budget) or `budget` (it spent it).
+    /// (it waited longer than its budget, at least a second) or `budget`
+    /// (it spent it).
     pub fn refused(&self, reason: &str) {
         self.refused
             .get_or_create(&ReasonLabels {

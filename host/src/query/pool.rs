@@ -41,6 +41,11 @@ use crate::store::Cache;
 /// still answers a runtime thread within a time slice.
 pub const NICE: i32 = 10;
 
+/// The longest any request may wait for a thread is its budget, but at
+/// least this: a thread takes up to a few milliseconds to wake on a busy
+/// machine, which a small budget must not turn into refusals.
+const MIN_WAIT: Duration = Duration::from_secs(1);
+
 /// Objects examined between two readings of the thread's CPU clock: one
 /// reading costs about 0.2 µs, an object at least that.
 const CHECK_EVERY: u32 = 64;
@@ -53,7 +58,7 @@ pub struct PoolSettings {
     /// Requests that may wait for a thread.
     pub queue: usize,
     /// CPU time one request may take, and also the longest it may wait in
-    /// the queue.
+    /// the queue (at least a second).
     pub budget: Duration,
 }
 
@@ -74,7 +79,7 @@ impl PoolSettings {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PoolError {
     /// Every thread is busy and the queue is full, or the request waited
-    /// longer than its budget for a thread.
+    /// longer than its budget (at least a second) for a thread.
     #[error(
         "GRW is answering as many costly queries as it can ({threads} at a time, {queue} waiting); retry in a moment, or narrow the query (a namespace, a label selector, an indexed field) so it costs less"
     )]
@@ -219,7 +224,7 @@ impl QueryPool {
             if tx.is_closed() {
                 return;
             }
-            if waited > budget {
+            if waited > budget.max(MIN_WAIT) {
                 metrics.refused("waited");
                 let _ = tx.send(Err(refused));
                 return;

@@ -78,7 +78,7 @@ async fn a_full_queue_is_refused_at_once_and_counted() {
 
 #[tokio::test]
 async fn a_request_that_waited_longer_than_its_budget_is_refused_not_run() {
-    let (pool, metrics) = pool(1, 4, Duration::from_millis(100));
+    let (pool, metrics) = pool(1, 4, Duration::from_millis(1500));
     let release = occupy(&pool).await;
     let ran = Arc::new(AtomicUsize::new(0));
     let late = {
@@ -91,7 +91,7 @@ async fn a_request_that_waited_longer_than_its_budget_is_refused_not_run() {
             .await
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::sleep(Duration::from_millis(1700)).await;
     drop(release);
     assert!(matches!(late.await.unwrap(), Err(PoolError::Busy { .. })));
     assert_eq!(ran.load(Ordering::SeqCst), 0);
@@ -164,4 +164,17 @@ async fn work_whose_caller_went_away_is_not_run() {
     // The next request runs after the abandoned one would have.
     pool.run(|_| Ok(())).await.unwrap();
     assert_eq!(ran.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_small_budget_still_waits_a_second_for_a_thread() {
+    let (pool, _) = pool(1, 4, Duration::from_millis(1));
+    let release = occupy(&pool).await;
+    let queued = {
+        let pool = pool.clone();
+        tokio::spawn(async move { pool.run(|_| Ok(3)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    drop(release);
+    assert_eq!(queued.await.unwrap(), Ok(3));
 }
