@@ -750,6 +750,262 @@ async fn a_role_naming_objects_allows_those_objects_only() {
     );
 }
 
+/// A caller that may read a kind everywhere but in namespace `b`, which a
+/// webhook authorizer in front of RBAC denies it: only asking exactly
+/// (`widen: false`) honours the denial.
+#[tokio::test]
+async fn widening_is_an_option_that_a_denying_webhook_needs_off() {
+    for widen in [true, false] {
+        let cluster = Cluster::start(json!({"delegatedAuth": {"widen": widen}})).await;
+        cluster.fake.add_token("ann-token", "ann", &[]);
+        let ann = Subject::User("ann".into());
+        cluster
+            .fake
+            .grant(ann.clone(), Rule::cluster(&["get", "list"], "", &["pods"]));
+        cluster
+            .fake
+            .deny(ann, Rule::namespaced("b", &["*"], "*", &["*"]));
+        let get = |path: &'static str| cluster.get(Some("ann-token"), path);
+
+        assert_eq!(get("/api/v1/namespaces/a/objects/pods").await.0, 200);
+        let (status, body) = get("/api/v1/namespaces/b/objects/pods/web-b").await;
+        let list_b = get("/kube/api/v1/namespaces/b/pods").await.0;
+        let questions: Vec<String> = cluster
+            .reviews_of("ann")
+            .iter()
+            .map(|spec| {
+                let r = &spec["resourceAttributes"];
+                let s = |key: &str| r[key].as_str().unwrap_or_default();
+                format!("{} {}/{}", s("verb"), s("namespace"), s("name"))
+            })
+            .collect();
+        if widen {
+            // RBAC's shortcut: the cluster-wide allow answers for `b` too.
+            assert_eq!((status, list_b), (200, 200), "{body}");
+            assert_eq!(questions, ["list /", "get /"]);
+        } else {
+            assert_eq!((status, list_b), (403, 403));
+            assert_eq!(
+                body["message"],
+                r#"pods "web-b" is forbidden: User "ann" cannot get resource "pods" in API group "" in the namespace "b": denied by the fake API server's webhook"#
+            );
+            // Each request asked exactly as written, nothing wider.
+            assert_eq!(questions, ["list a/", "get b/web-b", "list b/"]);
+        }
+    }
+}
+
+/// A kind named as written (`Widget`), installed after discovery was last
+/// read: the check reads discovery again, as the route does, and asks
+/// about the resource it is (`widgets.example.com`), which the Role names.
+#[tokio::test]
+async fn a_kind_installed_since_discovery_is_checked_as_the_resource_it_is() {
+    let cluster = Cluster::start(json!({})).await;
+    cluster.fake.grant(
+        Subject::User("jane".into()),
+        Rule::namespaced("a", &["list"], "example.com", &["widgets"]),
+    );
+    // Without a watch of CRDs to notice the new one (their reads refused
+    // from now on), only the read on a miss does; and that at most every
+    // 5 s after the last one, which the watch's end makes within a second.
+    cluster
+        .fake
+        .fail_requests("customresourcedefinitions", 403, usize::MAX);
+    cluster.fake.drop_watches();
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    cluster
+        .fake
+        .add_crd("example.com", "v1", "Widget", "widgets", true);
+    let (status, body) = cluster
+        .get(Some(JANE), "/api/v1/namespaces/a/objects/Widget")
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let asked: Vec<String> = cluster
+        .reviews_of("jane")
+        .iter()
+        .map(|spec| spec["resourceAttributes"]["resource"].to_string())
+        .collect();
+    assert_eq!(
+        asked,
+        [r#""widgets""#, r#""widgets""#],
+        "cluster-wide, then in `a`"
+    );
+}
+
+const JOE: &str = "joe-token";
+
+/// A Gateway in `a` that `a/web` and `b/secret` attach to, and Pod
+/// `a/placed` on Node `n1`; `jane` may list relations in `a`, `joe` in `a`
+/// and `b`. Waits until the admin sees all five edges.
+async fn gateway_across_namespaces() -> Cluster {
+    let cluster =
+        Cluster::start(json!({"builtinAnalyzers": ["istio-gateways", "references"]})).await;
+    let fake = &cluster.fake;
+    let istio = "networking.istio.io/v1beta1";
+    fake.create(json!({"apiVersion": istio, "kind": "Gateway",
+        "metadata": {"name": "gw", "namespace": "a"},
+        "spec": {"servers": [{"hosts": ["*/*.example.com"], "port": {"number": 80, "name": "http", "protocol": "HTTP"}}]}}))
+        .unwrap();
+    for (namespace, name, gateway) in [("a", "web", "gw"), ("b", "secret", "a/gw")] {
+        fake.create(json!({"apiVersion": istio, "kind": "VirtualService",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"gateways": [gateway], "hosts": [format!("{name}.example.com")]}}))
+            .unwrap();
+    }
+    let mut placed = pod("a", "placed");
+    placed["spec"]["nodeName"] = json!("n1");
+    fake.create(placed).unwrap();
+    let relations = |namespace: &str| {
+        Rule::namespaced(namespace, &["list"], "relations.grw.io", &["relations"])
+    };
+    fake.grant(Subject::User("jane".into()), relations("a"));
+    fake.add_token(JOE, "joe", &[]);
+    for namespace in ["a", "b"] {
+        fake.grant(Subject::User("joe".into()), relations(namespace));
+    }
+    let all_found = eventually(Duration::from_secs(60), || async {
+        let (_, body) = cluster.get(Some(ADMIN), "/api/v1/relations").await;
+        let found = match body["items"].is_array() {
+            true => edge_lines(&body),
+            false => Vec::new(),
+        };
+        let mut want = OWN.iter().chain(&ACROSS).chain([&ON_NODE]);
+        want.all(|line| found.iter().any(|f| f == line))
+    })
+    .await;
+    let (_, body) = cluster.get(Some(ADMIN), "/api/v1/relations").await;
+    assert!(all_found, "{body:#}");
+    cluster
+}
+
+/// The edges within `a`.
+const OWN: [&str; 2] = [
+    "networking.istio.io/Gateway a/gw exposes networking.istio.io/VirtualService a/web web.example.com",
+    "networking.istio.io/VirtualService a/web attached-to networking.istio.io/Gateway a/gw",
+];
+/// The edges between `a` and `b`.
+const ACROSS: [&str; 2] = [
+    "networking.istio.io/Gateway a/gw exposes networking.istio.io/VirtualService b/secret secret.example.com",
+    "networking.istio.io/VirtualService b/secret attached-to networking.istio.io/Gateway a/gw",
+];
+/// The edge to a cluster-scoped object.
+const ON_NODE: &str = "core/Pod a/placed runs-on core/Node -/n1";
+
+/// `from relation to [host]` of each edge of an answer (`items` or `edges`).
+fn edge_lines(body: &Value) -> Vec<String> {
+    let edges = body
+        .get("items")
+        .or(body.get("edges"))
+        .and_then(Value::as_array)
+        .unwrap_or_else(|| panic!("no edges: {body}"));
+    edges
+        .iter()
+        .map(|e| {
+            let host = e["attributes"]["host"].as_str().unwrap_or_default();
+            format!(
+                "{} {} {} {host}",
+                e["from"].as_str().unwrap(),
+                e["relation"].as_str().unwrap(),
+                e["to"].as_str().unwrap()
+            )
+            .trim_end()
+            .to_string()
+        })
+        .collect()
+}
+
+fn node_ids(body: &Value) -> Vec<&str> {
+    body["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn relations_show_edges_into_other_namespaces_only_to_callers_who_may_list_them_there() {
+    let cluster = gateway_across_namespaces().await;
+    let gateway = "/api/v1/namespaces/a/relations/gateways.networking.istio.io/gw";
+    let (own, across) = (OWN, ACROSS);
+
+    // `jane`, allowed in `a` only: the edges within `a`, nothing of `b`'s
+    // VirtualService (its name, its host) or of the Node, at any depth.
+    for path in [
+        "/api/v1/relations?namespace=a".to_string(),
+        gateway.to_string(),
+        format!("{gateway}?depth=3"),
+        "/api/v1/namespaces/a/relations/pods/placed".to_string(),
+    ] {
+        let (status, body) = cluster.get(Some(JANE), &path).await;
+        assert_eq!(status, 200, "{path}: {body}");
+        let text = body.to_string();
+        assert!(
+            !text.contains("secret") && !text.contains("n1"),
+            "{path}: {body:#}"
+        );
+        if path.contains("placed") {
+            assert_eq!(edge_lines(&body), Vec::<String>::new(), "{path}");
+        } else {
+            assert_eq!(edge_lines(&body), own, "{path}");
+        }
+    }
+    let (_, deep) = cluster.get(Some(JANE), &format!("{gateway}?depth=3")).await;
+    assert_eq!(
+        node_ids(&deep),
+        [
+            "networking.istio.io/Gateway a/gw",
+            "networking.istio.io/VirtualService a/web"
+        ]
+    );
+    // Namespace `b` itself stays refused.
+    let (status, _) = cluster
+        .get(
+            Some(JANE),
+            "/api/v1/namespaces/b/relations/virtualservices.networking.istio.io/secret",
+        )
+        .await;
+    assert_eq!(status, 403);
+    // One question per other namespace and period, however many answers:
+    // `b` and the cluster scope (asked first, as the widest form).
+    let asked: Vec<String> = cluster
+        .reviews_of("jane")
+        .iter()
+        .filter(|spec| spec["resourceAttributes"]["resource"] == "relations")
+        .map(|spec| {
+            spec["resourceAttributes"]["namespace"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        ["", "a", "b"],
+        "the cluster scope (widest, once), `a`, `b`"
+    );
+
+    // `joe`, allowed in `a` and `b`: the edges across, not the Node.
+    let (_, body) = cluster
+        .get(Some(JOE), "/api/v1/relations?namespace=a")
+        .await;
+    let mut want: Vec<&str> = own.iter().chain(&across).copied().collect();
+    want.sort();
+    assert_eq!(edge_lines(&body), want);
+    let (_, body) = cluster.get(Some(JOE), gateway).await;
+    assert_eq!(edge_lines(&body), want);
+    let (_, body) = cluster
+        .get(Some(JOE), "/api/v1/namespaces/a/relations/pods/placed")
+        .await;
+    assert_eq!(edge_lines(&body), Vec::<String>::new());
+
+    // Whoever may list relations cluster-wide sees the Node too.
+    let (_, body) = cluster
+        .get(Some(ADMIN), "/api/v1/namespaces/a/relations/pods/placed")
+        .await;
+    assert_eq!(edge_lines(&body), [ON_NODE]);
+}
+
 #[tokio::test]
 async fn many_requests_of_one_caller_cost_one_review() {
     let cluster = Cluster::start(json!({})).await;

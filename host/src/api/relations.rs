@@ -16,15 +16,23 @@
 //! analyzer failed on the object since; these are its last good edges).
 //! The object itself need not exist: what still refers to a deleted
 //! ConfigMap is a question worth asking.
+//!
+//! Under `delegated` access, a caller let in for one namespace sees an edge
+//! to an object elsewhere (another namespace, or a cluster-scoped object)
+//! only if it may list relations there too ([`Sight`]); the others are
+//! left out, with what lies only beyond them, as the API server leaves out
+//! of a list what the caller may not read.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use axum::Json;
-use axum::Router;
 use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
 use axum::routing::get;
+use axum::{Extension, Json, Router};
 use serde_json::{Map, Value, json};
 
+use super::access::Permissions;
 use super::native::resource;
 use super::{AppState, Params, Problem};
 use crate::relations::{Direction, Edge, Graph, NodeKey};
@@ -48,20 +56,32 @@ pub(super) fn routes() -> Router<Arc<AppState>> {
 
 async fn all(
     State(state): State<Arc<AppState>>,
+    permissions: Option<Extension<Permissions>>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, Problem> {
     let params = Params::parse(raw.as_deref(), &["relation", "analyzer", "namespace"])?;
     let relations = list(params.non_empty("relation"));
     let analyzers = list(params.non_empty("analyzer"));
     let namespace = params.get("namespace");
-    let graph = state.relations.graph();
-    let mut edges: Vec<&Arc<Edge>> = graph
+    let mut sight = Sight::new(permissions, namespace);
+    let found: Vec<Arc<Edge>> = state
+        .relations
+        .graph()
         .edges()
         .filter(|e| relations.is_empty() || relations.iter().any(|r| **r == *e.relation))
         .filter(|e| analyzers.is_empty() || analyzers.iter().any(|a| **a == *e.analyzer))
         .filter(|e| namespace.is_none_or(|ns| *e.from.namespace == *ns || *e.to.namespace == *ns))
+        .cloned()
+        .collect();
+    // Asked after the index is let go: a review may take a while.
+    let undecided = sight.undecided(found.iter().flat_map(|e| [&*e.from, &*e.to]));
+    sight.decide(undecided).await?;
+    let mut edges: Vec<&Arc<Edge>> = found
+        .iter()
+        .filter(|e| sight.shows(&e.from) && sight.shows(&e.to))
         .collect();
     edges.sort_by(|a, b| order(a).cmp(&order(b)));
+    let graph = state.relations.graph();
     let items: Vec<Value> = edges.iter().map(|e| edge(&graph, e)).collect();
     Ok(Json(json!({
         "kind": "RelationList",
@@ -76,19 +96,24 @@ async fn cluster_scoped(
     Path((kind, name)): Path<(String, String)>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, Problem> {
-    around(&state, None, &kind, &name, raw.as_deref()).await
+    // The caller may list relations at the cluster scope: it sees them all.
+    let sight = Sight::new(None, None);
+    around(&state, sight, None, &kind, &name, raw.as_deref()).await
 }
 
 async fn namespaced(
     State(state): State<Arc<AppState>>,
+    permissions: Option<Extension<Permissions>>,
     Path((namespace, kind, name)): Path<(String, String, String)>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, Problem> {
-    around(&state, Some(namespace), &kind, &name, raw.as_deref()).await
+    let sight = Sight::new(permissions, Some(&namespace));
+    around(&state, sight, Some(namespace), &kind, &name, raw.as_deref()).await
 }
 
 async fn around(
     state: &AppState,
+    mut sight: Sight,
     namespace: Option<String>,
     kind: &str,
     name: &str,
@@ -125,13 +150,27 @@ async fn around(
         namespace: namespace.as_deref().unwrap_or("").into(),
         name: name.into(),
     };
-    let (nodes, edges, truncated) = {
-        let graph = state.relations.graph();
-        let (nodes, mut found, truncated) =
-            graph.around(&root, direction, depth, &relations, limit);
-        found.sort_by(|a, b| order(a).cmp(&order(b)));
-        let edges: Vec<Value> = found.iter().map(|e| edge(&graph, e)).collect();
-        (nodes, edges, truncated)
+    // Walks through what the caller may see, namespaces not asked about
+    // yet counting as seen; then asks about those the walk reached, and
+    // walks again until it reaches no namespace not asked about. Each walk
+    // but the last asks about one namespace at least, so it ends; the
+    // second usually reaches only what the first did (a third is needed
+    // when hiding a node lets `limit` reach further).
+    let (nodes, edges, truncated) = loop {
+        let undecided = {
+            let graph = state.relations.graph();
+            let visible = |node: &NodeKey| sight.shows(node);
+            let (nodes, mut found, truncated) =
+                graph.around_visible(&root, direction, depth, &relations, limit, &visible);
+            let undecided = sight.undecided(nodes.iter());
+            if undecided.is_empty() {
+                found.sort_by(|a, b| order(a).cmp(&order(b)));
+                let edges: Vec<Value> = found.iter().map(|e| edge(&graph, e)).collect();
+                break (nodes, edges, truncated);
+            }
+            undecided
+        };
+        sight.decide(undecided).await?;
     };
     // Existence is read from the caches, after the index is let go.
     let nodes: Vec<Value> = nodes.iter().map(|n| node(state, n)).collect();
@@ -149,6 +188,83 @@ async fn around(
         "nodes": nodes,
         "edges": edges,
     })))
+}
+
+/// Which objects an answer may show: all of them when the caller was let
+/// in at the cluster scope or without a `delegated` check; else those in
+/// the namespace it was let in for (`home`) and in the namespaces where it
+/// may list relations too (`""`, cluster-scoped objects, needs the cluster
+/// scope), asked of the API server as they turn up, one question per
+/// namespace. Listing relations there is what a request about that
+/// namespace would need, so an edge is shown to whoever could read it from
+/// either end.
+struct Sight {
+    /// `None`: everything is shown.
+    permissions: Option<Permissions>,
+    home: Arc<str>,
+    /// The namespaces asked about, and whether the caller may see them.
+    decided: BTreeMap<Arc<str>, bool>,
+}
+
+impl Sight {
+    fn new(permissions: Option<Extension<Permissions>>, home: Option<&str>) -> Sight {
+        let (permissions, home) = match (permissions, home) {
+            (Some(Extension(permissions)), Some(home)) if !home.is_empty() => {
+                (Some(permissions), home)
+            }
+            _ => (None, ""),
+        };
+        Sight {
+            permissions,
+            home: home.into(),
+            decided: BTreeMap::new(),
+        }
+    }
+
+    /// Whether `node` may be shown; one in a namespace not asked about yet
+    /// counts as shown until it is.
+    fn shows(&self, node: &NodeKey) -> bool {
+        self.permissions.is_none()
+            || node.namespace == self.home
+            || self.decided.get(&node.namespace) != Some(&false)
+    }
+
+    /// The namespaces of `nodes` not asked about yet.
+    fn undecided<'a>(&self, nodes: impl Iterator<Item = &'a NodeKey>) -> BTreeSet<Arc<str>> {
+        if self.permissions.is_none() {
+            return BTreeSet::new();
+        }
+        nodes
+            .map(|node| &node.namespace)
+            .filter(|ns| **ns != self.home && !self.decided.contains_key(*ns))
+            .cloned()
+            .collect()
+    }
+
+    /// Asks about `namespaces`.
+    async fn decide(&mut self, namespaces: BTreeSet<Arc<str>>) -> Result<(), Problem> {
+        let Some(permissions) = &self.permissions else {
+            return Ok(());
+        };
+        if namespaces.is_empty() {
+            return Ok(());
+        }
+        let allowed = permissions
+            .may_list_relations_in(namespaces.clone())
+            .await
+            .map_err(|e| {
+                Problem::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "Unavailable",
+                    e.to_string(),
+                )
+            })?;
+        for namespace in namespaces {
+            let shown = allowed.contains(&namespace);
+            self.decided.insert(namespace, shown);
+        }
+        Ok(())
+    }
 }
 
 /// A comma-separated list parameter.

@@ -141,6 +141,7 @@ fn delegated_auth(file: Option<DelegatedAuthFile>) -> DelegatedAuth {
         cache_max_entries: file
             .cache_max_entries
             .map_or(defaults.cache_max_entries, |c| c.0),
+        widen: file.widen.unwrap_or(defaults.widen),
     }
 }
 
@@ -340,6 +341,7 @@ struct DelegatedAuthFile {
     cache_denied_seconds: Option<Seconds>,
     token_cache_seconds: Option<Seconds>,
     cache_max_entries: Option<Count<1>>,
+    widen: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]

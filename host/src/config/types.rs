@@ -146,6 +146,12 @@ pub struct DelegatedAuth {
     /// `cacheMaxEntries` (8192): the most decisions kept, and the most
     /// tokens; the least recently used go first.
     pub cache_max_entries: usize,
+    /// `widen` (true): a read is asked in its widest form first (the
+    /// resource everywhere, then in the namespace), which is sound when an
+    /// allow over every namespace holds for each of them, as in RBAC; off,
+    /// each request is asked exactly, for an authorizer (a webhook) that may
+    /// deny in one namespace what it allows cluster-wide.
+    pub widen: bool,
 }
 
 impl Default for DelegatedAuth {
@@ -155,6 +161,7 @@ impl Default for DelegatedAuth {
             cache_denied: Duration::from_secs(10),
             token_cache: Duration::from_secs(10),
             cache_max_entries: 8192,
+            widen: true,
         }
     }
 }

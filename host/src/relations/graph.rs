@@ -561,6 +561,21 @@ impl Graph {
         relations: &[String],
         limit: usize,
     ) -> (Vec<NodeKey>, Vec<Arc<Edge>>, bool) {
+        self.around_visible(root, direction, depth, relations, limit, &|_| true)
+    }
+
+    /// [`Graph::around`] through the nodes `visible` admits only: an edge
+    /// to any other is left out, and so is what lies only beyond it. The
+    /// root is always visible.
+    pub fn around_visible(
+        &self,
+        root: &NodeKey,
+        direction: Direction,
+        depth: u32,
+        relations: &[String],
+        limit: usize,
+        visible: &dyn Fn(&NodeKey) -> bool,
+    ) -> (Vec<NodeKey>, Vec<Arc<Edge>>, bool) {
         let mut nodes = vec![root.clone()];
         let mut seen_nodes: HashSet<NodeKey> = HashSet::from([root.clone()]);
         let mut seen_edges: HashSet<*const Edge> = HashSet::new();
@@ -584,7 +599,10 @@ impl Graph {
                     .flatten()
                     .map(|e| (e, &e.from));
                 for (edge, other) in outgoing.chain(incoming) {
-                    if !wanted(edge) || !seen_edges.insert(Arc::as_ptr(edge)) {
+                    if !wanted(edge)
+                        || !(seen_nodes.contains(&**other) || visible(other))
+                        || !seen_edges.insert(Arc::as_ptr(edge))
+                    {
                         continue;
                     }
                     if edges.len() == limit {

@@ -389,6 +389,12 @@ impl FakeApiServer {
         self.shared.rbac.lock().grant(subject, rule);
     }
 
+    /// Makes a webhook authorizer in front of RBAC deny `rule` to
+    /// `subject`, for SubjectAccessReviews that ask about it exactly.
+    pub fn deny(&self, subject: Subject, rule: Rule) {
+        self.shared.rbac.lock().deny(subject, rule);
+    }
+
     /// Takes every rule granted to `subject` away.
     pub fn revoke(&self, subject: &Subject) {
         self.shared.rbac.lock().revoke(subject);

@@ -133,6 +133,8 @@ struct Account {
 pub(crate) struct Rbac {
     tokens: BTreeMap<String, Account>,
     grants: Vec<(Subject, Rule)>,
+    /// What a webhook authorizer in front of RBAC denies outright.
+    denials: Vec<(Subject, Rule)>,
     /// Every TokenReview received, by the token's user (`None`: unknown token).
     pub token_reviews: Vec<Option<String>>,
     /// The `spec` of every SubjectAccessReview received.
@@ -156,6 +158,13 @@ impl Rbac {
     /// Grants `rule` to `subject`.
     pub(crate) fn grant(&mut self, subject: Subject, rule: Rule) {
         self.grants.push((subject, rule));
+    }
+
+    /// Makes a webhook authorizer deny what `rule` matches to `subject`,
+    /// whatever RBAC allows: unlike RBAC, it answers each question as
+    /// asked, so it may deny in namespace `b` what it allows cluster-wide.
+    pub(crate) fn deny(&mut self, subject: Subject, rule: Rule) {
+        self.denials.push((subject, rule));
     }
 
     /// Takes every rule of `subject` away.
@@ -204,13 +213,19 @@ impl Rbac {
             Subject::User(name) => name == user,
             Subject::Group(name) => groups.contains(&name.as_str()),
         };
+        let denied = self
+            .denials
+            .iter()
+            .any(|(subject, rule)| holds(subject) && rule.allows(spec));
         let allowed = (groups.contains(&AUTHENTICATED) && discovery.allows(spec))
             || self
                 .grants
                 .iter()
                 .any(|(subject, rule)| holds(subject) && rule.allows(spec));
         // A real RBAC authorizer gives no reason when nothing allows.
-        let status = if allowed {
+        let status = if denied {
+            json!({"allowed": false, "denied": true, "reason": "denied by the fake API server's webhook"})
+        } else if allowed {
             json!({"allowed": true, "reason": "allowed by the fake API server's RBAC"})
         } else {
             json!({"allowed": false})
@@ -293,6 +308,23 @@ mod tests {
             Rule::paths(&["get"], &["/metrics"]),
         );
         assert!(path(&mut rbac, &[], "/metrics"));
+    }
+
+    #[test]
+    fn a_webhook_denial_wins_over_rbac_for_the_question_it_matches() {
+        let mut rbac = Rbac::default();
+        rbac.grant(
+            Subject::User("jane".into()),
+            Rule::cluster(&["list"], "", &["pods"]),
+        );
+        rbac.deny(
+            Subject::User("jane".into()),
+            Rule::namespaced("b", &["*"], "*", &["*"]),
+        );
+        let pods = |ns: &str| json!({"verb": "list", "resource": "pods", "namespace": ns});
+        assert!(access(&mut rbac, "jane", &[], pods("")));
+        assert!(access(&mut rbac, "jane", &[], pods("a")));
+        assert!(!access(&mut rbac, "jane", &[], pods("b")));
     }
 
     #[test]

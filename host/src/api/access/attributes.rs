@@ -20,8 +20,6 @@ pub(super) struct Query {
     pub field_selector: Option<String>,
     /// `namespace` (the relations routes).
     pub namespace: Option<String>,
-    /// `depth` (the relations routes).
-    pub depth: Option<String>,
 }
 
 impl Query {
@@ -38,7 +36,6 @@ impl Query {
                 "watch" => &mut query.watch,
                 "fieldSelector" => &mut query.field_selector,
                 "namespace" => &mut query.namespace,
-                "depth" => &mut query.depth,
                 _ => continue,
             };
             slot.get_or_insert(value);

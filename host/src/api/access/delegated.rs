@@ -136,10 +136,10 @@ impl Delegated {
         }
     }
 
-    /// Whether `user` may make the request `attributes` describes, asking
-    /// first whether it may read the resource more widely: everywhere
-    /// (every namespace, every name), then in the request's namespace
-    /// (every name), then exactly. In RBAC a permission over every name or
+    /// Whether `user` may make the request `attributes` describes. With
+    /// `widen` (the default), asks first whether it may read the resource
+    /// more widely: everywhere (every namespace, every name), then in the
+    /// request's namespace (every name), then exactly. In RBAC a permission over every name or
     /// namespace holds for each of them, so a wider answer that allows is
     /// the narrower one's answer too; and since answers are cached per
     /// question, a client reading many objects of a kind it may read costs
@@ -149,13 +149,18 @@ impl Delegated {
     /// the next; the exact question's answer is final. Writes and
     /// non-resource requests are asked exactly.
     ///
+    /// Without `widen`, every request is asked exactly: an authorizer other
+    /// than RBAC (a webhook) may deny in one namespace what it allows at the
+    /// cluster scope, and a wider allow would bypass that denial.
+    ///
     /// Returns the decision and the question it answers.
     pub(super) async fn authorize_widely(
         &self,
         user: Arc<UserInfo>,
         attributes: AccessAttributes,
     ) -> (Decision, Question) {
-        for wider in wider_questions(&attributes) {
+        let widen = self.settings.widen.then_some(&attributes);
+        for wider in widen.into_iter().flat_map(wider_questions) {
             let question = (user.clone(), wider);
             if let Decision::Allowed = self.authorize(&question).await {
                 return (Decision::Allowed, question);

@@ -8,18 +8,22 @@
 //!   is described in Kubernetes' terms ([`routes`]), so the cluster's RBAC
 //!   decides for GRW as for the API server. Refusals are the API server's
 //!   answers: 401, 403 with its message, and 503 when it cannot say
-//!   (never a guess).
+//!   (never a guess). A handler whose answer reaches beyond what the
+//!   request names (an object's relations, into other namespaces) asks
+//!   about the rest through [`Permissions`].
 //!
 //! `/healthz` and `/readyz` are open in every mode: the kubelet probes them.
 
 mod attributes;
 mod cache;
 mod delegated;
+mod further;
 mod kube_api;
 mod refusal;
 mod routes;
 mod token;
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
@@ -28,6 +32,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 pub use delegated::Delegated;
+pub use further::{Permissions, Unanswered};
 pub use routes::OWN_GROUP;
 pub use token::{ApiToken, TokenError};
 
@@ -35,10 +40,11 @@ use self::attributes::Query;
 use self::delegated::{Decision, Identity};
 use self::routes::{Asked, Described};
 use super::AppState;
+use super::kinds::REFRESH_ON_MISS;
 use super::kubernetes::status::KubeError;
 use crate::config::{ApiAuth, Config};
 use crate::gvk::KindRef;
-use crate::kube::{AccessAttributes, KubeClient, UserInfo};
+use crate::kube::{AccessAttributes, Catalog, KubeClient, ResolveError, UserInfo};
 use crate::metrics::Metrics;
 
 /// The access check of one listener.
@@ -147,21 +153,11 @@ pub(super) async fn check(
 
 async fn check_delegated(
     state: &AppState,
-    delegated: &Delegated,
+    delegated: &Arc<Delegated>,
     mut request: Request,
     next: Next,
 ) -> Response {
-    let described = {
-        let asked = Asked {
-            method: request.method(),
-            path: request.uri().path(),
-            raw_query: request.uri().query(),
-            query: Query::parse(request.uri().query()),
-        };
-        let catalog = state.discovery.catalog();
-        let resolve = |kind: &KindRef| catalog.resolve(kind).ok();
-        routes::describe(&asked, &state.config.kube_api_path_prefix, &resolve)
-    };
+    let (mut described, missed) = describe(state, &request, &state.discovery.catalog());
     if described == Described::Open {
         return next.run(request).await;
     }
@@ -189,6 +185,14 @@ async fn check_delegated(
             ));
         }
     };
+    if missed {
+        // A kind discovery did not know: read discovery again first, as the
+        // route will (at most every `REFRESH_ON_MISS`, and only for an
+        // authenticated caller), so that a CRD just installed is checked as
+        // the resource it is, not as named.
+        let catalog = state.discovery.refresh_if_older(REFRESH_ON_MISS).await;
+        described = describe(state, &request, &catalog).0;
+    }
     let attributes = match described {
         Described::Check(attributes) => attributes,
         Described::Open | Described::Unknown => {
@@ -203,7 +207,11 @@ async fn check_delegated(
     let (decision, question) = delegated.authorize_widely(user, attributes).await;
     match decision {
         Decision::Allowed => {
-            request.extensions_mut().insert(Caller(question.0));
+            let user = question.0;
+            request
+                .extensions_mut()
+                .insert(Permissions::new(delegated.clone(), user.clone()));
+            request.extensions_mut().insert(Caller(user));
             next.run(request).await
         }
         Decision::Denied(verdict) => {
@@ -220,6 +228,27 @@ async fn check_delegated(
             ))
         }
     }
+}
+
+/// What `request` needs, its kinds resolved in `catalog`; and whether a
+/// kind was not found there.
+fn describe(state: &AppState, request: &Request, catalog: &Catalog) -> (Described, bool) {
+    let asked = Asked {
+        method: request.method(),
+        path: request.uri().path(),
+        raw_query: request.uri().query(),
+        query: Query::parse(request.uri().query()),
+    };
+    let missed = Cell::new(false);
+    let resolve = |kind: &KindRef| match catalog.resolve(kind) {
+        Ok(info) => Some(info),
+        Err(error) => {
+            missed.set(matches!(error, ResolveError::NotFound { .. }));
+            None
+        }
+    };
+    let described = routes::describe(&asked, &state.config.kube_api_path_prefix, &resolve);
+    (described, missed.get())
 }
 
 /// The token of `Authorization: Bearer <token>`, read as the API server

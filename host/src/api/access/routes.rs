@@ -9,7 +9,7 @@
 //! | `/api/v1/plugins[/{name}]` | `plugins.grw.io`, `list` or `get` |
 //! | `/api/v1/subscriptions[/{name}[/dead-letters[/replay]]]` | `subscriptions.grw.io` (subresource `dead-letters`), the verb of the method: `list`, `get`, `create`, `delete` |
 //! | `/api/v1/kinds` | `kinds.grw.io`, `list` |
-//! | `/api/v1/relations`, `/api/v1/[namespaces/{ns}/]relations/{kind}/{name}` | `relations.relations.grw.io` (the `Relation` kind's resource), `list`: in namespace `ns` (or `?namespace=`) when the answer stays about it, else cluster-wide |
+//! | `/api/v1/relations`, `/api/v1/[namespaces/{ns}/]relations/{kind}/{name}` | `relations.relations.grw.io` (the `Relation` kind's resource), `list`: in namespace `ns` (or `?namespace=`), else cluster-wide; the handler leaves out edges into namespaces where the caller may not list them |
 //! | `/`, `/resources/...`, `/manage/...`, `/analyze/...` (the earlier GRW's) | `compat.grw.io`, `get`: they read every cached kind |
 //! | `/metrics` | the non-resource URL `/metrics` |
 //!
@@ -88,10 +88,7 @@ pub(super) fn describe(
         }
         ["api", "v1", "relations"] => relations(query.namespace.as_deref().unwrap_or("")),
         ["api", "v1", "relations", _, _] => relations(""),
-        ["api", "v1", "namespaces", ns, "relations", _, _] => {
-            let one_step = query.depth.as_deref().is_none_or(|d| d == "1");
-            relations(if one_step { ns } else { "" })
-        }
+        ["api", "v1", "namespaces", ns, "relations", _, _] => relations(ns),
         ["api", "v1", "plugins"] => own("plugins", "", ""),
         ["api", "v1", "plugins", name] => own("plugins", name, ""),
         ["api", "v1", "subscriptions"] => own("subscriptions", "", ""),
@@ -130,16 +127,24 @@ fn own_resource(
 }
 
 /// The relations routes answer edges, which are `Relation` objects: `list`
-/// of them, in `namespace` or (empty) the whole cluster.
+/// of them, in the namespace the answer is about or (empty) the whole
+/// cluster. An answer reaching other namespaces shows only the edges into
+/// those the caller may list them in too ([`list_relations`]).
 fn relations(namespace: &str) -> Described {
-    Described::Check(AccessAttributes::Resource(ResourceAttributes {
+    Described::Check(list_relations(namespace))
+}
+
+/// `list` of `relations.relations.grw.io` in `namespace` (empty: at the
+/// cluster scope).
+pub(super) fn list_relations(namespace: &str) -> AccessAttributes {
+    AccessAttributes::Resource(ResourceAttributes {
         verb: "list".to_string(),
         group: GRW_GROUP.to_string(),
         version: "v1".to_string(),
         resource: "relations".to_string(),
         namespace: namespace.to_string(),
         ..ResourceAttributes::default()
-    }))
+    })
 }
 
 /// A native object route: the kind's resource as discovery knows it, or as
@@ -290,7 +295,8 @@ mod tests {
             (M::GET, "/api/v1/relations/nodes/n1", resource("list", "relations.grw.io", "v1", "relations", "", "", "")),
             (M::GET, "/api/v1/namespaces/a/relations/pods/p", resource("list", "relations.grw.io", "v1", "relations", "", "a", "")),
             (M::GET, "/api/v1/namespaces/a/relations/pods/p?depth=1", resource("list", "relations.grw.io", "v1", "relations", "", "a", "")),
-            (M::GET, "/api/v1/namespaces/a/relations/pods/p?depth=2", resource("list", "relations.grw.io", "v1", "relations", "", "", "")),
+            // Deeper answers are filtered by the handler, not refused here.
+            (M::GET, "/api/v1/namespaces/a/relations/pods/p?depth=2", resource("list", "relations.grw.io", "v1", "relations", "", "a", "")),
             // The earlier GRW's routes, as a whole.
             (M::GET, "/", resource("get", "grw.io", "v1", "compat", "", "", "")),
             (M::POST, "/resources/k8sObjects", resource("get", "grw.io", "v1", "compat", "", "", "")),

@@ -78,7 +78,7 @@ const FULL: &str = r#"{
   "syncTimeoutSecond": 12,
   "apiTokenFile": "~/grw.token",
   "apiAuth": "token",
-  "delegatedAuth": {"cacheAllowedSeconds": 30, "cacheDeniedSeconds": 0.5, "tokenCacheSeconds": 60, "cacheMaxEntries": 100},
+  "delegatedAuth": {"cacheAllowedSeconds": 30, "cacheDeniedSeconds": 0.5, "tokenCacheSeconds": 60, "cacheMaxEntries": 100, "widen": false},
   "tlsListener": {"address": "::", "port": 9443, "certFile": "~/tls.crt", "keyFile": "/tls/tls.key", "auth": "token"},
   "replayFile": "/data/events.jsonl",
   "pluginDir": "/plugins",
@@ -175,6 +175,7 @@ fn full_config_sets_every_key() {
             cache_denied: Duration::from_millis(500),
             token_cache: Duration::from_secs(60),
             cache_max_entries: 100,
+            widen: false,
         },
         tls_listener: Some(TlsListener {
             address: IpAddr::V6(Ipv6Addr::UNSPECIFIED),
@@ -245,6 +246,7 @@ fn empty_object_gives_every_default() {
             cache_denied: Duration::from_secs(10),
             token_cache: Duration::from_secs(10),
             cache_max_entries: 8192,
+            widen: true,
         }
     );
     assert_eq!(config.tls_listener, None);
@@ -358,6 +360,10 @@ fn access_settings_that_cannot_work_are_refused() {
         (
             r#"{"delegatedAuth": {"cacheMaxEntries": 0}}"#,
             "config key `delegatedAuth.cacheMaxEntries`: expected a whole number from 1 up, got 0",
+        ),
+        (
+            r#"{"delegatedAuth": {"widen": "no"}}"#,
+            r#"config key `delegatedAuth.widen`: expected true or false, got "no""#,
         ),
     ];
     for (text, want) in cases {

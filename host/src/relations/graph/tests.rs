@@ -240,6 +240,16 @@ fn around_follows_directions_depth_and_relations() {
         (Arc::from("controller"), Arc::from("true"))
     );
 
+    // A node not visible: neither the edge to it nor what lies beyond.
+    let hidden_rs = |n: &NodeKey| *n != rs;
+    let (nodes, edges, _) =
+        graph.around_visible(&deployment, Direction::Out, 3, &[], 100, &hidden_rs);
+    assert_eq!((nodes, edges.len()), (vec![deployment.clone()], 0));
+    let no_nodes = |n: &NodeKey| n.namespace.is_empty();
+    let (nodes, edges, _) = graph.around_visible(&a, Direction::Both, 3, &[], 100, &no_nodes);
+    assert_eq!(nodes, [a.clone(), node.clone()], "the root is visible");
+    assert_eq!(edges.len(), 1);
+
     graph.remove_analyzer("ownership");
     assert_eq!(
         lines(&graph),
