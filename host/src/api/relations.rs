@@ -64,25 +64,49 @@ async fn all(
     let analyzers = list(params.non_empty("analyzer"));
     let namespace = params.get("namespace");
     let mut sight = Sight::new(permissions, namespace);
-    let found: Vec<Arc<Edge>> = state
-        .relations
-        .graph()
-        .edges()
-        .filter(|e| relations.is_empty() || relations.iter().any(|r| **r == *e.relation))
-        .filter(|e| analyzers.is_empty() || analyzers.iter().any(|a| **a == *e.analyzer))
-        .filter(|e| namespace.is_none_or(|ns| *e.from.namespace == *ns || *e.to.namespace == *ns))
-        .cloned()
-        .collect();
+    // Every edge may be millions: taken (with whether each is stale) under
+    // a short hold of the index's lock, and filtered, sorted and written
+    // on a query thread, as a list of objects is.
+    let gather = state.clone();
+    let wanted = namespace.map(str::to_string);
+    let found = state
+        .queries
+        .run(move |budget| {
+            let graph = gather.relations.graph();
+            let mut found = Vec::new();
+            for e in graph.edges() {
+                budget.charge()?;
+                if (relations.is_empty() || relations.iter().any(|r| **r == *e.relation))
+                    && (analyzers.is_empty() || analyzers.iter().any(|a| **a == *e.analyzer))
+                    && wanted
+                        .as_deref()
+                        .is_none_or(|ns| *e.from.namespace == *ns || *e.to.namespace == *ns)
+                {
+                    found.push((e.clone(), graph.stale(&e.analyzer, e.subject())));
+                }
+            }
+            Ok(found)
+        })
+        .await?;
     // Asked after the index is let go: a review may take a while.
-    let undecided = sight.undecided(found.iter().flat_map(|e| [&*e.from, &*e.to]));
+    let undecided = sight.undecided(found.iter().flat_map(|(e, _)| [&*e.from, &*e.to]));
     sight.decide(undecided).await?;
-    let mut edges: Vec<&Arc<Edge>> = found
-        .iter()
-        .filter(|e| sight.shows(&e.from) && sight.shows(&e.to))
-        .collect();
-    edges.sort_by(|a, b| order(a).cmp(&order(b)));
-    let graph = state.relations.graph();
-    let items: Vec<Value> = edges.iter().map(|e| edge(&graph, e)).collect();
+    let items = state
+        .queries
+        .run(move |budget| {
+            let mut edges: Vec<&(Arc<Edge>, Option<Arc<str>>)> = found
+                .iter()
+                .filter(|(e, _)| sight.shows(&e.from) && sight.shows(&e.to))
+                .collect();
+            edges.sort_by(|(a, _), (b, _)| order(a).cmp(&order(b)));
+            let mut items = Vec::with_capacity(edges.len());
+            for (e, stale) in edges {
+                budget.charge()?;
+                items.push(edge_with(e, stale.as_deref()));
+            }
+            Ok(items)
+        })
+        .await?;
     Ok(Json(json!({
         "kind": "RelationList",
         "pending": state.relations.pending(),
@@ -286,6 +310,12 @@ fn order(edge: &Edge) -> (&NodeKey, &str, &NodeKey, &str) {
 
 /// One edge as the API shows it.
 pub(super) fn edge(graph: &Graph, edge: &Edge) -> Value {
+    edge_with(edge, graph.stale(&edge.analyzer, edge.subject()).as_deref())
+}
+
+/// One edge as the API shows it, `stale` with the reason its analyzer
+/// failed on the object since, if it did.
+fn edge_with(edge: &Edge, stale: Option<&str>) -> Value {
     let attributes: Map<String, Value> = edge
         .attributes
         .iter()
@@ -299,7 +329,7 @@ pub(super) fn edge(graph: &Graph, edge: &Edge) -> Value {
         "attributes": attributes,
         "stale": false,
     });
-    if let Some(reason) = graph.stale(&edge.analyzer, edge.subject()) {
+    if let Some(reason) = stale {
         body["stale"] = Value::Bool(true);
         body["staleReason"] = Value::String(reason.to_string());
     }
