@@ -16,6 +16,8 @@ pub struct Problem {
     pub reason: &'static str,
     /// What was wrong, for people.
     pub message: String,
+    /// Seconds after which the request may succeed (`Retry-After`), for a 429.
+    pub retry_after: Option<u64>,
 }
 
 impl Problem {
@@ -25,6 +27,15 @@ impl Problem {
             status,
             reason,
             message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// The same problem with a `Retry-After` of `seconds`.
+    pub fn retry_after(self, seconds: u64) -> Self {
+        Problem {
+            retry_after: Some(seconds),
+            ..self
         }
     }
 
@@ -46,6 +57,12 @@ impl IntoResponse for Problem {
             "reason": self.reason,
             "message": self.message,
         });
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, seconds.into());
+        }
+        response
     }
 }

@@ -57,6 +57,63 @@ pub enum Guard {
 #[derive(Debug, Clone)]
 pub struct Caller(pub Arc<UserInfo>);
 
+tokio::task_local! {
+    /// The caller of the request being handled on a `delegated` listener,
+    /// for the further reads its handler makes ([`may_list`]).
+    static FURTHER: (Arc<Delegated>, Arc<UserInfo>);
+}
+
+/// Why the caller may not make a further read its request needs.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum FurtherRefusal {
+    /// The API server's answer was no: its words for why.
+    #[error("{0}")]
+    Forbidden(String),
+    /// The API server could not say.
+    #[error("GRW cannot check with the API server what the caller may read: {0}; try again later")]
+    Unknown(String),
+}
+
+/// Whether the caller of the request being handled may `list` `resource`
+/// in `namespace` (`None`: every namespace, or a cluster-scoped kind), as
+/// the access check decides for the request itself: for a read a request
+/// makes beyond the one its path names (an `ownerKind` lookup lists the
+/// owner's kind). Always allowed outside a `delegated` listener.
+pub(crate) async fn may_list(
+    resource: &crate::gvk::ResourceInfo,
+    namespace: Option<&str>,
+) -> Result<(), FurtherRefusal> {
+    let Ok((delegated, user)) = FURTHER.try_with(|(d, u)| (d.clone(), u.clone())) else {
+        return Ok(());
+    };
+    let attributes = AccessAttributes::Resource(crate::kube::ResourceAttributes {
+        verb: "list".to_string(),
+        group: resource.gvk.group.clone(),
+        version: resource.gvk.version.clone(),
+        resource: resource.plural.clone(),
+        namespace: namespace.unwrap_or_default().to_string(),
+        ..Default::default()
+    });
+    match delegated.authorize_widely(user, attributes).await {
+        (Decision::Allowed, _) => Ok(()),
+        (Decision::Denied(verdict), (user, attributes)) => {
+            delegated.metrics().refused(403);
+            log_denial(
+                &user,
+                &attributes,
+                &verdict.reason,
+                &verdict.evaluation_error,
+            );
+            Err(FurtherRefusal::Forbidden(refusal::why(
+                &user,
+                &attributes,
+                &verdict.reason,
+            )))
+        }
+        (Decision::Unknown(why), _) => Err(FurtherRefusal::Unknown(why)),
+    }
+}
+
 /// Why a listener's access check cannot be made.
 #[derive(Debug, thiserror::Error)]
 pub enum AccessError {
@@ -141,13 +198,13 @@ pub(super) async fn check(
                 token::refusal()
             }
         }
-        Guard::Delegated(delegated) => check_delegated(&state, &delegated, request, next).await,
+        Guard::Delegated(delegated) => check_delegated(&state, delegated, request, next).await,
     }
 }
 
 async fn check_delegated(
     state: &AppState,
-    delegated: &Delegated,
+    delegated: Arc<Delegated>,
     mut request: Request,
     next: Next,
 ) -> Response {
@@ -203,8 +260,10 @@ async fn check_delegated(
     let (decision, question) = delegated.authorize_widely(user, attributes).await;
     match decision {
         Decision::Allowed => {
-            request.extensions_mut().insert(Caller(question.0));
-            next.run(request).await
+            request.extensions_mut().insert(Caller(question.0.clone()));
+            FURTHER
+                .scope((delegated.clone(), question.0), next.run(request))
+                .await
         }
         Decision::Denied(verdict) => {
             metrics.refused(403);

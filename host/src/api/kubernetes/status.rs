@@ -223,6 +223,15 @@ impl Status {
         )
     }
 
+    /// 429 `TooManyRequests`, as the API server's own: retry after
+    /// `retry_after` seconds (also the `Retry-After` header).
+    pub(crate) fn too_many_requests(message: impl Into<String>, retry_after: u64) -> Status {
+        Status {
+            details: Some(json!({"retryAfterSeconds": retry_after})),
+            ..Status::new(StatusCode::TOO_MANY_REQUESTS, "TooManyRequests", message)
+        }
+    }
+
     /// 503 `ServiceUnavailable`.
     pub(crate) fn unavailable(message: impl Into<String>) -> Status {
         Status::new(
@@ -266,6 +275,14 @@ impl IntoResponse for KubeError {
                     header::CONTENT_TYPE,
                     HeaderValue::from_static("application/json"),
                 );
+                if status.code == StatusCode::TOO_MANY_REQUESTS
+                    && let Some(seconds) = status
+                        .details
+                        .as_ref()
+                        .and_then(|d| d["retryAfterSeconds"].as_u64())
+                {
+                    headers.insert(header::RETRY_AFTER, seconds.into());
+                }
                 // The API server marks its refusals so, not its other errors.
                 if status.code == StatusCode::FORBIDDEN {
                     headers.insert(
