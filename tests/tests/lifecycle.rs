@@ -56,13 +56,15 @@ async fn grw(fake: &FakeApiServer, extra: Value) -> Grw {
     grw
 }
 
-/// The watches `/api/v1/kinds` lists, as `gvk namespace`.
+/// The watches of core kinds `/api/v1/kinds` lists, as `gvk namespace`
+/// (GRW's own kinds and CustomResourceDefinitions are always watched).
 async fn listed(grw: &Grw) -> Vec<String> {
     let (_, kinds) = grw.get("/api/v1/kinds").await;
     let mut listed: Vec<String> = kinds["items"]
         .as_array()
         .unwrap()
         .iter()
+        .filter(|k| k["gvk"].as_str().unwrap().starts_with("v1/"))
         .map(|k| {
             format!(
                 "{} {}",
@@ -79,16 +81,19 @@ async fn listed(grw: &Grw) -> Vec<String> {
 async fn an_unused_watch_a_query_started_is_closed_and_removed_a_configured_one_stays() {
     let fake = fake().await;
     let grw = grw(&fake, json!({"onDemandIdleSeconds": 2})).await;
-    assert_eq!(fake.open_watches(), 1, "the configured Pod watch");
+    // Pods from the config, and CustomResourceDefinitions, which GRW
+    // always watches.
+    let configured = fake.open_watches();
+    assert_eq!(configured, 2);
 
     let (status, body) = grw.get("/api/v1/objects/configmaps").await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["items"].as_array().unwrap().len(), 2);
     assert_eq!(listed(&grw).await, ["v1/ConfigMap *", "v1/Pod *"]);
-    assert_eq!(fake.open_watches(), 2);
+    assert_eq!(fake.open_watches(), configured + 1);
 
     let removed = eventually(REMOVED_WITHIN, || async {
-        listed(&grw).await == ["v1/Pod *"] && fake.open_watches() == 1
+        listed(&grw).await == ["v1/Pod *"] && fake.open_watches() == configured
     })
     .await;
     assert!(
@@ -107,13 +112,14 @@ async fn an_unused_watch_a_query_started_is_closed_and_removed_a_configured_one_
     // Asked again, it is watched again.
     let (status, _) = grw.get("/api/v1/objects/configmaps").await;
     assert_eq!(status, 200);
-    assert_eq!(fake.open_watches(), 2);
+    assert_eq!(fake.open_watches(), configured + 1);
 }
 
 #[tokio::test]
 async fn an_open_stream_keeps_its_watch() {
     let fake = fake().await;
     let grw = grw(&fake, json!({"onDemandIdleSeconds": 1})).await;
+    let configured = fake.open_watches();
     let mut stream = grw
         .stream("/api/v1/namespaces/a/objects/configmaps?watch=true&dedicated=true")
         .await;
@@ -123,7 +129,7 @@ async fn an_open_stream_keeps_its_watch() {
     );
     tokio::time::sleep(Duration::from_secs(4)).await;
     assert_eq!(listed(&grw).await, ["v1/ConfigMap a", "v1/Pod *"]);
-    assert_eq!(fake.open_watches(), 2);
+    assert_eq!(fake.open_watches(), configured + 1);
     // Changes still arrive through it.
     fake.create(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "more", "namespace": "a"}}))
         .unwrap();
@@ -135,7 +141,7 @@ async fn an_open_stream_keeps_its_watch() {
 
     drop(stream);
     let removed = eventually(REMOVED_WITHIN, || async {
-        listed(&grw).await == ["v1/Pod *"] && fake.open_watches() == 1
+        listed(&grw).await == ["v1/Pod *"] && fake.open_watches() == configured
     })
     .await;
     assert!(
@@ -149,6 +155,7 @@ async fn an_open_stream_keeps_its_watch() {
 async fn over_the_quota_a_query_needing_a_new_watch_gets_429() {
     let fake = fake().await;
     let grw = grw(&fake, json!({"maxOnDemandWatches": 2})).await;
+    let configured = fake.open_watches();
     let http = reqwest::Client::new();
     let get = |path: String| {
         let request = http.get(format!("{}{path}", grw.url));
@@ -202,7 +209,7 @@ async fn over_the_quota_a_query_needing_a_new_watch_gets_429() {
         get("/api/v1/namespaces/a/objects/configmaps?dedicated=true&labelSelector=n%3D1".into())
             .await;
     assert_eq!(status, 200);
-    assert_eq!(fake.open_watches(), 3);
+    assert_eq!(fake.open_watches(), configured + 2);
     let metrics = grw.get_raw("/metrics").await.text().await.unwrap();
     assert!(metrics.contains("grw_on_demand_watches 2"), "{metrics}");
     assert!(
