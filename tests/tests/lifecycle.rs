@@ -342,3 +342,37 @@ async fn an_owner_lookup_needs_the_callers_permission_to_list_the_owners_kind() 
         fake.access_reviews()
     );
 }
+
+#[tokio::test]
+async fn the_native_stream_follows_a_selection_as_the_kubernetes_watch_does() {
+    let fake = fake().await;
+    let grw = grw(&fake, json!({})).await;
+    let mut streams = [
+        grw.stream("/api/v1/namespaces/a/objects/configmaps?watch=true&labelSelector=app%3Dweb")
+            .await,
+        grw.stream("/kube/api/v1/namespaces/a/configmaps?watch=true&labelSelector=app%3Dweb")
+            .await,
+    ];
+    for stream in &mut streams {
+        assert_eq!(stream.next(READY).await.unwrap()["type"], "ADDED");
+    }
+    // The label goes: the object leaves the selection, then comes back.
+    let mut settings = json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "settings", "namespace": "a", "labels": {"app": "db"}},
+        "data": {"k": "v"},
+    });
+    let left = fake.update(settings.clone()).unwrap();
+    settings["metadata"]["labels"]["app"] = json!("web");
+    fake.update(settings).unwrap();
+    for stream in &mut streams {
+        let gone = stream.next(READY).await.unwrap();
+        assert_eq!(gone["type"], "DELETED", "{gone}");
+        assert_eq!(gone["object"]["metadata"]["labels"]["app"], "web");
+        assert_eq!(
+            gone["object"]["metadata"]["resourceVersion"],
+            left.to_string()
+        );
+        assert_eq!(stream.next(READY).await.unwrap()["type"], "ADDED");
+    }
+}
