@@ -59,7 +59,11 @@ pub struct Caller(pub Arc<UserInfo>);
 
 tokio::task_local! {
     /// The caller of the request being handled on a `delegated` listener,
-    /// for the further reads its handler makes ([`may_list`]).
+    /// for the further reads its handler makes ([`may_list`]). A
+    /// task-local rather than a request extension: the search parameters
+    /// are read deep inside the list and watch paths of every route group,
+    /// which then need not pass the caller down; the handler runs inside
+    /// the scope, and the lookup happens before the answer's body is sent.
     static FURTHER: (Arc<Delegated>, Arc<UserInfo>);
 }
 
