@@ -100,6 +100,8 @@ pub async fn run(
         history_size: config.event_history_size,
         history_bytes: config.event_history_bytes,
         queries: Arc::new(config.queries.clone()),
+        on_demand_idle: config.on_demand_idle,
+        max_on_demand: config.max_on_demand_watches,
         ..WatchSettings::default()
     };
     let (discovery, watches, client) = match &config.replay_file {

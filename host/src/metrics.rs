@@ -180,6 +180,18 @@ pub struct Metrics {
     feed_overflows: Family<KindLabels, Counter>,
     leader: Gauge,
     access: AccessMetrics,
+    on_demand: OnDemandMetrics,
+}
+
+/// The watches callers' queries started (see [`crate::watch::Watches::ensure_on_demand`]).
+#[derive(Debug, Clone, Default)]
+pub struct OnDemandMetrics {
+    /// How many exist now (at most `maxOnDemandWatches`).
+    pub watches: Gauge,
+    /// How many were removed, idle for `onDemandIdleSeconds`.
+    pub removed: Counter,
+    /// Queries refused (429) because `maxOnDemandWatches` were in use.
+    pub refused: Counter,
 }
 
 /// Gauges of one subscription's queue, read at scrape time.
@@ -412,9 +424,26 @@ impl Metrics {
             "Queries refused, per reason: busy (queries.queue full, 429), waited (longer than queries.budgetMillis for a thread, 429), budget (spent queries.budgetMillis of CPU, 504)",
             queries.refused.clone(),
         );
+        let on_demand = OnDemandMetrics::default();
+        registry.register(
+            "on_demand_watches",
+            "Watches started by queries and asked for by nothing else (at most maxOnDemandWatches); each is removed after onDemandIdleSeconds unused",
+            on_demand.watches.clone(),
+        );
+        registry.register(
+            "on_demand_watches_removed",
+            "Watches started by queries removed after onDemandIdleSeconds unused",
+            on_demand.removed.clone(),
+        );
+        registry.register(
+            "on_demand_watches_refused",
+            "Queries answered 429 because maxOnDemandWatches watches started by queries were in use",
+            on_demand.refused.clone(),
+        );
         Metrics {
             queries,
             access,
+            on_demand,
             subscription_filtered,
             feed_buffered_bytes,
             feed_overflows,
@@ -447,6 +476,11 @@ impl Metrics {
     /// The handles of the access checks' metrics.
     pub fn access(&self) -> AccessMetrics {
         self.access.clone()
+    }
+
+    /// The metrics of watches started by queries.
+    pub fn on_demand(&self) -> &OnDemandMetrics {
+        &self.on_demand
     }
 
     /// Sets whether this replica delivers notifications.

@@ -1,6 +1,11 @@
 //! From what a request names to a synced cache: resolve the kind through
 //! discovery, find the watch that holds it, start one on demand (exactly one,
 //! however many requests race), and wait for it to sync.
+//!
+//! Every watch a query starts here is caller-made: it is removed after
+//! `onDemandIdleSeconds` without a request reading it, and at most
+//! `maxOnDemandWatches` exist (see [`crate::watch`]). Each request that
+//! gets a watch here records that it read it.
 
 use std::sync::Arc;
 
@@ -10,7 +15,7 @@ use super::{AppState, Problem};
 use crate::config::WatchOptions;
 use crate::gvk::{KindRef, ResourceInfo};
 use crate::kube::ResolveError;
-use crate::watch::{Denied, Watch};
+use crate::watch::{Denied, TooManyWatches, Watch};
 
 /// Why a kind cannot be answered.
 #[derive(Debug)]
@@ -26,6 +31,8 @@ pub(super) enum KindError {
     /// GRW's credentials may not list the kind where the query needs it:
     /// in the whole cluster (`None`) or in a namespace.
     Forbidden(Box<(ResourceInfo, Option<String>, Denied)>),
+    /// A new watch is needed and `maxOnDemandWatches` are in use.
+    TooManyWatches(TooManyWatches),
 }
 
 impl From<KindError> for Problem {
@@ -84,6 +91,15 @@ impl From<KindError> for Problem {
                         r.plural, r.plural, denied.message
                     ),
                 )
+            }
+            KindError::TooManyWatches(e) => {
+                let retry_after = e.retry_after.as_secs();
+                Problem::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "TooManyWatches",
+                    e.to_string(),
+                )
+                .retry_after(retry_after)
             }
             KindError::SyncTimeout(r, seconds) => Problem::new(
                 StatusCode::GATEWAY_TIMEOUT,
@@ -155,7 +171,10 @@ pub(super) async fn synced_watch(
     }
     refuse_unless_on_demand(state, resource)?;
     if refusal.is_none() {
-        let watch = state.watches.ensure(resource, cluster, true);
+        let watch = state
+            .watches
+            .ensure_on_demand(resource, cluster)
+            .map_err(KindError::TooManyWatches)?;
         match wait_synced(state, resource, watch, None).await {
             Err(KindError::Forbidden(refused)) if scoped.is_some() => drop(refused),
             answer => return answer,
@@ -164,7 +183,10 @@ pub(super) async fn synced_watch(
     let Some(options) = scoped else {
         unreachable!("a cluster-wide query returned above");
     };
-    let watch = state.watches.ensure(resource, options, true);
+    let watch = state
+        .watches
+        .ensure_on_demand(resource, options)
+        .map_err(KindError::TooManyWatches)?;
     wait_synced(state, resource, watch, namespace).await
 }
 
@@ -181,7 +203,10 @@ pub(super) async fn dedicated_watch(
         Some(watch) => watch,
         None => {
             refuse_unless_on_demand(state, resource)?;
-            state.watches.ensure(resource, options, true)
+            state
+                .watches
+                .ensure_on_demand(resource, options)
+                .map_err(KindError::TooManyWatches)?
         }
     };
     wait_synced(state, resource, watch, namespace.as_deref()).await
@@ -209,7 +234,12 @@ async fn wait_synced(
     watch: Arc<Watch>,
     namespace: Option<&str>,
 ) -> Result<Arc<Watch>, KindError> {
-    match watch.synced_or_denied(state.config.sync_timeout).await {
+    // A request waiting for a watch uses it: a watch syncing for longer
+    // than the idle period is not removed under it.
+    watch.touch();
+    let answer = watch.synced_or_denied(state.config.sync_timeout).await;
+    watch.touch();
+    match answer {
         Ok(true) => Ok(watch),
         Ok(false) => Err(KindError::SyncTimeout(
             resource.clone(),

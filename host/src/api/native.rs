@@ -176,9 +176,12 @@ async fn list(
         let options = StreamOptions {
             since,
             bookmarks: params.flag("allowWatchBookmarks")?,
-            timeout: params
-                .number("timeoutSeconds", 86_400)?
-                .map(Duration::from_secs),
+            lifetime: stream::lifetime(
+                params
+                    .number("timeoutSeconds", 86_400)?
+                    .map(Duration::from_secs),
+                state.config.watch_stream_max,
+            ),
             filters: filter_plugins(state, &params)?,
         };
         let watch = list_watch(state, &resource, namespace.as_deref(), &params).await?;

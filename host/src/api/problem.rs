@@ -33,6 +33,14 @@ impl Problem {
         }
     }
 
+    /// The same problem with a `Retry-After` of `seconds`.
+    pub fn retry_after(self, seconds: u64) -> Self {
+        Problem {
+            retry_after: Some(seconds),
+            ..self
+        }
+    }
+
     /// 400 with a reason.
     pub fn bad_request(reason: &'static str, message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, reason, message)

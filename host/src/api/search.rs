@@ -13,12 +13,19 @@
 //! of all namespaces, in each namespace, so that `ownerKind=Deployment`
 //! with `ownerName=web` selects the objects of every namespace's `web`. An
 //! owner not in the cache owns nothing: the answer is an empty list.
+//!
+//! The lookup reads the owner's kind, which the request's path does not
+//! name: on a `delegated` listener the caller must be allowed to `list`
+//! that kind where it is looked up (the query's namespace, or the whole
+//! cluster for a query of all namespaces or a cluster-scoped owner), as if
+//! it listed it itself; otherwise 403, before any watch of it is started.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use axum::http::StatusCode;
 
+use super::access::FurtherRefusal;
 use super::kinds::{KindError, resolve, synced_watch};
 use super::{AppState, Problem};
 use crate::gvk::{KindRef, ResourceInfo};
@@ -230,6 +237,27 @@ async fn owner_uids(
         ));
     }
     let namespace = namespace.filter(|_| owner.namespaced);
+    super::access::may_list(&owner, namespace)
+        .await
+        .map_err(|refusal| {
+            let status = match refusal {
+                FurtherRefusal::Forbidden(_) => StatusCode::FORBIDDEN,
+                FurtherRefusal::Unknown(_) => StatusCode::SERVICE_UNAVAILABLE,
+            };
+            let reason = if status == StatusCode::FORBIDDEN {
+                "Forbidden"
+            } else {
+                "ServiceUnavailable"
+            };
+            SearchError::OwnerKind(Problem::new(
+                status,
+                reason,
+                format!(
+                    "looking the owner up lists `{}`, which the caller may not: {refusal}",
+                    owner.plural
+                ),
+            ))
+        })?;
     let watch = synced_watch(state, &owner, namespace)
         .await
         .map_err(owner_kind)?;

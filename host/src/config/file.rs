@@ -64,6 +64,9 @@ impl Default for Config {
             on_demand_watch: true,
             allow_on_demand_secrets: false,
             sync_timeout: Duration::from_secs(30),
+            on_demand_idle: Duration::from_secs(600),
+            max_on_demand_watches: 100,
+            watch_stream_max: Duration::from_secs(3600),
             api_token_file: None,
             api_auth: None,
             delegated_auth: DelegatedAuth::default(),
@@ -285,6 +288,9 @@ struct File {
     on_demand_watch: Option<bool>,
     allow_on_demand_secrets: Option<bool>,
     sync_timeout_second: Option<Seconds>,
+    on_demand_idle_seconds: Option<Seconds<604_800>>,
+    max_on_demand_watches: Option<Count<1>>,
+    watch_stream_max_seconds: Option<Seconds<86_400>>,
     #[serde(deserialize_with = "de::text")]
     api_token_file: Option<String>,
     api_auth: Option<ApiAuth>,
@@ -622,6 +628,15 @@ impl Resolver<'_> {
             sync_timeout: file
                 .sync_timeout_second
                 .map_or(defaults.sync_timeout, Seconds::duration),
+            on_demand_idle: file
+                .on_demand_idle_seconds
+                .map_or(defaults.on_demand_idle, Seconds::duration),
+            max_on_demand_watches: file
+                .max_on_demand_watches
+                .map_or(defaults.max_on_demand_watches, |c| c.0),
+            watch_stream_max: file
+                .watch_stream_max_seconds
+                .map_or(defaults.watch_stream_max, Seconds::duration),
             api_token_file: self.file_path("apiTokenFile", file.api_token_file),
             api_auth: file.api_auth,
             delegated_auth: delegated_auth(file.delegated_auth),

@@ -50,6 +50,17 @@ pub struct Config {
     pub allow_on_demand_secrets: bool,
     /// How long a query waits for a new watch to sync (`syncTimeoutSecond`, default 30 s).
     pub sync_timeout: Duration,
+    /// A watch a query started is removed after this long unused
+    /// (`onDemandIdleSeconds`, default 600 s).
+    pub on_demand_idle: Duration,
+    /// How many watches queries may have started at once
+    /// (`maxOnDemandWatches`, default 100); over it, a query that needs a
+    /// new one is answered 429.
+    pub max_on_demand_watches: usize,
+    /// The longest an event stream lasts (`watchStreamMaxSeconds`, default
+    /// 3600 s): one without `timeoutSeconds` lasts half of it to all of it,
+    /// a longer `timeoutSeconds` is cut to it.
+    pub watch_stream_max: Duration,
     /// File holding the bearer token that API clients must send (`apiTokenFile`).
     pub api_token_file: Option<PathBuf>,
     /// How the API listener decides who may read what (`apiAuth`); `None`

@@ -1,12 +1,24 @@
 //! Watches: one list+watch loop per (kind, namespace/selector) feeding one
 //! [`Cache`], however many users want it; their status; and the replay source.
+//!
+//! A watch lives as long as the process, except one a caller's query
+//! started ([`Watches::ensure_on_demand`]: a kind, namespace or
+//! `dedicated=true` selection nothing else watches) and nothing else has
+//! asked for since: the configuration, a subscription or an analyzer
+//! ([`Watches::ensure`]) makes it permanent. Such a watch is removed once
+//! no request has read it for `onDemandIdleSeconds` (a running event stream
+//! counts as reading it): its loop ends, which closes its request at the API
+//! server, and it leaves the list, so its cache is freed once the last
+//! request holding it is answered. At most `maxOnDemandWatches` exist at
+//! once; a query that needs one more is refused ([`TooManyWatches`]), so
+//! no caller can make GRW hold API server watches and memory without bound.
 
 mod replay;
 mod run;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use parking_lot::Mutex;
@@ -79,6 +91,15 @@ pub struct Watch {
     pub cache: Arc<Cache>,
     /// Started by a query rather than by configuration.
     on_demand: AtomicBool,
+    /// Started by a caller's query and asked for by nothing else since:
+    /// removed once idle (see the module's comment).
+    caller_made: AtomicBool,
+    /// When a request last read it (the runtime's clock, which tests pause).
+    last_used: Mutex<tokio::time::Instant>,
+    /// Event streams reading it now.
+    streams: AtomicUsize,
+    /// Woken when the watch is removed, to end its loop.
+    stop: tokio::sync::Notify,
     status: Mutex<WatchStatus>,
     /// The server's last refusal (403), until a list succeeds.
     denied: Mutex<Option<Denied>>,
@@ -91,6 +112,40 @@ impl Watch {
     /// config or a subscription: it does not hold up readiness.
     pub fn on_demand(&self) -> bool {
         self.on_demand.load(Ordering::Relaxed)
+    }
+
+    /// Started by a caller's query and asked for by nothing else: removed
+    /// after `onDemandIdleSeconds` unused.
+    pub fn caller_made(&self) -> bool {
+        self.caller_made.load(Ordering::Relaxed)
+    }
+
+    /// Records that a request read the watch now.
+    pub fn touch(&self) {
+        *self.last_used.lock() = tokio::time::Instant::now();
+    }
+
+    /// Marks the watch as read by an event stream until the guard is
+    /// dropped: a watch being streamed is never idle.
+    pub fn streaming(self: &Arc<Self>) -> Streaming {
+        self.streams.fetch_add(1, Ordering::Relaxed);
+        self.touch();
+        Streaming(self.clone())
+    }
+
+    /// When the watch becomes idle if nothing reads it: `None` while a
+    /// stream reads it.
+    fn idle_at(&self, idle: Duration) -> Option<tokio::time::Instant> {
+        (self.streams.load(Ordering::Relaxed) == 0).then(|| *self.last_used.lock() + idle)
+    }
+
+    /// Whether the watch may be removed now: made by a caller, not read for
+    /// `idle`, no stream reading it.
+    fn removable(&self, idle: Duration) -> bool {
+        self.caller_made()
+            && self
+                .idle_at(idle)
+                .is_some_and(|at| at <= tokio::time::Instant::now())
     }
 
     /// A snapshot of the status.
@@ -143,6 +198,31 @@ impl Watch {
     }
 }
 
+/// An event stream reading a watch (see [`Watch::streaming`]).
+pub struct Streaming(Arc<Watch>);
+
+impl Drop for Streaming {
+    fn drop(&mut self) {
+        // The idle period starts when the last stream ends.
+        self.0.touch();
+        self.0.streams.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A query needs a new watch while `maxOnDemandWatches` watches queries
+/// started are in use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "GRW already holds {max} watches that queries started (maxOnDemandWatches) and each is in use; this query needs a new one (another kind, namespace or dedicated selection): ask one GRW already watches (/api/v1/kinds lists them), or try again in {} s, when one may have been unused for onDemandIdleSeconds and removed",
+    .retry_after.as_secs()
+)]
+pub struct TooManyWatches {
+    /// The quota.
+    pub max: usize,
+    /// When the first watch may be idle long enough to be removed.
+    pub retry_after: Duration,
+}
+
 /// Settings of every watch loop.
 #[derive(Debug, Clone)]
 pub struct WatchSettings {
@@ -164,6 +244,10 @@ pub struct WatchSettings {
     pub history_bytes: usize,
     /// Which fields each kind's caches index (`queries.indexedFields`).
     pub queries: Arc<Queries>,
+    /// A watch a caller's query started is removed after this long unused.
+    pub on_demand_idle: Duration,
+    /// How many watches callers' queries may have started at once.
+    pub max_on_demand: usize,
 }
 
 impl Default for WatchSettings {
@@ -179,6 +263,8 @@ impl Default for WatchSettings {
             history_size: 10_000,
             history_bytes: 64 << 20,
             queries: Arc::default(),
+            on_demand_idle: Duration::from_secs(600),
+            max_on_demand: 100,
         }
     }
 }
@@ -200,8 +286,87 @@ pub struct Watches {
     on_new_watch: Mutex<Vec<OnNewWatch>>,
     settings: WatchSettings,
     metrics: Arc<Metrics>,
-    entries: Mutex<HashMap<WatchKey, Arc<Watch>>>,
+    /// Shared with the loops of removable watches, which remove their own
+    /// watch once idle.
+    entries: Arc<Mutex<HashMap<WatchKey, Arc<Watch>>>>,
     pending: Mutex<Vec<Pending>>,
+}
+
+type Entries = Mutex<HashMap<WatchKey, Arc<Watch>>>;
+
+/// Runs the loop of `watch` until the watch is removed: by its own timer,
+/// once a caller-made watch is idle, or by [`Watches::make_room`]. Dropping
+/// the loop closes its request to the API server.
+async fn supervise(
+    watch: Arc<Watch>,
+    looping: impl std::future::Future<Output = ()>,
+    entries: std::sync::Weak<Entries>,
+    idle: Duration,
+    metrics: Arc<Metrics>,
+) {
+    tokio::select! {
+        () = looping => {}
+        () = watch.stop.notified() => {}
+        () = expire(&watch, &entries, idle, &metrics) => {}
+    }
+    tracing::info!(gvk = %watch.key.gvk, namespace = watch.key.options.namespace.as_deref().unwrap_or(""), "watch removed after being unused; its request to the API server is closed");
+}
+
+/// Returns once `watch` was removed for being idle; never for a watch
+/// that is not (or no longer) caller-made.
+async fn expire(
+    watch: &Arc<Watch>,
+    entries: &std::sync::Weak<Entries>,
+    idle: Duration,
+    metrics: &Metrics,
+) {
+    loop {
+        // A stream reading the watch touches it when it ends, which starts
+        // a new idle period; until then, look again after one.
+        let at = watch
+            .idle_at(idle)
+            .unwrap_or_else(|| tokio::time::Instant::now() + idle);
+        tokio::time::sleep_until(at).await;
+        if !watch.caller_made() {
+            // Asked for by GRW itself now: it stays for ever.
+            return std::future::pending().await;
+        }
+        if remove_if_idle(watch, entries, idle, metrics) {
+            return;
+        }
+    }
+}
+
+/// Removes `watch` from `entries` if it is idle; whether it is gone.
+fn remove_if_idle(
+    watch: &Arc<Watch>,
+    entries: &std::sync::Weak<Entries>,
+    idle: Duration,
+    metrics: &Metrics,
+) -> bool {
+    let Some(entries) = entries.upgrade() else {
+        return true;
+    };
+    let mut entries = entries.lock();
+    if !watch.removable(idle) {
+        return false;
+    }
+    if entries
+        .get(&watch.key)
+        .is_some_and(|w| Arc::ptr_eq(w, watch))
+    {
+        entries.remove(&watch.key);
+        let count = entries.values().filter(|w| w.caller_made()).count();
+        metrics.on_demand().watches.set(count as i64);
+        removed(watch, metrics);
+    }
+    true
+}
+
+fn removed(watch: &Watch, metrics: &Metrics) {
+    metrics.on_demand().removed.inc();
+    watch.caller_made.store(false, Ordering::Relaxed);
+    tracing::info!(gvk = %watch.key.gvk, "removing a watch a query started, unused for onDemandIdleSeconds");
 }
 
 /// A configured kind the server does not serve yet (its CRD is not installed).
@@ -223,7 +388,7 @@ impl Watches {
             on_new_watch: Mutex::new(Vec::new()),
             settings,
             metrics,
-            entries: Mutex::new(HashMap::new()),
+            entries: Arc::new(Mutex::new(HashMap::new())),
             pending: Mutex::new(Vec::new()),
         }
     }
@@ -247,6 +412,9 @@ impl Watches {
 
     /// The watch for `resource` with `options`, started if it does not exist.
     /// Racing callers get the same watch: exactly one loop runs per key.
+    /// The watch stays as long as the process: one a caller's query
+    /// started ([`Watches::ensure_on_demand`]) is no longer removed once
+    /// the configuration, a subscription or an analyzer asks for it here.
     ///
     /// GRW's own kinds ([`crate::gvk::is_grw_kind`]) have one cache each,
     /// whatever the options, filled by GRW itself: no loop runs for them,
@@ -257,6 +425,33 @@ impl Watches {
         options: WatchOptions,
         on_demand: bool,
     ) -> Arc<Watch> {
+        match self.start(resource, options, on_demand, false) {
+            Ok(watch) => watch,
+            Err(_) => unreachable!("only watches callers' queries start have a quota"),
+        }
+    }
+
+    /// The watch for `resource` with `options` a caller's query reads,
+    /// started if it does not exist, as one that is removed after
+    /// `onDemandIdleSeconds` unused, unless something else asks for it
+    /// with [`Watches::ensure`] meanwhile (see the module's comment).
+    /// Refused when `maxOnDemandWatches` such watches exist and none is
+    /// idle.
+    pub fn ensure_on_demand(
+        &self,
+        resource: &ResourceInfo,
+        options: WatchOptions,
+    ) -> Result<Arc<Watch>, TooManyWatches> {
+        self.start(resource, options, true, true)
+    }
+
+    fn start(
+        &self,
+        resource: &ResourceInfo,
+        options: WatchOptions,
+        on_demand: bool,
+        by_caller: bool,
+    ) -> Result<Arc<Watch>, TooManyWatches> {
         let local = crate::gvk::is_grw_kind(&resource.gvk);
         let options = if local {
             WatchOptions::default()
@@ -267,6 +462,8 @@ impl Watches {
             gvk: resource.gvk.clone(),
             options,
         };
+        // GRW's own kinds are filled by GRW: never removed.
+        let removable = by_caller && !local;
         let mut entries = self.entries.lock();
         if let Some(watch) = entries.get(&key) {
             // A kind the config (or a subscription) names counts for
@@ -275,7 +472,15 @@ impl Watches {
             if !on_demand {
                 watch.on_demand.store(false, Ordering::Relaxed);
             }
-            return watch.clone();
+            if !by_caller && watch.caller_made.swap(false, Ordering::Relaxed) {
+                tracing::info!(gvk = %watch.key.gvk, "a watch a query started is now asked for by GRW itself; it stays");
+                self.count_on_demand(&entries);
+            }
+            watch.touch();
+            return Ok(watch.clone());
+        }
+        if removable {
+            self.make_room(&mut entries)?;
         }
         let watch = Arc::new(Watch {
             key: key.clone(),
@@ -288,6 +493,10 @@ impl Watches {
                     )),
             ),
             on_demand: AtomicBool::new(on_demand),
+            caller_made: AtomicBool::new(removable),
+            last_used: Mutex::new(tokio::time::Instant::now()),
+            streams: AtomicUsize::new(0),
+            stop: tokio::sync::Notify::new(),
             status: Mutex::new(WatchStatus {
                 phase: Phase::Syncing,
                 last_error: None,
@@ -300,27 +509,96 @@ impl Watches {
             changed: tokio::sync::Notify::new(),
         });
         entries.insert(key, watch.clone());
+        if removable {
+            self.count_on_demand(&entries);
+        }
         drop(entries);
         if local {
             watch.cache.mark_synced();
             watch.update_status(|s| s.phase = Phase::Ready);
         }
-        tracing::info!(gvk = %resource.gvk, on_demand, "watch started");
+        tracing::info!(gvk = %resource.gvk, on_demand, removable, "watch started");
         let hooks = self.on_new_watch.lock().clone();
         for hook in hooks {
             hook(&watch);
         }
-        if let Some(client) = &self.client
-            && !local
-        {
-            tokio::spawn(run::run(
+        if local {
+            return Ok(watch);
+        }
+        let looping = self.client.clone().map(|client| {
+            run::run(
                 watch.clone(),
-                client.clone(),
+                client,
                 self.settings.clone(),
+                self.metrics.clone(),
+            )
+        });
+        // A replay runs no loop; a watch a query started there (a
+        // namespace or selection the recording's caches do not have) is
+        // removed when idle all the same.
+        if looping.is_some() || removable {
+            tokio::spawn(supervise(
+                watch.clone(),
+                async move {
+                    match looping {
+                        Some(looping) => looping.await,
+                        None => std::future::pending().await,
+                    }
+                },
+                Arc::downgrade(&self.entries),
+                self.settings.on_demand_idle,
                 self.metrics.clone(),
             ));
         }
-        watch
+        Ok(watch)
+    }
+
+    /// Below the quota of watches callers' queries started, after removing
+    /// those idle now (their own loops would a moment later), or why not.
+    fn make_room(&self, entries: &mut HashMap<WatchKey, Arc<Watch>>) -> Result<(), TooManyWatches> {
+        let idle = self.settings.on_demand_idle;
+        let max = self.settings.max_on_demand;
+        if entries.values().filter(|w| w.caller_made()).count() < max {
+            return Ok(());
+        }
+        let stale: Vec<WatchKey> = entries
+            .values()
+            .filter(|w| w.removable(idle))
+            .map(|w| w.key.clone())
+            .collect();
+        for key in stale {
+            if let Some(watch) = entries.remove(&key) {
+                removed(&watch, &self.metrics);
+                // Its loop may be waiting for its own timer: end it now.
+                watch.stop.notify_one();
+            }
+        }
+        let made: Vec<&Arc<Watch>> = entries.values().filter(|w| w.caller_made()).collect();
+        self.metrics.on_demand().watches.set(made.len() as i64);
+        if made.len() < max {
+            return Ok(());
+        }
+        self.metrics.on_demand().refused.inc();
+        let now = tokio::time::Instant::now();
+        let retry_after = made
+            .iter()
+            .filter_map(|w| w.idle_at(idle))
+            .min()
+            .map_or(idle, |at| at.saturating_duration_since(now))
+            .max(Duration::from_secs(1));
+        // Whole seconds, rounded up, as a Retry-After header says them.
+        let retry_after = Duration::from_secs(retry_after.as_secs_f64().ceil() as u64);
+        tracing::warn!(
+            max,
+            retry_after_s = retry_after.as_secs(),
+            "a query needs a new watch and maxOnDemandWatches are in use; refused"
+        );
+        Err(TooManyWatches { max, retry_after })
+    }
+
+    fn count_on_demand(&self, entries: &HashMap<WatchKey, Arc<Watch>>) {
+        let count = entries.values().filter(|w| w.caller_made()).count();
+        self.metrics.on_demand().watches.set(count as i64);
     }
 
     /// Whether GRW's credentials may list `resource` with `options`, asked
@@ -440,3 +718,6 @@ impl Watches {
         ready
     }
 }
+
+#[cfg(test)]
+mod tests;

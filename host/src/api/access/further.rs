@@ -9,12 +9,15 @@ use std::sync::Arc;
 
 use super::delegated::{Decision, Delegated};
 use super::routes::list_relations;
-use crate::kube::UserInfo;
+use super::{FurtherRefusal, log_denial, refusal};
+use crate::gvk::ResourceInfo;
+use crate::kube::{AccessAttributes, ResourceAttributes, UserInfo};
 
-/// In a `delegated` listener's request extensions, beside
-/// [`super::Caller`]: asks the API server, through the same caches and as a
-/// request for it would be asked, whether the caller may read more. Absent
-/// in modes `none` and `token`, where whoever is let in reads everything.
+/// For the handler of a request a `delegated` listener let in
+/// ([`Permissions::current`]): asks the API server, through the same
+/// caches and as a request for it would be asked, whether the caller may
+/// read more. Absent in modes `none` and `token`, where whoever is let in
+/// reads everything.
 #[derive(Clone)]
 pub struct Permissions {
     delegated: Arc<Delegated>,
@@ -31,6 +34,52 @@ pub struct Unanswered(String);
 impl Permissions {
     pub(super) fn new(delegated: Arc<Delegated>, user: Arc<UserInfo>) -> Permissions {
         Permissions { delegated, user }
+    }
+
+    /// The caller's, in the handler of a request a `delegated` listener
+    /// let in; `None` elsewhere.
+    pub fn current() -> Option<Permissions> {
+        super::FURTHER.try_with(Clone::clone).ok()
+    }
+
+    /// Whether the caller may `list` `resource` in `namespace` (`None`:
+    /// every namespace, or a cluster-scoped kind), asked as a request for
+    /// it would be; a refusal is logged and counted as the check's own.
+    pub(crate) async fn may_list(
+        &self,
+        resource: &ResourceInfo,
+        namespace: Option<&str>,
+    ) -> Result<(), FurtherRefusal> {
+        let attributes = AccessAttributes::Resource(ResourceAttributes {
+            verb: "list".to_string(),
+            group: resource.gvk.group.clone(),
+            version: resource.gvk.version.clone(),
+            resource: resource.plural.clone(),
+            namespace: namespace.unwrap_or_default().to_string(),
+            ..Default::default()
+        });
+        match self
+            .delegated
+            .authorize_widely(self.user.clone(), attributes)
+            .await
+        {
+            (Decision::Allowed, _) => Ok(()),
+            (Decision::Denied(verdict), (user, attributes)) => {
+                self.delegated.metrics().refused(403);
+                log_denial(
+                    &user,
+                    &attributes,
+                    &verdict.reason,
+                    &verdict.evaluation_error,
+                );
+                Err(FurtherRefusal::Forbidden(refusal::why(
+                    &user,
+                    &attributes,
+                    &verdict.reason,
+                )))
+            }
+            (Decision::Unknown(why), _) => Err(FurtherRefusal::Unknown(why)),
+        }
     }
 
     /// Of `namespaces` (`""` the cluster scope), those where the caller may

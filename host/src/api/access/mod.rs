@@ -63,6 +63,43 @@ pub enum Guard {
 #[derive(Debug, Clone)]
 pub struct Caller(pub Arc<UserInfo>);
 
+tokio::task_local! {
+    /// What the caller of the request being handled on a `delegated`
+    /// listener may read further ([`Permissions::current`]). A task-local
+    /// rather than a request extension: the search parameters are read
+    /// deep inside the list and watch paths of every route group, which
+    /// then need not pass the caller down; the handler runs inside the
+    /// scope, and its further checks happen before the answer's body is
+    /// sent.
+    static FURTHER: Permissions;
+}
+
+/// Why the caller may not make a further read its request needs.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum FurtherRefusal {
+    /// The API server's answer was no: its words for why.
+    #[error("{0}")]
+    Forbidden(String),
+    /// The API server could not say.
+    #[error("GRW cannot check with the API server what the caller may read: {0}; try again later")]
+    Unknown(String),
+}
+
+/// Whether the caller of the request being handled may `list` `resource`
+/// in `namespace` (`None`: every namespace, or a cluster-scoped kind), as
+/// the access check decides for the request itself: for a read a request
+/// makes beyond the one its path names (an `ownerKind` lookup lists the
+/// owner's kind). Always allowed outside a `delegated` listener.
+pub(crate) async fn may_list(
+    resource: &crate::gvk::ResourceInfo,
+    namespace: Option<&str>,
+) -> Result<(), FurtherRefusal> {
+    match Permissions::current() {
+        Some(permissions) => permissions.may_list(resource, namespace).await,
+        None => Ok(()),
+    }
+}
+
 /// Why a listener's access check cannot be made.
 #[derive(Debug, thiserror::Error)]
 pub enum AccessError {
@@ -147,13 +184,13 @@ pub(super) async fn check(
                 token::refusal()
             }
         }
-        Guard::Delegated(delegated) => check_delegated(&state, &delegated, request, next).await,
+        Guard::Delegated(delegated) => check_delegated(&state, delegated, request, next).await,
     }
 }
 
 async fn check_delegated(
     state: &AppState,
-    delegated: &Arc<Delegated>,
+    delegated: Arc<Delegated>,
     mut request: Request,
     next: Next,
 ) -> Response {
@@ -207,12 +244,9 @@ async fn check_delegated(
     let (decision, question) = delegated.authorize_widely(user, attributes).await;
     match decision {
         Decision::Allowed => {
-            let user = question.0;
-            request
-                .extensions_mut()
-                .insert(Permissions::new(delegated.clone(), user.clone()));
-            request.extensions_mut().insert(Caller(user));
-            next.run(request).await
+            let permissions = Permissions::new(delegated.clone(), question.0.clone());
+            request.extensions_mut().insert(Caller(question.0));
+            FURTHER.scope(permissions, next.run(request)).await
         }
         Decision::Denied(verdict) => {
             metrics.refused(403);

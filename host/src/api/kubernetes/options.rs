@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use super::status::Status;
+use crate::api::Problem;
 use crate::api::search::{Search, SearchError};
 use crate::query::{ContinueToken, FieldSelector, LabelSelector};
 
@@ -253,6 +254,19 @@ pub(super) fn search_status(error: SearchError) -> Status {
         SearchError::OwnerKind(problem) if problem.status.as_u16() == 503 => {
             Status::unavailable(message)
         }
+        SearchError::OwnerKind(Problem {
+            retry_after: Some(seconds),
+            ..
+        }) => Status::too_many_requests(message, seconds),
+        // The owner's kind, which the caller or GRW may not list.
+        SearchError::OwnerKind(problem) if problem.status.as_u16() == 403 => Status::forbidden(
+            super::status::Subject {
+                group: "",
+                resource: "",
+            },
+            None,
+            &message,
+        ),
         _ => Status::bad_request(message),
     }
 }

@@ -349,8 +349,11 @@ pub(super) fn kind_error(error: KindError, resource: &ResourceInfo, name: Option
     };
     let forbidden = matches!(error, KindError::Forbidden(_) | KindError::SecretsRefused);
     let timeout = matches!(error, KindError::SyncTimeout(..));
-    let message = crate::api::Problem::from(error).message;
-    if forbidden {
+    let problem = crate::api::Problem::from(error);
+    let message = problem.message;
+    if let Some(retry_after) = problem.retry_after {
+        Status::too_many_requests(message, retry_after)
+    } else if forbidden {
         Status::forbidden(subject, name, &message)
     } else if timeout {
         Status::timeout(message, 1)

@@ -14,13 +14,16 @@
 //! as `ADDED` and one that stops matching as `DELETED` (its last matching
 //! state at the resourceVersion of the change), so a client's store stays
 //! exactly the selection. Bookmarks (`allowWatchBookmarks`) come every
-//! [`BOOKMARK_INTERVAL`]. A stream ends after `timeoutSeconds`, or, when
-//! none is given, after 30 to 60 minutes as the API server's do, so clients
-//! spread their reconnections; a client too slow to keep up gets `410
-//! Expired` and must list again.
+//! [`BOOKMARK_INTERVAL`](crate::api::stream::BOOKMARK_INTERVAL). A stream ends after `timeoutSeconds`, cut to
+//! `watchStreamMaxSeconds` (default 3600), or, when none is given, after
+//! half of that to all of it (30 to 60 minutes by default, as the API
+//! server's do), so clients spread their reconnections; a client too slow to
+//! keep up gets `410 Expired` and must list again. The lifetime, the
+//! selection's enter and leave events and the live loop are those of the
+//! native stream ([`crate::api::stream`]).
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use axum::body::Body;
 use axum::http::{HeaderValue, header};
@@ -28,7 +31,6 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use bytes::Bytes;
 use serde_json::json;
-use tokio::sync::broadcast::error::RecvError;
 
 use super::KubeRequest;
 use super::negotiate::Representation;
@@ -36,19 +38,10 @@ use super::options::{ListOptions, Version};
 use super::read::{cached, fresh, partial_metadata};
 use super::status::{KubeError, Status};
 use super::table::{self, WatchTables};
-use crate::event::ChangeType;
+use crate::api::stream::{Live, Next, lifetime, selected};
 use crate::gvk::Gvk;
 use crate::query::Query;
 use crate::store::{Change, Since, StoredObject};
-
-/// How often an idle stream that allows bookmarks gets one: the API
-/// server's watch cache sends them about once a minute; more often costs
-/// little and lets clients resume closer to now.
-pub(super) const BOOKMARK_INTERVAL: Duration = Duration::from_secs(15);
-
-/// A stream with no `timeoutSeconds` ends after this, plus up to as much
-/// again, chosen per stream (the API server's `--min-request-timeout`).
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 
 /// The annotation of the bookmark that ends the initial events.
 const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
@@ -82,7 +75,7 @@ pub(super) async fn serve(
     };
     let writer = EventWriter::new(request, &options, tables);
     let end_of_initial = initial == Some(true);
-    let timeout = options.timeout.unwrap_or_else(spread_default_timeout);
+    let lifetime = lifetime(options.timeout, state.config.watch_stream_max);
     let tail = match watch.cache.tail(since) {
         Ok(tail) => tail,
         Err(too_old) => {
@@ -95,6 +88,7 @@ pub(super) async fn serve(
             return Ok(stream_response(Body::from(line)));
         }
     };
+    let streaming = watch.streaming();
     let lines = async_stream::stream! {
         let mut writer = writer;
         for change in &tail.backlog {
@@ -105,46 +99,28 @@ pub(super) async fn serve(
         if end_of_initial {
             yield Ok(writer.bookmark(&tail.resource_version, true));
         }
-        let mut live = tail.live;
-        let deadline = tokio::time::Instant::now() + timeout;
-        let mut bookmarks = tokio::time::interval(BOOKMARK_INTERVAL);
-        bookmarks.reset();
+        let bookmarks = writer.bookmarks;
+        let mut live = Live::new(watch, streaming, tail.live, lifetime, bookmarks);
         loop {
-            let change = tokio::select! {
-                change = live.recv() => change,
-                _ = bookmarks.tick(), if writer.bookmarks => {
-                    let rv = watch.cache.read().resource_version().to_string();
-                    yield Ok(writer.bookmark(&rv, false));
-                    continue;
-                }
-                _ = tokio::time::sleep_until(deadline) => break,
-            };
-            match change {
-                Ok(change) => {
+            match live.next().await {
+                Next::Change(change) => {
                     if let Some(line) = writer.change(&change, &query) {
                         yield Ok(line);
                     }
                 }
-                Err(RecvError::Lagged(missed)) => {
+                Next::Bookmark(rv) => yield Ok(writer.bookmark(&rv, false)),
+                Next::Lagged(missed) => {
                     let status = Status::expired(format!(
                         "the client read too slowly and missed {missed} changes; list again"
                     ));
                     yield Ok(event_line("ERROR", status.body().to_string().as_bytes()));
                     break;
                 }
-                Err(RecvError::Closed) => break,
+                Next::End => break,
             }
         }
     };
     Ok(stream_response(Body::from_stream(lines)))
-}
-
-/// The default timeout of a stream: [`DEFAULT_TIMEOUT`] to twice that.
-fn spread_default_timeout() -> Duration {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    DEFAULT_TIMEOUT + DEFAULT_TIMEOUT.mul_f64(f64::from(nanos) / 1e9)
 }
 
 /// Writes the events of one stream in the representation asked for.
@@ -171,21 +147,11 @@ impl EventWriter {
     }
 
     /// The event a change makes for a client of `query`, if any: objects
-    /// entering or leaving the selection arrive as ADDED or DELETED.
-    fn change(&mut self, change: &Change, query: &Query) -> Option<Bytes> {
-        let now = query.matches(&change.object);
-        let before = change.old.as_ref().map(|old| query.matches(old));
-        let (event, object): (&str, Arc<StoredObject>) = match (change.kind, before, now) {
-            (ChangeType::Modified, Some(false), true) => ("ADDED", change.object.clone()),
-            (ChangeType::Modified, Some(true), false) => {
-                let old = change.old.as_ref()?;
-                let rv = change.object.resource_version();
-                ("DELETED", at_version(old, rv, &self.gvk)?)
-            }
-            (_, _, false) => return None,
-            (kind, _, true) => (kind.as_str(), change.object.clone()),
-        };
-        Some(self.object_event(event, &object))
+    /// entering or leaving the selection arrive as ADDED or DELETED
+    /// ([`selected`]).
+    fn change(&mut self, change: &Arc<Change>, query: &Query) -> Option<Bytes> {
+        let change = selected(change, query, &self.gvk)?;
+        Some(self.object_event(change.kind.as_str(), &change.object))
     }
 
     fn object_event(&mut self, event: &str, object: &StoredObject) -> Bytes {
@@ -246,15 +212,6 @@ impl EventWriter {
         let object = json!({"kind": kind, "apiVersion": api_version, "metadata": metadata});
         event_line("BOOKMARK", object.to_string().as_bytes())
     }
-}
-
-/// `old` as it is sent when it leaves a selection: its last state, at the
-/// resourceVersion of the change that took it out.
-fn at_version(old: &StoredObject, rv: &str, gvk: &Gvk) -> Option<Arc<StoredObject>> {
-    let mut value = old.to_value();
-    value["metadata"]["resourceVersion"] = json!(rv);
-    let bytes = serde_json::to_vec(&value).ok()?;
-    StoredObject::from_json(&bytes, gvk).ok().map(Arc::new)
 }
 
 /// `{"type":"...","object":...}\n`.

@@ -74,6 +74,9 @@ const FULL: &str = r#"{
   "keepManagedFields": true,
   "streamingList": false,
   "onDemandWatch": false,
+  "onDemandIdleSeconds": 90,
+  "maxOnDemandWatches": 7,
+  "watchStreamMaxSeconds": 120,
   "allowOnDemandSecrets": true,
   "syncTimeoutSecond": 12,
   "apiTokenFile": "~/grw.token",
@@ -168,6 +171,9 @@ fn full_config_sets_every_key() {
         on_demand_watch: false,
         allow_on_demand_secrets: true,
         sync_timeout: Duration::from_secs(12),
+        on_demand_idle: Duration::from_secs(90),
+        max_on_demand_watches: 7,
+        watch_stream_max: Duration::from_secs(120),
         api_token_file: Some(PathBuf::from("/home/u/grw.token")),
         api_auth: Some(ApiAuth::Token),
         delegated_auth: DelegatedAuth {
@@ -236,6 +242,9 @@ fn empty_object_gives_every_default() {
     assert!(config.on_demand_watch);
     assert!(!config.allow_on_demand_secrets);
     assert_eq!(config.sync_timeout, Duration::from_secs(30));
+    assert_eq!(config.on_demand_idle, Duration::from_secs(600));
+    assert_eq!(config.max_on_demand_watches, 100);
+    assert_eq!(config.watch_stream_max, Duration::from_secs(3600));
     assert_eq!(config.api_token_file, None);
     assert_eq!(config.api_auth, None);
     assert_eq!(config.api_auth(), ApiAuth::None);
@@ -673,6 +682,12 @@ fn bad_values_are_errors_naming_the_key() {
         (r#"{"onDemandWatch": "false"}"#.into(), "config key `onDemandWatch`: expected true or false"),
         (r#"{"allowOnDemandSecrets": 0}"#.into(), "config key `allowOnDemandSecrets`: expected true or false"),
         (r#"{"syncTimeoutSecond": "x"}"#.into(), r#"config key `syncTimeoutSecond`: expected a positive number of seconds, got "x""#),
+        (r#"{"onDemandIdleSeconds": 0}"#.into(), "config key `onDemandIdleSeconds`: expected a number of seconds above 0 and at most 604800, got 0"),
+        (r#"{"maxOnDemandWatches": 0}"#.into(), "config key `maxOnDemandWatches`: expected a whole number from 1 up, got 0"),
+        (
+            r#"{"watchStreamMaxSeconds": 100000}"#.into(),
+            "config key `watchStreamMaxSeconds`: expected a number of seconds above 0 and at most 86400, got 100000",
+        ),
         (r#"{"apiTokenFile": 5}"#.into(), "config key `apiTokenFile`: expected a string, got 5"),
         (r#"{"replayFile": {}}"#.into(), "config key `replayFile`: expected a string, got {}"),
         (
