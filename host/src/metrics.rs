@@ -140,6 +140,10 @@ pub struct Metrics {
     subscription_failures: Family<SubscriptionLabels, Counter>,
     subscription_dead_lettered: Family<SubscriptionLabels, Counter>,
     subscription_filtered: Family<SubscriptionLabels, Counter>,
+    subscription_pending_bytes: Family<SubscriptionLabels, Gauge>,
+    subscription_dead_letter_bytes: Family<SubscriptionLabels, Gauge>,
+    subscription_evicted: Family<SubscriptionLabels, Counter>,
+    subscription_dead_letters_dropped: Family<SubscriptionLabels, Counter>,
     feed_buffered_bytes: Family<KindLabels, Gauge>,
     feed_overflows: Family<KindLabels, Counter>,
     leader: Gauge,
@@ -153,8 +157,12 @@ pub struct QueueGauges {
     pub pending: u64,
     /// Age of the oldest waiting delivery, seconds (0 when none).
     pub oldest_seconds: f64,
+    /// Bytes of the changes waiting.
+    pub pending_bytes: u64,
     /// Dead letters kept.
     pub dead_letters: u64,
+    /// Bytes of the dead letters' changes.
+    pub dead_letter_bytes: u64,
 }
 
 /// What happened to one delivery attempt.
@@ -255,6 +263,30 @@ impl Metrics {
         let subscription_filtered = Family::<SubscriptionLabels, Counter>::default();
         let feed_buffered_bytes = Family::<KindLabels, Gauge>::default();
         let feed_overflows = Family::<KindLabels, Counter>::default();
+        let subscription_pending_bytes = Family::<SubscriptionLabels, Gauge>::default();
+        let subscription_dead_letter_bytes = Family::<SubscriptionLabels, Gauge>::default();
+        let subscription_evicted = Family::<SubscriptionLabels, Counter>::default();
+        let subscription_dead_letters_dropped = Family::<SubscriptionLabels, Counter>::default();
+        registry.register(
+            "subscription_pending_bytes",
+            "Bytes of the changes waiting in the outbox, per subscription (at most subscriptionPendingBytes)",
+            subscription_pending_bytes.clone(),
+        );
+        registry.register(
+            "subscription_dead_letter_bytes",
+            "Bytes of the changes kept as dead letters, per subscription (at most subscriptionDeadLetterBytes)",
+            subscription_dead_letter_bytes.clone(),
+        );
+        registry.register(
+            "subscription_evicted",
+            "Pending deliveries made dead letters because the subscription's pending deliveries exceeded subscriptionPendingBytes, per subscription",
+            subscription_evicted.clone(),
+        );
+        registry.register(
+            "subscription_dead_letters_dropped",
+            "Dead letters dropped because the subscription's dead letters exceeded subscriptionDeadLetterBytes, per subscription",
+            subscription_dead_letters_dropped.clone(),
+        );
         registry.register(
             "subscription_pending_deliveries",
             "Deliveries waiting in the outbox, per subscription",
@@ -407,6 +439,26 @@ impl Metrics {
         self.subscription_dead_letters
             .get_or_create(&labels)
             .set(gauges.dead_letters as i64);
+        self.subscription_pending_bytes
+            .get_or_create(&labels)
+            .set(gauges.pending_bytes as i64);
+        self.subscription_dead_letter_bytes
+            .get_or_create(&labels)
+            .set(gauges.dead_letter_bytes as i64);
+    }
+
+    /// Counts what a subscription's bounds did: pending deliveries made dead
+    /// letters, and dead letters dropped.
+    pub fn subscription_trimmed(&self, subscription: &str, evicted: u64, dropped: u64) {
+        let labels = SubscriptionLabels {
+            subscription: subscription.to_string(),
+        };
+        self.subscription_evicted
+            .get_or_create(&labels)
+            .inc_by(evicted);
+        self.subscription_dead_letters_dropped
+            .get_or_create(&labels)
+            .inc_by(dropped);
     }
 
     /// Forgets the metrics of a deleted subscription.
@@ -422,6 +474,10 @@ impl Metrics {
         self.subscription_failures.remove(&labels);
         self.subscription_dead_lettered.remove(&labels);
         self.subscription_filtered.remove(&labels);
+        self.subscription_pending_bytes.remove(&labels);
+        self.subscription_dead_letter_bytes.remove(&labels);
+        self.subscription_evicted.remove(&labels);
+        self.subscription_dead_letters_dropped.remove(&labels);
     }
 
     /// Counts a change a subscription's filter plugins did not let through.

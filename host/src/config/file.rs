@@ -80,6 +80,8 @@ impl Default for Config {
             event_history_bytes: 64 << 20,
             max_request_body_bytes: 1024 * 1024,
             notification_buffer_bytes: 64 << 20,
+            subscription_pending_bytes: 256 << 20,
+            subscription_dead_letter_bytes: 64 << 20,
             leader_election: None,
         }
     }
@@ -283,6 +285,8 @@ struct File {
     event_history_bytes: Option<Count<0>>,
     max_request_body_bytes: Option<Count<1>>,
     notification_buffer_bytes: Option<Count<1>>,
+    subscription_pending_bytes: Option<Count<1>>,
+    subscription_dead_letter_bytes: Option<Count<0>>,
     leader_election: Option<LeaderElectionFile>,
 }
 
@@ -599,6 +603,12 @@ impl Resolver<'_> {
             notification_buffer_bytes: file
                 .notification_buffer_bytes
                 .map_or(defaults.notification_buffer_bytes, |c| c.0),
+            subscription_pending_bytes: file
+                .subscription_pending_bytes
+                .map_or(defaults.subscription_pending_bytes, |c| c.0 as u64),
+            subscription_dead_letter_bytes: file
+                .subscription_dead_letter_bytes
+                .map_or(defaults.subscription_dead_letter_bytes, |c| c.0 as u64),
             leader_election,
         };
         check_access(&config)?;

@@ -96,6 +96,14 @@ pub struct Config {
     /// feed (`notificationBufferBytes`, default 64 MiB); past it the feed
     /// catches up from the cache's state once it can write again.
     pub notification_buffer_bytes: usize,
+    /// Most bytes of changes one subscription's pending deliveries may hold
+    /// (`subscriptionPendingBytes`, default 256 MiB); past it the oldest
+    /// become dead letters.
+    pub subscription_pending_bytes: u64,
+    /// Most bytes of changes one subscription's dead letters may hold
+    /// (`subscriptionDeadLetterBytes`, default 64 MiB); past it the oldest
+    /// are dropped.
+    pub subscription_dead_letter_bytes: u64,
     /// Several replicas, one of which delivers notifications
     /// (`leaderElection`); none = this process delivers.
     pub leader_election: Option<LeaderElection>,

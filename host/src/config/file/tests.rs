@@ -91,7 +91,9 @@ const FULL: &str = r#"{
   "eventHistorySize": 0,
   "eventHistoryBytes": 1000,
   "maxRequestBodyBytes": 4096,
-  "notificationBufferBytes": 1000000
+  "notificationBufferBytes": 1000000,
+  "subscriptionPendingBytes": 5000000,
+  "subscriptionDeadLetterBytes": 0
 }"#;
 
 #[test]
@@ -204,6 +206,8 @@ fn full_config_sets_every_key() {
         event_history_bytes: 1000,
         max_request_body_bytes: 4096,
         notification_buffer_bytes: 1_000_000,
+        subscription_pending_bytes: 5_000_000,
+        subscription_dead_letter_bytes: 0,
         leader_election: None,
     };
     assert_eq!(config, want);
@@ -253,6 +257,8 @@ fn empty_object_gives_every_default() {
     assert_eq!(config.event_history_bytes, 64 << 20);
     assert_eq!(config.max_request_body_bytes, 1_048_576);
     assert_eq!(config.notification_buffer_bytes, 64 << 20);
+    assert_eq!(config.subscription_pending_bytes, 256 << 20);
+    assert_eq!(config.subscription_dead_letter_bytes, 64 << 20);
     assert_eq!(
         config.builtin_analyzers,
         ["istio-gateways", "ownership", "references", "services"]
@@ -684,6 +690,14 @@ fn bad_values_are_errors_naming_the_key() {
         (
             r#"{"notificationBufferBytes": "64Mi"}"#.into(),
             "config key `notificationBufferBytes`: expected a whole number from 1 up, got \"64Mi\"",
+        ),
+        (
+            r#"{"subscriptionPendingBytes": 0}"#.into(),
+            "config key `subscriptionPendingBytes`: expected a whole number from 1 up, got 0",
+        ),
+        (
+            r#"{"subscriptionDeadLetterBytes": "1Gi"}"#.into(),
+            "config key `subscriptionDeadLetterBytes`: expected a whole number from 0 up, got \"1Gi\"",
         ),
         ("[]".into(), "the config file must hold a JSON object at the top level, got []"),
         (r#""text""#.into(), r#"the config file must hold a JSON object at the top level, got "text""#),
