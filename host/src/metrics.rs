@@ -96,6 +96,8 @@ pub struct AccessMetrics {
     pub hits: [Counter; 2],
     /// Entries in the token and decision caches.
     pub entries: [Gauge; 2],
+    /// Reviews in flight to the API server, and waiting for a place.
+    pub reviews_at_once: [Gauge; 2],
     refused: Family<CodeLabels, Counter>,
 }
 
@@ -114,7 +116,7 @@ impl AccessMetrics {
             .inc();
     }
 
-    /// Counts one request refused with `code` (401, 403 or 503).
+    /// Counts one request refused with `code` (401, 403, 429 or 503).
     pub fn refused(&self, code: u16) {
         self.refused.get_or_create(&CodeLabels { code }).inc();
     }
@@ -352,8 +354,19 @@ impl Metrics {
             reviews,
             hits: [0, 1].map(|i| hits.get_or_create(&labels[i]).clone()),
             entries: [0, 1].map(|i| entries.get_or_create(&labels[i]).clone()),
+            reviews_at_once: [Gauge::default(), Gauge::default()],
             refused: Family::default(),
         };
+        registry.register(
+            "access_reviews_in_flight",
+            "Reviews asked of the API server and not answered yet, TokenReviews and SubjectAccessReviews together (at most delegatedAuth.maxConcurrentReviews)",
+            access.reviews_at_once[0].clone(),
+        );
+        registry.register(
+            "access_reviews_queued",
+            "Reviews waiting for a place among those in flight (at most delegatedAuth.maxQueuedReviews; past it requests are answered 429)",
+            access.reviews_at_once[1].clone(),
+        );
         registry.register(
             "access_cache_hits",
             "Requests whose caller or decision came from the cache, or from a review another request had started, per review",
@@ -366,12 +379,16 @@ impl Metrics {
         );
         registry.register(
             "access_refused_requests",
-            "Requests refused by the access check, per HTTP status: 401 (no or bad token), 403 (not allowed), 503 (the API server could not say)",
+            "Requests refused by the access check, per HTTP status: 401 (no or bad token), 403 (not allowed), 429 (too many reviews under way), 503 (the API server could not say)",
             access.refused.clone(),
         );
         Metrics {
             access,
             subscription_filtered,
+            subscription_pending_bytes,
+            subscription_dead_letter_bytes,
+            subscription_evicted,
+            subscription_dead_letters_dropped,
             feed_buffered_bytes,
             feed_overflows,
             subscription_pending,

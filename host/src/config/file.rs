@@ -142,6 +142,12 @@ fn delegated_auth(file: Option<DelegatedAuthFile>) -> DelegatedAuth {
         cache_max_entries: file
             .cache_max_entries
             .map_or(defaults.cache_max_entries, |c| c.0),
+        max_concurrent_reviews: file
+            .max_concurrent_reviews
+            .map_or(defaults.max_concurrent_reviews, |c| c.0),
+        max_queued_reviews: file
+            .max_queued_reviews
+            .map_or(defaults.max_queued_reviews, |c| c.0),
     }
 }
 
@@ -297,6 +303,8 @@ struct DelegatedAuthFile {
     cache_denied_seconds: Option<Seconds>,
     token_cache_seconds: Option<Seconds>,
     cache_max_entries: Option<Count<1>>,
+    max_concurrent_reviews: Option<Count<1>>,
+    max_queued_reviews: Option<Count<0>>,
 }
 
 #[derive(Deserialize, Default)]

@@ -152,6 +152,12 @@ pub struct DelegatedAuth {
     /// `cacheMaxEntries` (8192): the most decisions kept, and the most
     /// tokens; the least recently used go first.
     pub cache_max_entries: usize,
+    /// `maxConcurrentReviews` (32): the most reviews (TokenReviews and
+    /// SubjectAccessReviews together) asked of the API server at once.
+    pub max_concurrent_reviews: usize,
+    /// `maxQueuedReviews` (256): the most reviews waiting for one of those
+    /// places; a request whose review finds no place is answered 429.
+    pub max_queued_reviews: usize,
 }
 
 impl Default for DelegatedAuth {
@@ -161,6 +167,13 @@ impl Default for DelegatedAuth {
             cache_denied: Duration::from_secs(10),
             token_cache: Duration::from_secs(10),
             cache_max_entries: 8192,
+            // The API server's own default for a client is 5 requests per
+            // second with bursts of 10 (client-go); 32 at once is a burst
+            // a busy GRW may need, and far from what its API Priority and
+            // Fairness would reject for one client. 256 waiting behind
+            // them is 8 rounds of reviews, a few hundred milliseconds.
+            max_concurrent_reviews: 32,
+            max_queued_reviews: 256,
         }
     }
 }

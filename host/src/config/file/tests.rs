@@ -78,7 +78,7 @@ const FULL: &str = r#"{
   "syncTimeoutSecond": 12,
   "apiTokenFile": "~/grw.token",
   "apiAuth": "token",
-  "delegatedAuth": {"cacheAllowedSeconds": 30, "cacheDeniedSeconds": 0.5, "tokenCacheSeconds": 60, "cacheMaxEntries": 100},
+  "delegatedAuth": {"cacheAllowedSeconds": 30, "cacheDeniedSeconds": 0.5, "tokenCacheSeconds": 60, "cacheMaxEntries": 100, "maxConcurrentReviews": 4, "maxQueuedReviews": 0},
   "tlsListener": {"address": "::", "port": 9443, "certFile": "~/tls.crt", "keyFile": "/tls/tls.key", "auth": "token"},
   "replayFile": "/data/events.jsonl",
   "pluginDir": "/plugins",
@@ -177,6 +177,8 @@ fn full_config_sets_every_key() {
             cache_denied: Duration::from_millis(500),
             token_cache: Duration::from_secs(60),
             cache_max_entries: 100,
+            max_concurrent_reviews: 4,
+            max_queued_reviews: 0,
         },
         tls_listener: Some(TlsListener {
             address: IpAddr::V6(Ipv6Addr::UNSPECIFIED),
@@ -248,6 +250,8 @@ fn empty_object_gives_every_default() {
             cache_denied: Duration::from_secs(10),
             token_cache: Duration::from_secs(10),
             cache_max_entries: 8192,
+            max_concurrent_reviews: 32,
+            max_queued_reviews: 256,
         }
     );
     assert_eq!(config.tls_listener, None);
@@ -363,6 +367,14 @@ fn access_settings_that_cannot_work_are_refused() {
         (
             r#"{"delegatedAuth": {"cacheMaxEntries": 0}}"#,
             "config key `delegatedAuth.cacheMaxEntries`: expected a whole number from 1 up, got 0",
+        ),
+        (
+            r#"{"delegatedAuth": {"maxConcurrentReviews": 0}}"#,
+            "config key `delegatedAuth.maxConcurrentReviews`: expected a whole number from 1 up, got 0",
+        ),
+        (
+            r#"{"delegatedAuth": {"maxQueuedReviews": -1}}"#,
+            "config key `delegatedAuth.maxQueuedReviews`: expected a whole number from 0 up, got -1",
         ),
     ];
     for (text, want) in cases {
