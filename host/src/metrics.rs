@@ -96,6 +96,8 @@ pub struct AccessMetrics {
     pub hits: [Counter; 2],
     /// Entries in the token and decision caches.
     pub entries: [Gauge; 2],
+    /// Reviews in flight to the API server, and waiting for a place.
+    pub reviews_at_once: [Gauge; 2],
     refused: Family<CodeLabels, Counter>,
 }
 
@@ -114,7 +116,7 @@ impl AccessMetrics {
             .inc();
     }
 
-    /// Counts one request refused with `code` (401, 403 or 503).
+    /// Counts one request refused with `code` (401, 403, 429 or 503).
     pub fn refused(&self, code: u16) {
         self.refused.get_or_create(&CodeLabels { code }).inc();
     }
@@ -176,6 +178,10 @@ pub struct Metrics {
     subscription_failures: Family<SubscriptionLabels, Counter>,
     subscription_dead_lettered: Family<SubscriptionLabels, Counter>,
     subscription_filtered: Family<SubscriptionLabels, Counter>,
+    subscription_pending_bytes: Family<SubscriptionLabels, Gauge>,
+    subscription_dead_letter_bytes: Family<SubscriptionLabels, Gauge>,
+    subscription_evicted: Family<SubscriptionLabels, Counter>,
+    subscription_dead_letters_dropped: Family<SubscriptionLabels, Counter>,
     feed_buffered_bytes: Family<KindLabels, Gauge>,
     feed_overflows: Family<KindLabels, Counter>,
     leader: Gauge,
@@ -201,8 +207,12 @@ pub struct QueueGauges {
     pub pending: u64,
     /// Age of the oldest waiting delivery, seconds (0 when none).
     pub oldest_seconds: f64,
+    /// Bytes of the changes waiting.
+    pub pending_bytes: u64,
     /// Dead letters kept.
     pub dead_letters: u64,
+    /// Bytes of the dead letters' changes.
+    pub dead_letter_bytes: u64,
 }
 
 /// What happened to one delivery attempt.
@@ -303,6 +313,30 @@ impl Metrics {
         let subscription_filtered = Family::<SubscriptionLabels, Counter>::default();
         let feed_buffered_bytes = Family::<KindLabels, Gauge>::default();
         let feed_overflows = Family::<KindLabels, Counter>::default();
+        let subscription_pending_bytes = Family::<SubscriptionLabels, Gauge>::default();
+        let subscription_dead_letter_bytes = Family::<SubscriptionLabels, Gauge>::default();
+        let subscription_evicted = Family::<SubscriptionLabels, Counter>::default();
+        let subscription_dead_letters_dropped = Family::<SubscriptionLabels, Counter>::default();
+        registry.register(
+            "subscription_pending_bytes",
+            "Bytes of the changes waiting in the outbox, per subscription (at most subscriptionPendingBytes)",
+            subscription_pending_bytes.clone(),
+        );
+        registry.register(
+            "subscription_dead_letter_bytes",
+            "Bytes of the changes kept as dead letters, per subscription (at most subscriptionDeadLetterBytes)",
+            subscription_dead_letter_bytes.clone(),
+        );
+        registry.register(
+            "subscription_evicted",
+            "Pending deliveries made dead letters because the subscription's pending deliveries exceeded subscriptionPendingBytes, per subscription",
+            subscription_evicted.clone(),
+        );
+        registry.register(
+            "subscription_dead_letters_dropped",
+            "Dead letters dropped because the subscription's dead letters exceeded subscriptionDeadLetterBytes, per subscription",
+            subscription_dead_letters_dropped.clone(),
+        );
         registry.register(
             "subscription_pending_deliveries",
             "Deliveries waiting in the outbox, per subscription",
@@ -368,8 +402,19 @@ impl Metrics {
             reviews,
             hits: [0, 1].map(|i| hits.get_or_create(&labels[i]).clone()),
             entries: [0, 1].map(|i| entries.get_or_create(&labels[i]).clone()),
+            reviews_at_once: [Gauge::default(), Gauge::default()],
             refused: Family::default(),
         };
+        registry.register(
+            "access_reviews_in_flight",
+            "Reviews asked of the API server and not answered yet, TokenReviews and SubjectAccessReviews together (at most delegatedAuth.maxConcurrentReviews)",
+            access.reviews_at_once[0].clone(),
+        );
+        registry.register(
+            "access_reviews_queued",
+            "Reviews waiting for a place among those in flight (at most delegatedAuth.maxQueuedReviews; past it requests are answered 429)",
+            access.reviews_at_once[1].clone(),
+        );
         registry.register(
             "access_cache_hits",
             "Requests whose caller or decision came from the cache, or from a review another request had started, per review",
@@ -382,7 +427,7 @@ impl Metrics {
         );
         registry.register(
             "access_refused_requests",
-            "Requests refused by the access check, per HTTP status: 401 (no or bad token), 403 (not allowed), 503 (the API server could not say)",
+            "Requests refused by the access check, per HTTP status: 401 (no or bad token), 403 (not allowed), 429 (too many reviews under way), 503 (the API server could not say)",
             access.refused.clone(),
         );
         let queries = QueryMetrics {
@@ -445,6 +490,10 @@ impl Metrics {
             access,
             on_demand,
             subscription_filtered,
+            subscription_pending_bytes,
+            subscription_dead_letter_bytes,
+            subscription_evicted,
+            subscription_dead_letters_dropped,
             feed_buffered_bytes,
             feed_overflows,
             subscription_pending,
@@ -522,6 +571,26 @@ impl Metrics {
         self.subscription_dead_letters
             .get_or_create(&labels)
             .set(gauges.dead_letters as i64);
+        self.subscription_pending_bytes
+            .get_or_create(&labels)
+            .set(gauges.pending_bytes as i64);
+        self.subscription_dead_letter_bytes
+            .get_or_create(&labels)
+            .set(gauges.dead_letter_bytes as i64);
+    }
+
+    /// Counts what a subscription's bounds did: pending deliveries made dead
+    /// letters, and dead letters dropped.
+    pub fn subscription_trimmed(&self, subscription: &str, evicted: u64, dropped: u64) {
+        let labels = SubscriptionLabels {
+            subscription: subscription.to_string(),
+        };
+        self.subscription_evicted
+            .get_or_create(&labels)
+            .inc_by(evicted);
+        self.subscription_dead_letters_dropped
+            .get_or_create(&labels)
+            .inc_by(dropped);
     }
 
     /// Forgets the metrics of a deleted subscription.
@@ -537,6 +606,10 @@ impl Metrics {
         self.subscription_failures.remove(&labels);
         self.subscription_dead_lettered.remove(&labels);
         self.subscription_filtered.remove(&labels);
+        self.subscription_pending_bytes.remove(&labels);
+        self.subscription_dead_letter_bytes.remove(&labels);
+        self.subscription_evicted.remove(&labels);
+        self.subscription_dead_letters_dropped.remove(&labels);
     }
 
     /// Counts a change a subscription's filter plugins did not let through.

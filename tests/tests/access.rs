@@ -1327,3 +1327,54 @@ fn access_modes_that_cannot_work_stop_grw_before_it_starts() {
         "{output}"
     );
 }
+
+#[tokio::test]
+async fn unique_bad_tokens_past_the_review_bound_are_429() {
+    let cluster = Cluster::start(
+        json!({"delegatedAuth": {"maxConcurrentReviews": 2, "maxQueuedReviews": 1}}),
+    )
+    .await;
+    // Each review takes a second: ten callers with tokens never seen before
+    // find two places in flight and one waiting.
+    cluster.fake.set_review_delay(Duration::from_secs(1));
+    let path = "/api/v1/namespaces/a/objects/pods";
+    let answers = futures::future::join_all((0..10).map(|i| {
+        let token = format!("bad-token-{i}");
+        let cluster = &cluster;
+        async move { cluster.send(reqwest::Method::GET, Some(&token), path).await }
+    }))
+    .await;
+    let statuses: Vec<u16> = answers.iter().map(|(status, _, _)| *status).collect();
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 401).count(),
+        3,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 429).count(),
+        7,
+        "{statuses:?}"
+    );
+    assert_eq!(cluster.fake.token_reviews().len(), 3);
+    let (_, headers, body) = answers.iter().find(|(s, _, _)| *s == 429).unwrap();
+    assert_eq!(headers["retry-after"], "1");
+    assert_eq!(body["kind"], "Status");
+    assert_eq!(body["reason"], "TooManyRequests");
+    assert_eq!(body["code"], 429);
+    assert_eq!(body["details"]["retryAfterSeconds"], 1);
+    assert_eq!(
+        body["message"],
+        "GRW cannot check the caller's token now: 2 reviews are under way with the API server and 1 more wait (delegatedAuth.maxConcurrentReviews, maxQueuedReviews); try again later"
+    );
+
+    // Once the reviews are answered, callers are checked again.
+    cluster.fake.set_review_delay(Duration::ZERO);
+    assert_eq!(cluster.get(Some(JANE), path).await.0, 200);
+    let metrics = cluster.get_metrics().await;
+    assert_eq!(
+        gauge(&metrics, r#"grw_access_refused_requests_total{code="429"}"#),
+        7
+    );
+    assert_eq!(gauge(&metrics, "grw_access_reviews_in_flight"), 0);
+    assert_eq!(gauge(&metrics, "grw_access_reviews_queued"), 0);
+}

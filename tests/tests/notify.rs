@@ -1329,3 +1329,148 @@ async fn a_data_dir_that_stops_taking_writes_bounds_memory_and_loses_no_final_st
             .contains("outbox opened again after a failed write")
     );
 }
+
+/// The value of a metric line `name{subscription="sub"} N`.
+fn metric(metrics: &str, name: &str, subscription: &str) -> Option<u64> {
+    let prefix = format!("{name}{{subscription=\"{subscription}\"}} ");
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .and_then(|v| v.parse().ok())
+}
+
+#[tokio::test]
+async fn a_dead_receiver_fills_its_subscription_only_up_to_its_bounds() {
+    let fake = cluster().await;
+    let receiver = Receiver::start().await;
+    receiver.set(Behaviour::Status(503, None, "down"));
+    let (pending_bound, dead_bound) = (20_000, 30_000);
+    let grw = grw(
+        &fake,
+        json!({"subscriptionPendingBytes": pending_bound, "subscriptionDeadLetterBytes": dead_bound}),
+    )
+    .await;
+    let (status, created) = subscribe(
+        &grw,
+        json!({
+            "name": "dead-end", "kind": "ConfigMap", "namespace": "shop",
+            "webhook": {"url": receiver.url("/hook"), "payload": "watch-event"},
+            "retry": {"initialDelayMs": 50, "maxDelaySeconds": 0.2}
+        }),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    // 60 changes of about 1.3 kB each: 78 kB, more than both bounds hold.
+    let changes = 60;
+    let data = "d".repeat(1000);
+    for i in 0..changes {
+        fake.create(configmap("shop", &format!("cm-{i:02}"), &data))
+            .unwrap();
+    }
+    let path = "/api/v1/subscriptions/dead-end";
+    // Every change is accounted for: pending, a dead letter, or dropped.
+    let accounted = eventually(WAIT, || async {
+        let (_, s) = grw.get(path).await;
+        let metrics = grw.get_raw("/metrics").await.text().await.unwrap();
+        let dropped = metric(
+            &metrics,
+            "grw_subscription_dead_letters_dropped_total",
+            "dead-end",
+        );
+        s["pending"].as_u64().unwrap_or(0)
+            + s["deadLetters"].as_u64().unwrap_or(0)
+            + dropped.unwrap_or(0)
+            == changes
+    })
+    .await;
+    let (_, s) = grw.get(path).await;
+    assert!(accounted, "{s}");
+    let pending_bytes = s["pendingBytes"].as_u64().unwrap();
+    let dead_bytes = s["deadLetterBytes"].as_u64().unwrap();
+    assert!(pending_bytes > 0 && pending_bytes <= pending_bound, "{s}");
+    assert!(dead_bytes > 0 && dead_bytes <= dead_bound, "{s}");
+    let pending = s["pending"].as_u64().unwrap();
+    let dead = s["deadLetters"].as_u64().unwrap();
+    assert!(pending > 0 && pending < changes / 2, "{s}");
+
+    let metrics = grw.get_raw("/metrics").await.text().await.unwrap();
+    let evicted = metric(&metrics, "grw_subscription_evicted_total", "dead-end").unwrap();
+    let dropped = metric(
+        &metrics,
+        "grw_subscription_dead_letters_dropped_total",
+        "dead-end",
+    )
+    .unwrap();
+    assert_eq!(evicted, changes - pending, "{metrics}");
+    assert_eq!(dropped, evicted - dead, "{metrics}");
+    assert!(dropped > 0, "{metrics}");
+    assert_eq!(
+        metric(&metrics, "grw_subscription_pending_bytes", "dead-end"),
+        Some(pending_bytes),
+        "{metrics}"
+    );
+    assert_eq!(
+        metric(&metrics, "grw_subscription_dead_letter_bytes", "dead-end"),
+        Some(dead_bytes),
+        "{metrics}"
+    );
+    assert!(
+        grw.logs()
+            .contains("the subscription's lists reached their bound")
+    );
+
+    // The dead letters are the changes after the dropped ones, with the reason.
+    let (_, letters) = grw.get(&format!("{path}/dead-letters")).await;
+    let letters = letters["items"].as_array().unwrap().clone();
+    assert_eq!(letters.len() as u64, dead);
+    let first_dead = dropped as usize;
+    for (i, letter) in letters.iter().enumerate() {
+        assert_eq!(
+            letter["name"],
+            format!("cm-{:02}", first_dead + i),
+            "{letter}"
+        );
+        assert_eq!(
+            letter["reason"],
+            format!(
+                "not delivered: the subscription's pending deliveries exceeded {pending_bound} bytes (subscriptionPendingBytes), so the oldest became dead letters"
+            )
+        );
+    }
+
+    // The worker was retrying the oldest change: it moves on to what is
+    // still queued, and once the receiver is back, only that arrives.
+    let oldest_pending = format!("cm-{:02}", changes - pending);
+    let tried = eventually(WAIT, || async {
+        receiver
+            .requests()
+            .iter()
+            .any(|r| r.body["object"]["metadata"]["name"] == oldest_pending.as_str())
+    })
+    .await;
+    assert!(
+        tried,
+        "the worker still retries a change that became a dead letter"
+    );
+    receiver.set(Behaviour::Accept);
+    let got = receiver.wait_accepted(pending as usize, WAIT).await;
+    let names: Vec<String> = deduplicated(&got)
+        .iter()
+        .map(|r| {
+            r.body["object"]["metadata"]["name"]
+                .as_str()
+                .unwrap_or("?")
+                .to_string()
+        })
+        .collect();
+    let expected: Vec<String> = ((changes - pending)..changes)
+        .map(|i| format!("cm-{i:02}"))
+        .collect();
+    assert_eq!(names, expected);
+    assert!(
+        eventually(WAIT, || async {
+            grw.get(path).await.1["pendingBytes"] == 0
+        })
+        .await
+    );
+}

@@ -1105,3 +1105,42 @@ async fn a_burst_under_a_slow_analyzer_waits_in_bounded_memory_and_ends_alike() 
         fast.most_pending, fast.rss_growth_kib, slow.most_pending, slow.rss_growth_kib
     );
 }
+
+#[tokio::test]
+async fn an_analyzer_s_lookups_cannot_hold_more_than_its_memory_limit() {
+    let fake = cluster().await;
+    for name in ["a", "b", "c"] {
+        fake.create(config_map(name, json!({}))).unwrap();
+    }
+    let grw = grw(&fake, &[]).await;
+    let plugins = grw.dir.path().join("plugins");
+    install(
+        &plugins,
+        "mentions",
+        "grw-test-plugin-analyzer-fault",
+        Some(json!({"kind": "analyzer", "limits": {"memoryMb": 8, "timeoutMs": 20000}})),
+    );
+    // `h` lists its namespace's ConfigMaps until a list is refused. Each
+    // answer is dropped by the guest, but GRW keeps what a call found until
+    // the call ends: 8 MiB of them is all the call may hold.
+    fake.create(config_map("h", json!({"fault": "hoard"})))
+        .unwrap();
+    let refused = || async {
+        let (_, body) = grw.get("/api/v1/relations?relation=refused").await;
+        body["items"].as_array().cloned().unwrap_or_default()
+    };
+    assert!(
+        eventually(SETTLE, || async { !refused().await.is_empty() }).await,
+        "no list was refused: {}",
+        grw.get("/api/v1/plugins/mentions").await.1
+    );
+    let edges = refused().await;
+    let error = edges[0]["attributes"]["error"].as_str().unwrap();
+    assert!(
+        error.contains("over the plugin's memory limit of 8388608 bytes (limits.memoryMb)"),
+        "{error}"
+    );
+    // The call answered: the refusal reached the guest as an error, not a trap.
+    let (_, status) = grw.get("/api/v1/plugins/mentions").await;
+    assert_eq!(status["analysis"]["staleObjects"], 0, "{status}");
+}

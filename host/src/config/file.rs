@@ -83,6 +83,8 @@ impl Default for Config {
             event_history_bytes: 64 << 20,
             max_request_body_bytes: 1024 * 1024,
             notification_buffer_bytes: 64 << 20,
+            subscription_pending_bytes: 256 << 20,
+            subscription_dead_letter_bytes: 64 << 20,
             leader_election: None,
             queries: Queries::default(),
         }
@@ -145,6 +147,12 @@ fn delegated_auth(file: Option<DelegatedAuthFile>) -> DelegatedAuth {
             .cache_max_entries
             .map_or(defaults.cache_max_entries, |c| c.0),
         widen: file.widen.unwrap_or(defaults.widen),
+        max_concurrent_reviews: file
+            .max_concurrent_reviews
+            .map_or(defaults.max_concurrent_reviews, |c| c.0),
+        max_queued_reviews: file
+            .max_queued_reviews
+            .map_or(defaults.max_queued_reviews, |c| c.0),
     }
 }
 
@@ -315,6 +323,8 @@ struct File {
     event_history_bytes: Option<Count<0>>,
     max_request_body_bytes: Option<Count<1>>,
     notification_buffer_bytes: Option<Count<1>>,
+    subscription_pending_bytes: Option<Count<1>>,
+    subscription_dead_letter_bytes: Option<Count<0>>,
     leader_election: Option<LeaderElectionFile>,
     queries: Option<QueriesFile>,
 }
@@ -348,6 +358,8 @@ struct DelegatedAuthFile {
     token_cache_seconds: Option<Seconds>,
     cache_max_entries: Option<Count<1>>,
     widen: Option<bool>,
+    max_concurrent_reviews: Option<Count<1>>,
+    max_queued_reviews: Option<Count<0>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -663,6 +675,12 @@ impl Resolver<'_> {
             notification_buffer_bytes: file
                 .notification_buffer_bytes
                 .map_or(defaults.notification_buffer_bytes, |c| c.0),
+            subscription_pending_bytes: file
+                .subscription_pending_bytes
+                .map_or(defaults.subscription_pending_bytes, |c| c.0 as u64),
+            subscription_dead_letter_bytes: file
+                .subscription_dead_letter_bytes
+                .map_or(defaults.subscription_dead_letter_bytes, |c| c.0 as u64),
             leader_election,
             queries: queries(file.queries),
         };

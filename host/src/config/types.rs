@@ -107,6 +107,14 @@ pub struct Config {
     /// feed (`notificationBufferBytes`, default 64 MiB); past it the feed
     /// catches up from the cache's state once it can write again.
     pub notification_buffer_bytes: usize,
+    /// Most bytes of changes one subscription's pending deliveries may hold
+    /// (`subscriptionPendingBytes`, default 256 MiB); past it the oldest
+    /// become dead letters.
+    pub subscription_pending_bytes: u64,
+    /// Most bytes of changes one subscription's dead letters may hold
+    /// (`subscriptionDeadLetterBytes`, default 64 MiB); past it the oldest
+    /// are dropped.
+    pub subscription_dead_letter_bytes: u64,
     /// Several replicas, one of which delivers notifications
     /// (`leaderElection`); none = this process delivers.
     pub leader_election: Option<LeaderElection>,
@@ -163,6 +171,12 @@ pub struct DelegatedAuth {
     /// each request is asked exactly, for an authorizer (a webhook) that may
     /// deny in one namespace what it allows cluster-wide.
     pub widen: bool,
+    /// `maxConcurrentReviews` (32): the most reviews (TokenReviews and
+    /// SubjectAccessReviews together) asked of the API server at once.
+    pub max_concurrent_reviews: usize,
+    /// `maxQueuedReviews` (256): the most reviews waiting for one of those
+    /// places; a request whose review finds no place is answered 429.
+    pub max_queued_reviews: usize,
 }
 
 impl Default for DelegatedAuth {
@@ -173,6 +187,13 @@ impl Default for DelegatedAuth {
             token_cache: Duration::from_secs(10),
             cache_max_entries: 8192,
             widen: true,
+            // The API server's own default for a client is 5 requests per
+            // second with bursts of 10 (client-go); 32 at once is a burst
+            // a busy GRW may need, and far from what its API Priority and
+            // Fairness would reject for one client. 256 waiting behind
+            // them is 8 rounds of reviews, a few hundred milliseconds.
+            max_concurrent_reviews: 32,
+            max_queued_reviews: 256,
         }
     }
 }

@@ -30,9 +30,11 @@ use std::sync::atomic::Ordering;
 
 use tokio::sync::Notify;
 
-use super::outbox::{Announcement, FeedTxn, Outbox, OutboxError};
+use super::decide::Decisions;
+use super::outbox::{Announcement, FeedTxn, Outbox, OutboxError, Trims};
 use super::{Active, until_stored};
 use crate::gvk::Gvk;
+use crate::metrics::Metrics;
 use crate::store::{
     Cache, Change, ChangeType, ObjectKey, Origin, StoredObject, TapReceiver, Tapped, parse_rv,
 };
@@ -56,6 +58,10 @@ pub(super) struct FeedContext {
     pub(super) outbox: Arc<Outbox>,
     /// The tap's limit (`notificationBufferBytes`).
     pub(super) buffer_bytes: usize,
+    /// Where trimmed lists are counted.
+    pub(super) metrics: Arc<Metrics>,
+    /// Forgets the decisions about changes the bounds dropped.
+    pub(super) decisions: Arc<Decisions>,
 }
 
 /// The outbox's name for a watch: its kind and server-side options.
@@ -260,6 +266,7 @@ impl Feed {
         let plan = Arc::new(plan);
         let persistent = self.context.outbox.is_persistent();
         let durable_state = persistent && (!plan.updates.is_empty() || plan.position.is_some());
+        let mut trims = Trims::default();
         if plan.reset || !plan.changes.is_empty() || durable_state {
             let what = format!("queueing the changes of watch {}", self.id);
             let (outbox, id, gvk, writing) = (
@@ -268,7 +275,7 @@ impl Feed {
                 self.gvk.clone(),
                 plan.clone(),
             );
-            until_stored(&what, move || {
+            ((), trims) = until_stored(&what, move || {
                 outbox.feed(&id, |txn| writing.write(txn, persistent, &gvk))
             })
             .await;
@@ -290,8 +297,12 @@ impl Feed {
         }
         for (active, count) in queued.into_values() {
             active.pending.fetch_add(count, Ordering::Relaxed);
+            if let Some(trimmed) = trims.subscriptions.get(&active.sub.name) {
+                active.trimmed(*trimmed, &self.context.metrics);
+            }
             active.queued.notify_one();
         }
+        self.context.decisions.forget(&trims.released);
     }
 
     /// Which subscription wants which change of `groups`, and the announced

@@ -17,6 +17,10 @@
 //!    the sink gets it, one delivery at a time, with retries and capped
 //!    backoff; a refused delivery goes to the subscription's dead letters.
 //!    Deliveries leave the outbox only when the sink took them.
+//! 4. Each subscription's queue and dead letters are bounded in bytes
+//!    (`subscriptionPendingBytes`, `subscriptionDeadLetterBytes`): a receiver
+//!    that never comes back costs at most those, its oldest deliveries
+//!    becoming dead letters and its oldest dead letters going.
 //!
 //! After a restart with `dataDir`, a watch's cache starts from its announced
 //! state and resourceVersion: the watch resumes from there (or relists and
@@ -42,7 +46,9 @@ use parking_lot::{Mutex, RwLock};
 use serde::Serialize;
 use serde_json::Value;
 
-pub use outbox::{Announcement, DeadLetter, Outbox, OutboxError, Queued};
+pub use outbox::{
+    Announcement, Bounds, DeadLetter, ListBytes, Outbox, OutboxError, Queued, Trimmed,
+};
 pub use payload::{Event, render};
 pub use sink::{Delivery, SendError};
 pub use subscription::{PayloadFormat, SinkSpec, Source, Subscription};
@@ -147,6 +153,9 @@ pub(crate) struct Active {
     wake: tokio::sync::Notify,
     /// Set when deleted: the worker stops.
     stopped: AtomicBool,
+    /// Set once a bound trimmed its lists, until a delivery goes through
+    /// again: a receiver that stays down is logged once, not per change.
+    trimming: AtomicBool,
     /// An initial snapshot is still to be queued.
     snapshot_due: AtomicBool,
     state: Mutex<ActiveState>,
@@ -172,6 +181,23 @@ impl Active {
     fn seq(&self) -> u64 {
         self.next_seq.fetch_add(1, Ordering::Relaxed)
     }
+
+    /// Counts what the outbox's bounds did to this subscription's lists.
+    fn trimmed(&self, trimmed: Trimmed, metrics: &Metrics) {
+        if trimmed == Trimmed::default() {
+            return;
+        }
+        // Added before subtracted: the counters never go below zero.
+        self.dead.fetch_add(trimmed.evicted, Ordering::Relaxed);
+        self.pending.fetch_sub(trimmed.evicted, Ordering::Relaxed);
+        self.dead.fetch_sub(trimmed.dropped, Ordering::Relaxed);
+        metrics.subscription_trimmed(&self.sub.name, trimmed.evicted, trimmed.dropped);
+        if !self.trimming.swap(true, Ordering::Relaxed) {
+            tracing::warn!(subscription = %self.sub.name, moved_to_dead_letters = trimmed.evicted, dead_letters_dropped = trimmed.dropped, "the subscription's lists reached their bound (subscriptionPendingBytes, subscriptionDeadLetterBytes): its oldest pending deliveries become dead letters and its oldest dead letters are dropped until a delivery goes through again");
+        } else {
+            tracing::debug!(subscription = %self.sub.name, moved_to_dead_letters = trimmed.evicted, dead_letters_dropped = trimmed.dropped, "the subscription's lists are at their bound");
+        }
+    }
 }
 
 /// What the API shows of a subscription.
@@ -194,8 +220,12 @@ pub struct SubscriptionStatus {
     pub pending: u64,
     /// Age of the oldest waiting delivery, seconds.
     pub oldest_pending_seconds: f64,
+    /// Bytes of the changes waiting (at most `subscriptionPendingBytes`).
+    pub pending_bytes: u64,
     /// Dead letters kept.
     pub dead_letters: u64,
+    /// Bytes of the dead letters' changes (at most `subscriptionDeadLetterBytes`).
+    pub dead_letter_bytes: u64,
     /// Deliveries made since start.
     pub deliveries: u64,
     /// Failed attempts retried since start.
@@ -237,7 +267,11 @@ impl Notifications {
         plugins: Arc<Plugins>,
         metrics: Arc<Metrics>,
     ) -> Result<Arc<Notifications>, OpenError> {
-        let outbox = Outbox::open(config.data_dir.as_deref())?;
+        let bounds = Bounds {
+            pending_bytes: config.subscription_pending_bytes,
+            dead_letter_bytes: config.subscription_dead_letter_bytes,
+        };
+        let outbox = Outbox::open_bounded(config.data_dir.as_deref(), bounds)?;
         let mut configured: Vec<(Subscription, String)> = subscription::from_compat_config(config)
             .into_iter()
             .map(|s| (s, "config".to_string()))
@@ -254,10 +288,13 @@ impl Notifications {
             configured.push((sub, origin));
         }
         let outbox = Arc::new(outbox);
+        let decisions: Arc<decide::Decisions> = Arc::default();
         let engine = Arc::new(Notifications {
             feed_context: feed::FeedContext {
                 outbox: outbox.clone(),
                 buffer_bytes: config.notification_buffer_bytes,
+                metrics: metrics.clone(),
+                decisions: decisions.clone(),
             },
             outbox,
             watches,
@@ -267,7 +304,7 @@ impl Notifications {
             http: webhook::client(),
             subs: Arc::new(RwLock::new(BTreeMap::new())),
             feeds: Mutex::new(HashMap::new()),
-            decisions: Arc::default(),
+            decisions,
             leading: tokio::sync::watch::Sender::new(config.leader_election.is_none()),
             settled: Arc::default(),
             replicated: config.leader_election.is_some(),
@@ -429,7 +466,9 @@ impl Notifications {
             waiting: state.waiting.clone(),
             pending: gauges.pending,
             oldest_pending_seconds: gauges.oldest_seconds,
+            pending_bytes: gauges.pending_bytes,
             dead_letters: gauges.dead_letters,
+            dead_letter_bytes: gauges.dead_letter_bytes,
             deliveries: state.deliveries,
             retries: state.retries,
             filtered: state.filtered,
@@ -462,9 +501,14 @@ impl Notifications {
     /// Queues dead letters again (all, or one by sequence number); returns how many.
     pub fn replay_dead(&self, name: &str, seq: Option<u64>) -> Result<u64, SubscriptionError> {
         let active = self.get(name)?;
-        let count = self.outbox.replay_dead(name, seq, || active.seq())?;
-        active.dead.fetch_sub(count, Ordering::Relaxed);
+        let (count, trims) = self.outbox.replay_dead(name, seq, || active.seq())?;
         active.pending.fetch_add(count, Ordering::Relaxed);
+        active.dead.fetch_sub(count, Ordering::Relaxed);
+        self.decisions.forget(&trims.released);
+        active.trimmed(
+            trims.subscriptions.get(name).copied().unwrap_or_default(),
+            &self.metrics,
+        );
         active.wake.notify_one();
         Ok(count)
     }
@@ -520,16 +564,14 @@ impl Notifications {
             }
             let outbox = self.outbox.clone();
             let (queue, target) = (name.clone(), delivered.clone());
-            let trimmed = until_stored(&format!("following the leader for {name}"), move || {
+            let settlement = until_stored(&format!("following the leader for {name}"), move || {
                 let queued = outbox.pending(&queue, FOLLOW_SCAN)?;
                 let done = settled_by_leader(&queued, &target);
-                let released = outbox.settle(&queue, &done, &[])?;
-                Ok((done.len() as u64, released))
+                outbox.settle(&queue, &done, &[])
             })
             .await;
-            let (count, released) = trimmed;
-            self.decisions.forget(&released);
-            active.pending.fetch_sub(count, Ordering::Relaxed);
+            self.decisions.forget(&settlement.released);
+            active.pending.fetch_sub(settlement.done, Ordering::Relaxed);
             active.state.lock().delivered = Some(delivered.clone());
         }
     }
@@ -559,6 +601,7 @@ impl Notifications {
 
     fn gauges(&self, active: &Active) -> QueueGauges {
         let pending = active.pending.load(Ordering::Relaxed);
+        let bytes = self.outbox.bytes(&active.sub.name).unwrap_or_default();
         let oldest_seconds = if pending == 0 {
             0.0
         } else {
@@ -572,7 +615,9 @@ impl Notifications {
         QueueGauges {
             pending,
             oldest_seconds,
+            pending_bytes: bytes.pending,
             dead_letters: active.dead.load(Ordering::Relaxed),
+            dead_letter_bytes: bytes.dead,
         }
     }
 
@@ -618,6 +663,7 @@ impl Notifications {
             queued: tokio::sync::Notify::new(),
             wake: tokio::sync::Notify::new(),
             stopped: AtomicBool::new(false),
+            trimming: AtomicBool::new(false),
             snapshot_due: AtomicBool::new(new && sub.snapshot),
             state: Mutex::new(ActiveState::default()),
             sub,

@@ -13,9 +13,15 @@
 //! - `announced`: (watch, object key) → the object's state as last announced
 //!   (`resourceVersion`, NUL, JSON), so a restart resumes from it;
 //! - `positions`: watch → resourceVersion up to which changes are announced;
-//! - `meta`: `format` → the format of everything above ([`FORMAT`]).
+//! - `meta`: `format` → the format of everything above ([`FORMAT`]);
+//! - `sizes`: subscription → bytes of its queue and of its dead letters,
+//!   derived from the tables above and rebuilt at each open.
 //!
-//! Without `dataDir` the last two stay empty: nothing survives a restart
+//! Each subscription's two lists are bounded in bytes ([`Bounds`]): past
+//! its bound the oldest pending deliveries become dead letters, and past
+//! theirs the oldest dead letters are dropped.
+//!
+//! Without `dataDir`, `announced` and `positions` stay empty: nothing survives a restart
 //! anyway, and the feed's own record of the announced state shares the
 //! cache's objects instead of copying them.
 //!
@@ -29,7 +35,9 @@
 //! refuses every later transaction until the database is opened again; the
 //! outbox does that on its own, so a disk that recovers is used again.
 
-use std::ops::RangeBounds;
+mod lists;
+
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -39,6 +47,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::gvk::Gvk;
 use crate::store::{ChangeType, Origin, StoredObject};
+pub use lists::{Bounds, ListBytes, Trimmed};
+use lists::{DeadRecord, Lists, decode_dead_record, of};
 
 const SUBSCRIPTIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("subscriptions");
 const CHANGES: TableDefinition<u64, &[u8]> = TableDefinition::new("changes");
@@ -273,13 +283,27 @@ pub struct DeadLetter {
     pub attempts: u32,
 }
 
-/// A dead letter on disk, besides its key.
-#[derive(Serialize, Deserialize)]
-struct DeadRecord<'a> {
-    change: u64,
-    reason: &'a str,
-    failed: u64,
-    attempts: u32,
+/// What the bounds did in one transaction: per subscription, and the
+/// changes that went with dropped dead letters.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Trims {
+    /// Per subscription whose lists were trimmed.
+    pub subscriptions: BTreeMap<String, Trimmed>,
+    /// Changes no entry refers to any more, which are gone.
+    pub released: Vec<u64>,
+}
+
+/// The outcome of [`Outbox::settle`].
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Settlement {
+    /// Entries that left the queue: delivered or filtered out.
+    pub done: u64,
+    /// Entries moved to the dead letters.
+    pub refused: u64,
+    /// What the dead letters' bound dropped.
+    pub trimmed: Trimmed,
+    /// Changes no entry refers to any more, which are gone.
+    pub released: Vec<u64>,
 }
 
 /// Counts of one subscription's lists.
@@ -304,11 +328,19 @@ pub struct Outbox {
     path: Option<PathBuf>,
     /// The number the next change gets.
     next_change: AtomicU64,
+    /// How much each subscription's lists may hold.
+    bounds: Bounds,
 }
 
 impl Outbox {
     /// Opens (or creates) `dir/grw.redb`; `None` keeps everything in memory.
+    /// Each subscription's lists get the default [`Bounds`].
     pub fn open(dir: Option<&Path>) -> Result<Outbox, OutboxError> {
+        Outbox::open_bounded(dir, Bounds::default())
+    }
+
+    /// [`Outbox::open`] with each subscription's lists held within `bounds`.
+    pub fn open_bounded(dir: Option<&Path>, bounds: Bounds) -> Result<Outbox, OutboxError> {
         let (db, path) = match dir {
             Some(dir) => {
                 std::fs::create_dir_all(dir).map_err(|source| OutboxError::CreateDir {
@@ -351,11 +383,13 @@ impl Outbox {
         txn.open_table(DEAD)?;
         txn.open_table(ANNOUNCED)?;
         txn.open_table(POSITIONS)?;
+        lists::rebuild_sizes(&txn)?;
         txn.commit()?;
         Ok(Outbox {
             db: RwLock::new(Some(db)),
             path,
             next_change: AtomicU64::new(next_change),
+            bounds,
         })
     }
 
@@ -440,21 +474,7 @@ impl Outbox {
         self.with(|db| {
             let txn = db.begin_write()?;
             txn.open_table(SUBSCRIPTIONS)?.remove(name)?;
-            let dropped = {
-                let mut queue = txn.open_table(QUEUE)?;
-                let mut dead = txn.open_table(DEAD)?;
-                let mut refs = Refs::open(&txn)?;
-                let mut dropped = 0;
-                for entry in queue.extract_from_if(of(name), |_, _| true)? {
-                    refs.release(entry?.1.value())?;
-                    dropped += 1;
-                }
-                for entry in dead.extract_from_if(of(name), |_, _| true)? {
-                    let (key, value) = entry?;
-                    refs.release(decode_dead_record(key.value().1, value.value())?.change)?;
-                }
-                dropped
-            };
+            let dropped = Lists::open(&txn, self.bounds)?.drop_all(name)?;
             txn.commit()?;
             Ok(dropped)
         })
@@ -486,15 +506,16 @@ impl Outbox {
 
     /// Forgets the announced state of a watch.
     pub fn forget_watch(&self, watch: &str) -> Result<(), OutboxError> {
-        self.feed(watch, |txn| txn.clear())
+        self.feed(watch, |txn| txn.clear()).map(|_| ())
     }
 
-    /// Runs `f` in one write transaction of a watch's feed and commits it.
+    /// Runs `f` in one write transaction of a watch's feed and commits it;
+    /// returns what `f` returned and what the bounds trimmed meanwhile.
     pub fn feed<R>(
         &self,
         watch: &str,
         f: impl FnOnce(&mut FeedTxn<'_>) -> Result<R, OutboxError>,
-    ) -> Result<R, OutboxError> {
+    ) -> Result<(R, Trims), OutboxError> {
         self.with(|db| {
             let txn = db.begin_write()?;
             let result = {
@@ -502,10 +523,15 @@ impl Outbox {
                     watch,
                     announced: txn.open_table(ANNOUNCED)?,
                     positions: txn.open_table(POSITIONS)?,
-                    refs: Refs::open(&txn)?,
-                    queue: txn.open_table(QUEUE)?,
+                    lists: Lists::open(&txn, self.bounds)?,
+                    now_ms: crate::time::unix_millis(),
                 };
-                f(&mut feed)?
+                let result = f(&mut feed)?;
+                let trims = Trims {
+                    subscriptions: std::mem::take(&mut feed.lists.trimmed),
+                    released: std::mem::take(&mut feed.lists.released),
+                };
+                (result, trims)
             };
             txn.commit()?;
             Ok(result)
@@ -528,43 +554,47 @@ impl Outbox {
     }
 
     /// Removes delivered (or filtered out) entries and moves refused ones to
-    /// the dead letters, in one transaction. Returns the numbers of the
-    /// changes no entry refers to any more, which are gone.
+    /// the dead letters, in one transaction. Entries no longer queued (the
+    /// bound made them dead letters meanwhile) are left as they are, and not
+    /// counted in the outcome.
     pub fn settle(
         &self,
         subscription: &str,
         done: &[u64],
         refused: &[DeadLetter],
-    ) -> Result<Vec<u64>, OutboxError> {
+    ) -> Result<Settlement, OutboxError> {
         self.with(|db| {
             let txn = db.begin_write()?;
-            let released = {
-                let mut queue = txn.open_table(QUEUE)?;
-                let mut refs = Refs::open(&txn)?;
+            let settlement = {
+                let mut lists = Lists::open(&txn, self.bounds)?;
+                let mut settlement = Settlement::default();
                 for seq in done {
-                    if let Some(change) = queue.remove((subscription, *seq))? {
-                        refs.release(change.value())?;
+                    if let Some(change) = lists.take_pending(subscription, *seq)? {
+                        lists.release(change)?;
+                        settlement.done += 1;
                     }
                 }
-                let mut dead = txn.open_table(DEAD)?;
+                let now_ms = crate::time::unix_millis();
                 for letter in refused {
                     let seq = letter.queued.seq;
-                    if queue.remove((subscription, seq))?.is_none() {
+                    let Some(change) = lists.take_pending(subscription, seq)? else {
                         continue;
-                    }
+                    };
                     let record = DeadRecord {
-                        change: letter.queued.change,
+                        change,
                         reason: &letter.reason,
                         failed: letter.failed_ms,
                         attempts: letter.attempts,
                     };
-                    let bytes = serde_json::to_vec(&record).unwrap_or_default();
-                    dead.insert((subscription, seq), bytes.as_slice())?;
+                    lists.put_dead(subscription, seq, &record, now_ms)?;
+                    settlement.refused += 1;
                 }
-                refs.released
+                settlement.trimmed = lists.trimmed_of(subscription);
+                settlement.released = lists.released;
+                settlement
             };
             txn.commit()?;
-            Ok(released)
+            Ok(settlement)
         })
     }
 
@@ -591,29 +621,32 @@ impl Outbox {
     }
 
     /// Puts dead letters (all, or the one with `seq`) back at the end of the
-    /// queue with new sequence numbers from `next_seq`; returns how many.
+    /// queue with new sequence numbers from `next_seq`; returns how many, and
+    /// what the queue's bound then did (replaying more than it holds makes
+    /// the oldest dead letters again).
     pub fn replay_dead(
         &self,
         subscription: &str,
         seq: Option<u64>,
         mut next_seq: impl FnMut() -> u64,
-    ) -> Result<u64, OutboxError> {
+    ) -> Result<(u64, Trims), OutboxError> {
         self.with(|db| {
             let txn = db.begin_write()?;
-            let count = {
-                let mut dead = txn.open_table(DEAD)?;
-                let mut queue = txn.open_table(QUEUE)?;
-                let mut count = 0;
-                for entry in dead.extract_from_if(one_or_all(subscription, seq), |_, _| true)? {
-                    let (key, value) = entry?;
-                    let record = decode_dead_record(key.value().1, value.value())?;
-                    queue.insert((subscription, next_seq()), record.change)?;
-                    count += 1;
+            let result = {
+                let mut lists = Lists::open(&txn, self.bounds)?;
+                let changes = lists.take_dead(subscription, seq)?;
+                let now_ms = crate::time::unix_millis();
+                for change in &changes {
+                    lists.push(subscription, next_seq(), *change, now_ms)?;
                 }
-                count
+                let trims = Trims {
+                    subscriptions: std::mem::take(&mut lists.trimmed),
+                    released: std::mem::take(&mut lists.released),
+                };
+                (changes.len() as u64, trims)
             };
             txn.commit()?;
-            Ok(count)
+            Ok(result)
         })
     }
 
@@ -627,15 +660,12 @@ impl Outbox {
         self.with(|db| {
             let txn = db.begin_write()?;
             let result = {
-                let mut dead = txn.open_table(DEAD)?;
-                let mut refs = Refs::open(&txn)?;
-                let mut count = 0;
-                for entry in dead.extract_from_if(one_or_all(subscription, seq), |_, _| true)? {
-                    let (key, value) = entry?;
-                    refs.release(decode_dead_record(key.value().1, value.value())?.change)?;
-                    count += 1;
+                let mut lists = Lists::open(&txn, self.bounds)?;
+                let changes = lists.take_dead(subscription, seq)?;
+                for change in &changes {
+                    lists.release(*change)?;
                 }
-                (count, refs.released)
+                (changes.len() as u64, lists.released)
             };
             txn.commit()?;
             Ok(result)
@@ -664,6 +694,31 @@ impl Outbox {
                 dead: dead.range(of(subscription))?.count() as u64,
                 last_seq: last_queued.max(last_dead),
             })
+        })
+    }
+
+    /// The bytes of a subscription's pending deliveries and dead letters.
+    pub fn bytes(&self, subscription: &str) -> Result<ListBytes, OutboxError> {
+        self.with(|db| {
+            let txn = db.begin_read()?;
+            let sizes = txn.open_table(lists::SIZES)?;
+            Ok(sizes.get(subscription)?.map_or(ListBytes::default(), |v| {
+                let (pending, dead) = v.value();
+                ListBytes { pending, dead }
+            }))
+        })
+    }
+
+    /// The sequence number of a subscription's oldest pending delivery.
+    pub fn first_pending_seq(&self, subscription: &str) -> Result<Option<u64>, OutboxError> {
+        self.with(|db| {
+            let txn = db.begin_read()?;
+            let queue = txn.open_table(QUEUE)?;
+            Ok(queue
+                .range(of(subscription))?
+                .next()
+                .transpose()?
+                .map(|(k, _)| k.value().1))
         })
     }
 
@@ -702,44 +757,14 @@ fn open_file(path: &Path) -> Result<Database, OutboxError> {
         })
 }
 
-/// The reference counts of changes within one write transaction.
-struct Refs<'t> {
-    refs: redb::Table<'t, u64, u32>,
-    changes: redb::Table<'t, u64, &'static [u8]>,
-    /// Changes that lost their last reference, and are gone.
-    released: Vec<u64>,
-}
-
-impl<'t> Refs<'t> {
-    fn open(txn: &'t redb::WriteTransaction) -> Result<Refs<'t>, OutboxError> {
-        Ok(Refs {
-            refs: txn.open_table(REFS)?,
-            changes: txn.open_table(CHANGES)?,
-            released: Vec::new(),
-        })
-    }
-
-    /// One reference fewer to `change`; the change goes with the last one.
-    fn release(&mut self, change: u64) -> Result<(), OutboxError> {
-        let count = self.refs.get(change)?.map_or(0, |v| v.value());
-        if count > 1 {
-            self.refs.insert(change, count - 1)?;
-        } else {
-            self.refs.remove(change)?;
-            self.changes.remove(change)?;
-            self.released.push(change);
-        }
-        Ok(())
-    }
-}
-
 /// One write transaction of a watch's feed.
 pub struct FeedTxn<'t> {
     watch: &'t str,
     announced: redb::Table<'t, (&'static str, &'static str), &'static [u8]>,
     positions: redb::Table<'t, &'static str, &'static str>,
-    refs: Refs<'t>,
-    queue: redb::Table<'t, (&'static str, u64), u64>,
+    lists: Lists<'t>,
+    /// When the transaction began: the time of dead letters the bound makes.
+    now_ms: u64,
 }
 
 impl FeedTxn<'_> {
@@ -784,7 +809,7 @@ impl FeedTxn<'_> {
     }
 
     /// Stores change `number` (an encoded [`Announcement`]) once and queues
-    /// it for each `(subscription, seq)`.
+    /// it for each `(subscription, seq)`, each queue kept within its bound.
     pub fn queue_change(
         &mut self,
         number: u64,
@@ -794,10 +819,10 @@ impl FeedTxn<'_> {
         if targets.is_empty() {
             return Ok(());
         }
-        self.refs.changes.insert(number, encoded)?;
-        self.refs.refs.insert(number, targets.len() as u32)?;
+        self.lists
+            .store_change(number, encoded, targets.len() as u32)?;
         for (subscription, seq) in targets {
-            self.queue.insert((*subscription, *seq), number)?;
+            self.lists.push(subscription, *seq, number, self.now_ms)?;
         }
         Ok(())
     }
@@ -816,21 +841,6 @@ fn read_queued(
         change,
         announcement: Announcement::decode(change, bytes.value())?,
     })
-}
-
-fn decode_dead_record(seq: u64, bytes: &[u8]) -> Result<DeadRecord<'_>, OutboxError> {
-    serde_json::from_slice(bytes).map_err(|_| OutboxError::Corrupt(format!("dead letter {seq}")))
-}
-
-fn of(subscription: &str) -> impl RangeBounds<(&str, u64)> {
-    (subscription, 0)..=(subscription, u64::MAX)
-}
-
-fn one_or_all(subscription: &str, seq: Option<u64>) -> impl RangeBounds<(&str, u64)> {
-    match seq {
-        Some(s) => (subscription, s)..=(subscription, s),
-        None => (subscription, 0)..=(subscription, u64::MAX),
-    }
 }
 
 fn split_state(value: &[u8]) -> (&str, &[u8]) {

@@ -11,7 +11,9 @@
 //! backoff with jitter, at least the receiver's `Retry-After`); a refusal
 //! moves the delivery to the dead letters and the queue goes on. Deliveries
 //! are removed from the outbox only after the sink took them: a crash in
-//! between sends them again, with the same id. With leader election, a
+//! between sends them again, with the same id. A delivery the queue's bound
+//! made a dead letter while the worker held it (retrying a receiver that is
+//! down) is not sent again from the worker's hands. With leader election, a
 //! replica that does not hold the Lease keeps its queue unsent (see
 //! [`crate::leader`]).
 
@@ -398,6 +400,7 @@ impl Worker {
                     match self.sink.finish(started, item, &self.plugins).await {
                         Ok(()) => {
                             self.metrics.delivery_attempt(&name, Attempt::Delivered);
+                            active.trimming.store(false, Ordering::Relaxed);
                             let mut state = active.state.lock();
                             state.deliveries += 1;
                             state.last_delivery = Some(std::time::SystemTime::now());
@@ -440,6 +443,9 @@ impl Worker {
                                 () = tokio::time::sleep(delay) => {}
                                 () = active.wake.notified() => {}
                             }
+                            // The queue's bound may have made the oldest
+                            // dead letters meanwhile: they are not sent again.
+                            next = self.skip_gone(&items, next).await;
                             // The outcomes still to come are dropped: what
                             // reached the broker comes again, same id.
                             continue 'batch;
@@ -450,6 +456,23 @@ impl Worker {
             }
             settled.flush(&self).await;
         }
+    }
+
+    /// The first of `items[next..]` still queued. Those in hand are the
+    /// oldest of the queue, in order, and what went before `next` is
+    /// settled: any of them older than the queue's first entry is gone, made
+    /// a dead letter by the queue's bound.
+    async fn skip_gone(&self, items: &[Item], mut next: usize) -> usize {
+        let reader = self.outbox.clone();
+        let name = self.active.sub.name.clone();
+        let first = until_stored(&format!("reading the queue of {name}"), move || {
+            reader.first_pending_seq(&name)
+        })
+        .await;
+        while next < items.len() && first.is_none_or(|first| items[next].queued.seq < first) {
+            next += 1;
+        }
+        next
     }
 
     /// Whether the item passes the subscription's filter plugins. A change
@@ -506,19 +529,21 @@ impl Settled {
         let done = std::mem::take(&mut self.done);
         let refused = std::mem::take(&mut self.refused);
         let last = self.last.take();
-        let (left, dead) = (done.len() as u64, refused.len() as u64);
         let name = worker.active.sub.name.clone();
         let writer = worker.outbox.clone();
-        let released = until_stored(&format!("settling deliveries of {name}"), move || {
+        let settlement = until_stored(&format!("settling deliveries of {name}"), move || {
             writer.settle(&name, &done, &refused)
         })
         .await;
-        worker.decisions.forget(&released);
-        worker
-            .active
+        worker.decisions.forget(&settlement.released);
+        // Counted as the outbox found them: an entry the bound made a dead
+        // letter meanwhile was counted then.
+        let active = &worker.active;
+        active.dead.fetch_add(settlement.refused, Ordering::Relaxed);
+        active
             .pending
-            .fetch_sub(left + dead, Ordering::Relaxed);
-        worker.active.dead.fetch_add(dead, Ordering::Relaxed);
+            .fetch_sub(settlement.done + settlement.refused, Ordering::Relaxed);
+        active.trimmed(settlement.trimmed, &worker.metrics);
         if let Some(last) = last {
             worker.active.state.lock().delivered = Some(last);
             worker.settled.notify_one();

@@ -11,12 +11,23 @@
 //! Beside each artifact, a pack of the functions its compile compiled
 //! (`HASH-ENGINE.functions`) lets later compiles reuse their machine code
 //! ([`super::functions`]); packs count towards the bound too.
+//!
+//! Loading an artifact runs the machine code in it, and wasmtime does not
+//! check it: a corrupt file (a bad disk, a copy cut short) would be
+//! undefined behaviour. So an artifact starts with [`ARTIFACT_MAGIC`] and
+//! the SHA-256 of what follows, checked before wasmtime sees it; one that
+//! does not match is removed and compiled again. Every file is written
+//! under a temporary name of its own (process, counter, random) and renamed
+//! into place, and concurrent compiles of the same bytes in one process
+//! compile once: the others wait and take its component.
 
-use std::hash::{Hash, Hasher};
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use parking_lot::{Condvar, Mutex};
@@ -58,8 +69,16 @@ pub fn default_cache_dir() -> PathBuf {
 }
 
 /// The layout of the artifact cache this GRW writes and reads (see the
-/// module's documentation); raised when it changes.
-pub const CACHE_FORMAT: u32 = 1;
+/// module's documentation); raised when it changes. 2: artifacts start with
+/// [`ARTIFACT_MAGIC`] and their SHA-256. A cache of format 1 is taken over:
+/// its artifacts fail the check and are compiled again.
+pub const CACHE_FORMAT: u32 = 2;
+
+/// The first bytes of an artifact file; the SHA-256 of the rest follows.
+pub const ARTIFACT_MAGIC: &[u8; 8] = b"GRWART2\n";
+
+/// Bytes before the serialized component: the magic and the digest.
+const ARTIFACT_HEADER: usize = ARTIFACT_MAGIC.len() + 32;
 
 /// The file of the artifact cache that names its layout.
 const FORMAT_FILE: &str = "FORMAT";
@@ -107,6 +126,9 @@ pub struct PluginEngine {
     /// Compiles running now, at most [`PARALLEL_COMPILES`].
     compiling: Mutex<usize>,
     compile_done: Condvar,
+    /// Per component hash, while a compile of it runs: a compile of the same
+    /// bytes waits on it and takes the component made.
+    by_hash: Mutex<HashMap<String, Arc<Mutex<Option<Component>>>>>,
 }
 
 /// A compiled component and how it was obtained.
@@ -187,6 +209,7 @@ impl PluginEngine {
             compatibility,
             compiling: Mutex::new(0),
             compile_done: Condvar::new(),
+            by_hash: Mutex::new(HashMap::new()),
         }))
     }
 
@@ -215,6 +238,40 @@ impl PluginEngine {
     /// to seconds; loading a cached artifact takes milliseconds.
     pub fn compile(&self, wasm: &[u8]) -> Result<Compiled, PluginError> {
         let hash = component_hash(wasm);
+        let key = hash.clone();
+        let slot = self.by_hash.lock().entry(key.clone()).or_default().clone();
+        let result = {
+            // A compile of the same bytes under way finishes first.
+            let mut made = slot.lock();
+            match made.clone() {
+                Some(component) => Ok(Compiled {
+                    component: component.clone(),
+                    hash,
+                    from_cache: false,
+                    functions: None,
+                }),
+                None => {
+                    let compiled = self.compile_once(wasm, hash);
+                    if let Ok(compiled) = &compiled {
+                        *made = Some(compiled.component.clone());
+                    }
+                    compiled
+                }
+            }
+        };
+        // Each call lets go of the slot under the map's lock, so the last
+        // one finds only the map's reference and removes it.
+        let mut by_hash = self.by_hash.lock();
+        drop(slot);
+        if by_hash.get(&key).is_some_and(|s| Arc::strong_count(s) == 1) {
+            by_hash.remove(&key);
+        }
+        result
+    }
+
+    /// [`PluginEngine::compile`] without looking for a compile of the same
+    /// bytes under way.
+    fn compile_once(&self, wasm: &[u8], hash: String) -> Result<Compiled, PluginError> {
         let cached = self.cache.as_ref().map(|cache| {
             cache
                 .dir
@@ -223,12 +280,7 @@ impl PluginEngine {
         if let Some(path) = &cached
             && trusted_artifact(path)
         {
-            // SAFETY: wasmtime requires that deserialized artifacts come from a
-            // trusted source. `trusted_artifact` checked that this file lives in
-            // our own 0700 directory, is owned by our user and writable only by
-            // it: only this process's user could have written it, and GRW writes
-            // artifacts only from `Component::serialize`.
-            match unsafe { Component::deserialize_file(&self.engine, path) } {
+            match load_artifact(&self.engine, path) {
                 Ok(component) => {
                     touch(path);
                     return Ok(Compiled {
@@ -239,7 +291,10 @@ impl PluginEngine {
                     });
                 }
                 Err(e) => {
-                    tracing::warn!(path = %path.display(), error = %e, "cached plugin artifact unusable; compiling again")
+                    tracing::warn!(path = %path.display(), error = %e, "cached plugin artifact unusable; removing it and compiling again");
+                    if let Err(e) = std::fs::remove_file(path) {
+                        tracing::debug!(path = %path.display(), error = %e, "cannot remove the unusable plugin artifact");
+                    }
                 }
             }
         }
@@ -333,7 +388,13 @@ fn prepare_cache_dir(dir: &Path) -> std::io::Result<()> {
                 .strip_prefix(FORMAT_PREFIX)
                 .and_then(|n| n.parse::<u32>().ok());
             match found {
-                Some(found) if found <= CACHE_FORMAT => Ok(()),
+                // An older layout is taken over: its artifacts fail the
+                // check when loaded, and are compiled again.
+                Some(found) if found < CACHE_FORMAT => write_private(
+                    &format_file,
+                    format!("{FORMAT_PREFIX}{CACHE_FORMAT}\n").as_bytes(),
+                ),
+                Some(CACHE_FORMAT) => Ok(()),
                 Some(found) => Err(std::io::Error::other(format!(
                     "it has format {found}, written by a newer GRW (this one reads format {CACHE_FORMAT}); set pluginCacheDir to another directory, or remove this one"
                 ))),
@@ -369,8 +430,23 @@ fn prune(cache: &ArtifactCache, keep: &[&Path]) {
     let Ok(entries) = std::fs::read_dir(&cache.dir) else {
         return;
     };
+    let entries: Vec<std::fs::DirEntry> = entries.flatten().collect();
+    // Temporary files of writes a crash interrupted: a write takes seconds.
+    let abandoned = SystemTime::now()
+        .checked_sub(ABANDONED_AFTER)
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    for entry in &entries {
+        let path = entry.path();
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t < abandoned);
+        if old && path.extension().is_some_and(|x| x == "tmp") {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
     let mut artifacts: Vec<(SystemTime, u64, PathBuf)> = entries
-        .flatten()
+        .iter()
         .filter(|e| {
             e.path()
                 .extension()
@@ -411,6 +487,10 @@ fn prune(cache: &ArtifactCache, keep: &[&Path]) {
     );
 }
 
+/// How old a temporary file of the cache must be to be taken for one a
+/// crash left behind: far longer than any write of an artifact.
+const ABANDONED_AFTER: Duration = Duration::from_secs(3600);
+
 /// Only artifacts this user wrote into its private directory are loaded.
 pub(super) fn trusted_artifact(path: &Path) -> bool {
     let private = |p: &Path, forbidden: u32| {
@@ -419,25 +499,92 @@ pub(super) fn trusted_artifact(path: &Path) -> bool {
     path.parent().is_some_and(|dir| private(dir, 0o077)) && private(path, 0o022)
 }
 
+/// Why an artifact in the cache is not loaded.
+#[derive(Debug, thiserror::Error)]
+enum ArtifactError {
+    #[error("cannot read it")]
+    Read(#[source] std::io::Error),
+    #[error("it is not a GRW artifact of this format (no `GRWART2` header)")]
+    NotOurs,
+    #[error("its content does not match its SHA-256: the file is corrupt")]
+    Corrupt,
+    #[error("wasmtime refused it")]
+    Refused(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// The bytes of an artifact file: [`ARTIFACT_MAGIC`], the SHA-256 of the
+/// serialized component, the serialized component.
+fn artifact_bytes(component: &Component) -> std::io::Result<Vec<u8>> {
+    let serialized = component.serialize().map_err(std::io::Error::other)?;
+    let mut bytes = Vec::with_capacity(ARTIFACT_HEADER + serialized.len());
+    bytes.extend_from_slice(ARTIFACT_MAGIC);
+    bytes.extend_from_slice(&Sha256::digest(&serialized));
+    bytes.extend_from_slice(&serialized);
+    Ok(bytes)
+}
+
+/// Loads an artifact after checking its digest.
+fn load_artifact(engine: &Engine, path: &Path) -> Result<Component, ArtifactError> {
+    let bytes = std::fs::read(path).map_err(ArtifactError::Read)?;
+    if bytes.len() < ARTIFACT_HEADER || !bytes.starts_with(ARTIFACT_MAGIC) {
+        return Err(ArtifactError::NotOurs);
+    }
+    let (digest, serialized) = bytes[ARTIFACT_MAGIC.len()..].split_at(32);
+    if Sha256::digest(serialized).as_slice() != digest {
+        return Err(ArtifactError::Corrupt);
+    }
+    // SAFETY: wasmtime requires that deserialized artifacts come from a
+    // trusted source and are not corrupt. `trusted_artifact` checked that
+    // the file lives in our own 0700 directory, is owned by our user and
+    // writable only by it, so only this process's user could have written
+    // it, and GRW writes artifacts only from `Component::serialize`; the
+    // digest just checked is the one computed from those bytes then.
+    unsafe { Component::deserialize(engine, serialized) }
+        .map_err(|e| ArtifactError::Refused(PluginError::source_of(e)))
+}
+
 /// Writes through a temporary file and a rename, so a crash never leaves a
 /// truncated artifact under the final name.
 fn store_artifact(path: &Path, component: &Component) -> std::io::Result<()> {
-    let bytes = component.serialize().map_err(std::io::Error::other)?;
-    write_private(path, &bytes)
+    write_private(path, &artifact_bytes(component)?)
+}
+
+/// A name for a temporary file beside `path` that no other write uses: the
+/// process, a counter and a random number. (`x.cwasm` and `x.functions`
+/// of one compile, and two processes writing the same file, each get
+/// their own.) It ends in `.tmp`, which [`prune`] does not count.
+fn temporary_name(path: &Path) -> PathBuf {
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let random =
+        std::collections::hash_map::RandomState::new().hash_one(WRITES.load(Ordering::Relaxed));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(
+        ".{name}.{}.{}.{random:016x}.tmp",
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
+    ))
 }
 
 /// Writes a file of mode 0600 through a temporary file and a rename.
 pub(super) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)
+    let tmp = temporary_name(path);
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 #[cfg(test)]
@@ -622,5 +769,114 @@ mod tests {
         // Without a cache, nothing is kept or reused, or counted.
         let uncached = PluginEngine::new(None).unwrap();
         assert_eq!(uncached.compile(TWO_FUNCTIONS).unwrap().functions, None);
+    }
+
+    #[test]
+    fn a_corrupt_artifact_is_removed_and_compiled_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ArtifactCache::new(dir.path().join("c"));
+        let engine = PluginEngine::new(Some(cache.clone())).unwrap();
+        assert!(!engine.compile(COMPONENTS[2]).unwrap().from_cache);
+        let path = cache.dir.join(artifact_of(&cache.dir, COMPONENTS[2]));
+        let good = std::fs::read(&path).unwrap();
+        assert!(good.starts_with(ARTIFACT_MAGIC));
+
+        // One byte of the machine code changed: never handed to wasmtime.
+        let mut corrupt = good.clone();
+        let last = corrupt.len() - 1;
+        corrupt[last] ^= 0xff;
+        std::fs::write(&path, &corrupt).unwrap();
+        assert!(matches!(
+            load_artifact(engine.engine(), &path),
+            Err(ArtifactError::Corrupt)
+        ));
+        assert!(!engine.compile(COMPONENTS[2]).unwrap().from_cache);
+        assert!(
+            load_artifact(engine.engine(), &path).is_ok(),
+            "written again"
+        );
+        assert!(engine.compile(COMPONENTS[2]).unwrap().from_cache);
+
+        // Cut short, and an artifact of the earlier layout (no header).
+        for bad in [&good[..20], &good[ARTIFACT_HEADER..]] {
+            std::fs::write(&path, bad).unwrap();
+            assert!(matches!(
+                load_artifact(engine.engine(), &path),
+                Err(ArtifactError::NotOurs)
+            ));
+            assert!(!engine.compile(COMPONENTS[2]).unwrap().from_cache);
+            assert!(engine.compile(COMPONENTS[2]).unwrap().from_cache);
+        }
+    }
+
+    #[test]
+    fn a_cache_of_the_earlier_format_is_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ArtifactCache::new(dir.path().join("c"));
+        std::fs::create_dir_all(&cache.dir).unwrap();
+        std::fs::write(cache.dir.join(FORMAT_FILE), "grw-plugin-artifact-cache 1\n").unwrap();
+        let engine = PluginEngine::new(Some(cache.clone())).unwrap();
+        assert!(engine.cache().is_some());
+        assert_eq!(
+            std::fs::read_to_string(cache.dir.join(FORMAT_FILE)).unwrap(),
+            format!("grw-plugin-artifact-cache {CACHE_FORMAT}\n")
+        );
+    }
+
+    #[test]
+    fn every_write_has_a_temporary_name_of_its_own() {
+        let artifact = Path::new("/c/abc-123.cwasm");
+        let pack = FunctionStore::pack_of(artifact);
+        let names = [
+            temporary_name(artifact),
+            temporary_name(artifact),
+            temporary_name(&pack),
+        ];
+        for (i, name) in names.iter().enumerate() {
+            assert_eq!(name.parent(), Some(Path::new("/c")));
+            assert_eq!(name.extension().unwrap(), "tmp", "{name:?}");
+            for other in &names[i + 1..] {
+                assert_ne!(name, other);
+            }
+        }
+        let file = names[2].file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            file.starts_with(&format!(".abc-123.functions.{}.", std::process::id())),
+            "{file}"
+        );
+        // A file written through one is complete, private, and leaves no
+        // temporary file behind.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.cwasm");
+        write_private(&path, b"one").unwrap();
+        write_private(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn concurrent_compiles_of_the_same_bytes_compile_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ArtifactCache::new(dir.path().join("c"));
+        let engine = PluginEngine::new(Some(cache.clone())).unwrap();
+        let barrier = std::sync::Barrier::new(4);
+        let results: Vec<Compiled> = std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..4)
+                .map(|_| {
+                    scope.spawn(|| {
+                        barrier.wait();
+                        engine.compile(TWO_FUNCTIONS).unwrap()
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        // Only a compile reports the functions it compiled; the others
+        // took its component, or its artifact.
+        let compiled = results.iter().filter(|c| c.functions.is_some()).count();
+        assert_eq!(compiled, 1);
+        assert!(engine.by_hash.lock().is_empty(), "nothing is kept after");
+        assert_eq!(artifacts(&cache.dir).len(), 1);
     }
 }

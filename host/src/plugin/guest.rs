@@ -40,6 +40,9 @@ pub(super) struct GuestState {
     /// the guest reads through handles from `FIRST_FOUND` on. Empty
     /// between calls.
     pub(super) found: Vec<Found>,
+    /// What `found` costs the host, counted by `v0_2`: at most the memory
+    /// limit. Zero between calls.
+    pub(super) found_bytes: usize,
     /// For analyzers: what the call's cache lookups ask. `None` between
     /// calls.
     pub(super) cache: Option<Arc<dyn CacheReader>>,
@@ -65,6 +68,7 @@ impl GuestState {
             outbound: None,
             objects: [None, None],
             found: Vec::new(),
+            found_bytes: 0,
             cache: None,
             base: 0,
             plugin,
@@ -90,6 +94,13 @@ pub struct MemoryLimitExceeded {
 /// inside the guest instead.
 pub(super) struct MemoryLimit {
     memory_bytes: usize,
+}
+
+impl MemoryLimit {
+    /// `limits.memoryMb`, in bytes.
+    pub(super) fn bytes(&self) -> usize {
+        self.memory_bytes
+    }
 }
 
 /// Most table elements an instance may have: far more than any plugin's

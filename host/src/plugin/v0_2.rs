@@ -19,6 +19,13 @@
 //! and its use traps ([`StaleHandle`]) instead of reading whatever object
 //! the current call has in that place. An instance whose base has passed
 //! [`RETIRE_AFTER`] is replaced by a fresh one before the reps could wrap.
+//!
+//! The objects a call's lookups found stay in the host until the call ends,
+//! however many handles the guest dropped, so they count against the
+//! plugin's memory limit (`limits.memoryMb`): each at its JSON size plus
+//! [`FOUND_ENTRY_BYTES`]. A `list` that would take the call past it answers
+//! an error the guest sees ([`LookupLimitExceeded`]'s message), a `get` or
+//! `owned-by` (whose results have no error) traps with it.
 
 use wasmtime::component::Resource;
 
@@ -94,6 +101,24 @@ pub(super) const FIRST_FOUND: u32 = 2;
 /// thousand lookup answers each).
 pub(super) const RETIRE_AFTER: u32 = 1 << 31;
 
+/// What one found object costs the host besides its JSON: its entry in the
+/// call's list (the kind's three strings and the object's `Arc`, about 90
+/// bytes), rounded up, so that a list of many small objects counts too.
+pub(super) const FOUND_ENTRY_BYTES: usize = 128;
+
+/// The objects a call's cache lookups found would pass the plugin's memory
+/// limit.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "this call's cache lookups would hold {wanted} bytes of objects, over the plugin's memory limit of {limit} bytes (limits.memoryMb); look up fewer objects in one call (a narrower namespace or label selector), or raise limits.memoryMb"
+)]
+pub struct LookupLimitExceeded {
+    /// What the call's lookups would hold with this one.
+    pub wanted: usize,
+    /// `limits.memoryMb`, in bytes.
+    pub limit: usize,
+}
+
 /// The trap of a guest that used an object handle its call did not make.
 #[derive(Debug, thiserror::Error)]
 #[error(
@@ -161,6 +186,7 @@ pub(super) fn end_call(state: &mut GuestState) -> bool {
     state.base = state.base.saturating_add(made);
     state.objects = [None, None];
     state.found.clear();
+    state.found_bytes = 0;
     state.cache = None;
     state.base >= RETIRE_AFTER
 }
@@ -231,6 +257,22 @@ impl GuestState {
             .map(|(_, o)| field(o))
             .unwrap_or_default()
             .to_string())
+    }
+
+    /// Counts `found` against the call's share of the memory limit; refuses
+    /// what would pass it, keeping nothing of it.
+    fn admit(&mut self, found: &[Found]) -> Result<(), LookupLimitExceeded> {
+        let cost: usize = found
+            .iter()
+            .map(|(_, object)| object.json_len() + FOUND_ENTRY_BYTES)
+            .sum();
+        let wanted = self.found_bytes.saturating_add(cost);
+        let limit = self.limits.bytes();
+        if wanted > limit {
+            return Err(LookupLimitExceeded { wanted, limit });
+        }
+        self.found_bytes = wanted;
+        Ok(())
     }
 
     /// Hands a found object to the guest.
@@ -374,7 +416,12 @@ impl cache::Host for GuestState {
             &namespace,
             &name,
         );
-        Ok(found.map(|found| self.give(found)))
+        let Some(found) = found else {
+            return Ok(None);
+        };
+        self.admit(std::slice::from_ref(&found))
+            .map_err(wasmtime::Error::new)?;
+        Ok(Some(self.give(found)))
     }
 
     fn list(
@@ -386,12 +433,18 @@ impl cache::Host for GuestState {
         let Some(reader) = &self.cache else {
             return Ok(Ok(Vec::new()));
         };
-        let found = reader.list(
+        let found = match reader.list(
             &Gvk::new(&gvk.group, &gvk.version, &gvk.kind),
             &namespace,
             &label_selector,
-        );
-        Ok(found.map(|found| found.into_iter().map(|f| self.give(f)).collect()))
+        ) {
+            Ok(found) => found,
+            Err(e) => return Ok(Err(e)),
+        };
+        if let Err(e) = self.admit(&found) {
+            return Ok(Err(e.to_string()));
+        }
+        Ok(Ok(found.into_iter().map(|f| self.give(f)).collect()))
     }
 
     fn owned_by(
@@ -403,6 +456,7 @@ impl cache::Host for GuestState {
             return Ok(Vec::new());
         };
         let found = reader.owned_by(&Gvk::new(&gvk.group, &gvk.version, &gvk.kind), &owner_uid);
+        self.admit(&found).map_err(wasmtime::Error::new)?;
         Ok(found.into_iter().map(|f| self.give(f)).collect())
     }
 }

@@ -19,6 +19,8 @@ pub(crate) struct Faults {
     rules: Vec<FailureRule>,
     /// Sleep before answering each list request.
     pub list_delay: Duration,
+    /// Sleep before answering each TokenReview and SubjectAccessReview.
+    pub review_delay: Duration,
     /// Objects per second a list hands out at most, if set: see
     /// [`Pace`].
     pub list_pace: Option<Pace>,

@@ -77,6 +77,8 @@ async fn route(shared: Arc<Shared>, path: &str, request: &ApiRequest) -> Respons
     if request.method == Method::POST
         && let Some((code, answer)) = super::review::answer(&shared.rbac, path, &request.body)
     {
+        let delay = shared.faults.lock().review_delay;
+        tokio::time::sleep(delay).await;
         return value_response(code, &answer);
     }
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();

@@ -439,6 +439,12 @@ impl FakeApiServer {
         self.shared.faults.lock().list_delay = delay;
     }
 
+    /// Makes every TokenReview and SubjectAccessReview wait `delay` before
+    /// its answer.
+    pub fn set_review_delay(&self, delay: Duration) {
+        self.shared.faults.lock().review_delay = delay;
+    }
+
     /// Hands out list items and the initial events of streaming lists no
     /// faster than `pace` (`None`: as fast as the connection takes them).
     pub fn set_list_pace(&self, pace: Option<Pace>) {

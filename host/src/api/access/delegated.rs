@@ -7,10 +7,20 @@
 //! logged. A token the API server rejected is remembered as long as a
 //! denial (`cacheDeniedSeconds`), so that a client retrying a bad token in
 //! a loop costs the API server one review per period, not one per request.
+//!
+//! A client sending a new token with each request misses the cache every
+//! time, so the reviews asked at once are bounded too ([`Limiter`]): at most
+//! `maxConcurrentReviews` in flight, `maxQueuedReviews` waiting for a
+//! place, and a request whose review finds neither is answered 429
+//! (`TooManyRequests`, with `Retry-After`), as the API server's own
+//! priority and fairness answers a client that sends more than its share.
 
+use std::future::Future;
 use std::sync::Arc;
 
+use prometheus_client::metrics::gauge::Gauge;
 use sha2::{Digest, Sha256};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::cache::{Failed, ReviewCache, Source};
 use crate::config::DelegatedAuth;
@@ -33,13 +43,110 @@ type TokenAnswer = Result<Arc<UserInfo>, Arc<str>>;
 /// A decision's question: who asks to do what.
 type Question = (Arc<UserInfo>, AccessAttributes);
 
+/// Why a review has no answer.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Unanswered {
+    /// The API server could not answer.
+    #[error(transparent)]
+    Review(#[from] ReviewError),
+    /// Too many reviews are in flight and waiting.
+    #[error(
+        "{in_flight} reviews are under way with the API server and {queued} more wait (delegatedAuth.maxConcurrentReviews, maxQueuedReviews)"
+    )]
+    Busy {
+        /// `maxConcurrentReviews`.
+        in_flight: usize,
+        /// `maxQueuedReviews`.
+        queued: usize,
+    },
+}
+
+/// Bounds the reviews asked of the API server at once: `in_flight` of them,
+/// and `queued` more waiting for a place; no more are admitted.
+pub(super) struct Limiter {
+    /// Places in flight.
+    running: Arc<Semaphore>,
+    /// Places in flight or waiting.
+    admitted: Arc<Semaphore>,
+    in_flight: usize,
+    queued: usize,
+    /// Reviews in flight and waiting, for `/metrics`.
+    gauges: [Gauge; 2],
+}
+
+/// A review's admission: its place among the admitted.
+pub(super) struct Ticket {
+    _admitted: OwnedSemaphorePermit,
+    running: Arc<Semaphore>,
+    gauges: [Gauge; 2],
+}
+
+/// Decrements a gauge when dropped (a review that panics included).
+struct Counted(Gauge);
+
+impl Counted {
+    fn new(gauge: &Gauge) -> Counted {
+        gauge.inc();
+        Counted(gauge.clone())
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+impl Limiter {
+    /// At most `in_flight` (at least 1) reviews at once, `queued` waiting.
+    pub(super) fn new(in_flight: usize, queued: usize, gauges: [Gauge; 2]) -> Limiter {
+        let in_flight = in_flight.max(1);
+        Limiter {
+            running: Arc::new(Semaphore::new(in_flight)),
+            admitted: Arc::new(Semaphore::new(in_flight.saturating_add(queued))),
+            in_flight,
+            queued,
+            gauges,
+        }
+    }
+
+    /// A place for one more review, or why there is none. Taken when the
+    /// review is started, so that a refusal is known at once.
+    pub(super) fn admit(&self) -> Result<Ticket, Unanswered> {
+        match self.admitted.clone().try_acquire_owned() {
+            Ok(permit) => Ok(Ticket {
+                _admitted: permit,
+                running: self.running.clone(),
+                gauges: self.gauges.clone(),
+            }),
+            Err(_) => Err(Unanswered::Busy {
+                in_flight: self.in_flight,
+                queued: self.queued,
+            }),
+        }
+    }
+}
+
+impl Ticket {
+    /// Runs `review` once a place in flight is free.
+    pub(super) async fn run<T>(self, review: impl Future<Output = T>) -> T {
+        let waiting = Counted::new(&self.gauges[1]);
+        // The semaphore is never closed.
+        let _running = self.running.acquire().await;
+        drop(waiting);
+        let _in_flight = Counted::new(&self.gauges[0]);
+        review.await
+    }
+}
+
 /// The caches of the API server's answers and the client to ask it; one
 /// for every listener that is `delegated`.
 pub struct Delegated {
     client: KubeClient,
     settings: DelegatedAuth,
-    tokens: Arc<ReviewCache<[u8; 32], TokenAnswer, ReviewError>>,
-    decisions: Arc<ReviewCache<Question, AccessVerdict, ReviewError>>,
+    tokens: Arc<ReviewCache<[u8; 32], TokenAnswer, Unanswered>>,
+    decisions: Arc<ReviewCache<Question, AccessVerdict, Unanswered>>,
+    limiter: Arc<Limiter>,
     metrics: AccessMetrics,
 }
 
@@ -51,6 +158,8 @@ pub(super) enum Identity {
     Rejected(Arc<str>),
     /// The API server could not say; why.
     Unknown(String),
+    /// Too many reviews are under way to ask now; why.
+    Busy(String),
 }
 
 /// Whether the caller may make the request.
@@ -61,6 +170,8 @@ pub(super) enum Decision {
     Denied(AccessVerdict),
     /// The API server could not say; why.
     Unknown(String),
+    /// Too many reviews are under way to ask now; why.
+    Busy(String),
 }
 
 impl Delegated {
@@ -70,6 +181,11 @@ impl Delegated {
         Delegated {
             tokens: ReviewCache::new(settings.cache_max_entries, token_entries),
             decisions: ReviewCache::new(settings.cache_max_entries, decision_entries),
+            limiter: Arc::new(Limiter::new(
+                settings.max_concurrent_reviews,
+                settings.max_queued_reviews,
+                metrics.reviews_at_once.clone(),
+            )),
             client,
             settings,
             metrics,
@@ -83,18 +199,16 @@ impl Delegated {
             let client = self.client.clone();
             let metrics = self.metrics.clone();
             let token = token.to_string();
+            let ticket = self.limiter.admit();
             async move {
-                let verdict = client.review_token(&token).await;
+                let verdict = ticket?.run(client.review_token(&token)).await;
                 let result = match &verdict {
                     Ok(TokenVerdict::Authenticated(_)) => "authenticated",
                     Ok(TokenVerdict::Rejected(_)) => "rejected",
                     Err(_) => "error",
                 };
                 metrics.review(0, result);
-                verdict.map(|verdict| match verdict {
-                    TokenVerdict::Authenticated(user) => Ok(Arc::new(authenticated(user))),
-                    TokenVerdict::Rejected(error) => Err(Arc::from(error)),
-                })
+                Ok(token_answer(verdict?))
             }
         };
         let (known, denied) = (self.settings.token_cache, self.settings.cache_denied);
@@ -104,6 +218,7 @@ impl Delegated {
         match answer {
             Ok(Ok(user)) => Identity::Known(user),
             Ok(Err(error)) => Identity::Rejected(error),
+            Err(failed) if is_busy(&failed) => Identity::Busy(explain(&failed)),
             Err(failed) => Identity::Unknown(explain(&failed)),
         }
     }
@@ -114,15 +229,16 @@ impl Delegated {
             let client = self.client.clone();
             let metrics = self.metrics.clone();
             let (user, attributes) = question.clone();
+            let ticket = self.limiter.admit();
             async move {
-                let verdict = client.review_access(&user, &attributes).await;
+                let verdict = ticket?.run(client.review_access(&user, &attributes)).await;
                 let result = match &verdict {
                     Ok(v) if v.allowed => "allowed",
                     Ok(_) => "denied",
                     Err(_) => "error",
                 };
                 metrics.review(1, result);
-                verdict
+                Ok(verdict?)
             }
         };
         let (allowed, denied) = (self.settings.cache_allowed, self.settings.cache_denied);
@@ -132,6 +248,7 @@ impl Delegated {
         match answer {
             Ok(verdict) if verdict.allowed => Decision::Allowed,
             Ok(verdict) => Decision::Denied(verdict),
+            Err(failed) if is_busy(&failed) => Decision::Busy(explain(&failed)),
             Err(failed) => Decision::Unknown(explain(&failed)),
         }
     }
@@ -223,7 +340,19 @@ fn authenticated(mut user: UserInfo) -> UserInfo {
     user
 }
 
-fn explain(failed: &Failed<ReviewError>) -> String {
+/// Who a token belongs to, as the cache keeps it.
+fn token_answer(verdict: TokenVerdict) -> TokenAnswer {
+    match verdict {
+        TokenVerdict::Authenticated(user) => Ok(Arc::new(authenticated(user))),
+        TokenVerdict::Rejected(error) => Err(Arc::from(error)),
+    }
+}
+
+fn is_busy(failed: &Failed<Unanswered>) -> bool {
+    matches!(failed, Failed::Review(e) if matches!(**e, Unanswered::Busy { .. }))
+}
+
+fn explain(failed: &Failed<Unanswered>) -> String {
     match failed {
         Failed::Review(e) => crate::error::Report(&**e).to_string(),
         Failed::Lost => "the review failed unexpectedly; the daemon logged it".to_string(),
@@ -261,6 +390,74 @@ mod tests {
             path: "/metrics".into(),
         });
         assert!(wider(metrics).is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn reviews_past_those_in_flight_wait_and_past_the_queue_are_refused() {
+        let gauges = [Gauge::default(), Gauge::default()];
+        let limiter = Limiter::new(2, 1, gauges.clone());
+        let mut releases = Vec::new();
+        let mut reviews = Vec::new();
+        for i in 0..3 {
+            let ticket = limiter.admit().expect("admitted");
+            let (release, released) = tokio::sync::oneshot::channel::<()>();
+            releases.push(release);
+            reviews.push(tokio::spawn(ticket.run(async move {
+                let _ = released.await;
+                i
+            })));
+        }
+        tokio::task::yield_now().await;
+        // Two in flight, the third waiting: a fourth finds no place.
+        assert_eq!((gauges[0].get(), gauges[1].get()), (2, 1));
+        let Err(busy) = limiter.admit() else {
+            panic!("a fourth review was admitted");
+        };
+        assert_eq!(
+            busy.to_string(),
+            "2 reviews are under way with the API server and 1 more wait (delegatedAuth.maxConcurrentReviews, maxQueuedReviews)"
+        );
+        // One answer frees a place: the waiting one goes, and one more may wait.
+        releases.remove(0).send(()).unwrap();
+        assert_eq!(reviews.remove(0).await.unwrap(), 0);
+        tokio::task::yield_now().await;
+        assert_eq!((gauges[0].get(), gauges[1].get()), (2, 0));
+        let waiting = limiter.admit().expect("a place in the queue again");
+        assert!(limiter.admit().is_err());
+        drop(waiting);
+        for release in releases {
+            release.send(()).unwrap();
+        }
+        for review in reviews {
+            review.await.unwrap();
+        }
+        assert_eq!((gauges[0].get(), gauges[1].get()), (0, 0));
+        assert!(limiter.admit().is_ok());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refused_review_is_not_kept_and_is_asked_again() {
+        let cache: Arc<ReviewCache<u8, bool, Unanswered>> = ReviewCache::new(8, Gauge::default());
+        let limiter = Limiter::new(1, 0, [Gauge::default(), Gauge::default()]);
+        let held = limiter.admit().unwrap();
+        let keep = |_: &bool| std::time::Duration::from_secs(10);
+        let ask = || {
+            let ticket = limiter.admit();
+            async move { ticket?.run(async { Ok::<bool, Unanswered>(true) }).await }
+        };
+        let (answer, _) = cache.get(&1, ask, keep).await;
+        let Err(failed) = answer else {
+            panic!("answered while no place was free");
+        };
+        assert!(is_busy(&failed));
+        drop(held);
+        let ask = || {
+            let ticket = limiter.admit();
+            async move { ticket?.run(async { Ok::<bool, Unanswered>(true) }).await }
+        };
+        let (answer, source) = cache.get(&1, ask, keep).await;
+        assert!(matches!(answer, Ok(true)));
+        assert_eq!(source, Source::Review);
     }
 
     #[test]

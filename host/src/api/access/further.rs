@@ -78,7 +78,7 @@ impl Permissions {
                     &verdict.reason,
                 )))
             }
-            (Decision::Unknown(why), _) => Err(FurtherRefusal::Unknown(why)),
+            (Decision::Unknown(why) | Decision::Busy(why), _) => Err(FurtherRefusal::Unknown(why)),
         }
     }
 
@@ -105,7 +105,7 @@ impl Permissions {
                     allowed.insert(namespace);
                 }
                 Decision::Denied(_) => {}
-                Decision::Unknown(why) => return Err(Unanswered(why)),
+                Decision::Unknown(why) | Decision::Busy(why) => return Err(Unanswered(why)),
             }
         }
         Ok(allowed)

@@ -214,6 +214,12 @@ async fn check_delegated(
             tracing::info!(path = request.uri().path(), reason = %error, "request refused: the API server did not accept the bearer token");
             return refusal::unauthorized();
         }
+        Identity::Busy(why) => {
+            metrics.refused(429);
+            return refusal::too_many_requests(format!(
+                "GRW cannot check the caller's token now: {why}; try again later"
+            ));
+        }
         Identity::Unknown(why) => {
             metrics.refused(503);
             tracing::warn!(error = %why, "cannot check a caller's token");
@@ -253,6 +259,12 @@ async fn check_delegated(
             let (user, attributes) = &question;
             log_denial(user, attributes, &verdict.reason, &verdict.evaluation_error);
             refusal::forbidden(user, attributes, &verdict.reason)
+        }
+        Decision::Busy(why) => {
+            metrics.refused(429);
+            refusal::too_many_requests(format!(
+                "GRW cannot check what the caller may read now: {why}; try again later"
+            ))
         }
         Decision::Unknown(why) => {
             metrics.refused(503);

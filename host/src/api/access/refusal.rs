@@ -50,6 +50,23 @@ pub(super) fn unavailable(message: String) -> Response {
     response
 }
 
+/// 429: too many reviews are under way with the API server to ask one more
+/// now; `Retry-After` and `details.retryAfterSeconds` say when to try
+/// again, as the API server's own priority and fairness answers.
+pub(super) fn too_many_requests(message: String) -> Response {
+    let status = Status {
+        code: axum::http::StatusCode::TOO_MANY_REQUESTS,
+        reason: "TooManyRequests",
+        message,
+        details: Some(serde_json::json!({"retryAfterSeconds": 1})),
+    };
+    let mut response = KubeError::from(status).into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
 /// The API server's words for why: `User "jane" cannot get resource
 /// "pods" in API group "" in the namespace "a"`, `... at the cluster
 /// scope`, or `User "jane" cannot get path "/metrics"`; then `: reason`

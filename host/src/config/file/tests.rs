@@ -81,7 +81,7 @@ const FULL: &str = r#"{
   "syncTimeoutSecond": 12,
   "apiTokenFile": "~/grw.token",
   "apiAuth": "token",
-  "delegatedAuth": {"cacheAllowedSeconds": 30, "cacheDeniedSeconds": 0.5, "tokenCacheSeconds": 60, "cacheMaxEntries": 100, "widen": false},
+  "delegatedAuth": {"cacheAllowedSeconds": 30, "cacheDeniedSeconds": 0.5, "tokenCacheSeconds": 60, "cacheMaxEntries": 100, "widen": false, "maxConcurrentReviews": 4, "maxQueuedReviews": 0},
   "tlsListener": {"address": "::", "port": 9443, "certFile": "~/tls.crt", "keyFile": "/tls/tls.key", "auth": "token"},
   "replayFile": "/data/events.jsonl",
   "pluginDir": "/plugins",
@@ -94,7 +94,9 @@ const FULL: &str = r#"{
   "eventHistorySize": 0,
   "eventHistoryBytes": 1000,
   "maxRequestBodyBytes": 4096,
-  "notificationBufferBytes": 1000000
+  "notificationBufferBytes": 1000000,
+  "subscriptionPendingBytes": 5000000,
+  "subscriptionDeadLetterBytes": 0
 }"#;
 
 #[test]
@@ -182,6 +184,8 @@ fn full_config_sets_every_key() {
             token_cache: Duration::from_secs(60),
             cache_max_entries: 100,
             widen: false,
+            max_concurrent_reviews: 4,
+            max_queued_reviews: 0,
         },
         tls_listener: Some(TlsListener {
             address: IpAddr::V6(Ipv6Addr::UNSPECIFIED),
@@ -211,6 +215,8 @@ fn full_config_sets_every_key() {
         event_history_bytes: 1000,
         max_request_body_bytes: 4096,
         notification_buffer_bytes: 1_000_000,
+        subscription_pending_bytes: 5_000_000,
+        subscription_dead_letter_bytes: 0,
         leader_election: None,
         queries: Queries::default(),
     };
@@ -256,6 +262,8 @@ fn empty_object_gives_every_default() {
             token_cache: Duration::from_secs(10),
             cache_max_entries: 8192,
             widen: true,
+            max_concurrent_reviews: 32,
+            max_queued_reviews: 256,
         }
     );
     assert_eq!(config.tls_listener, None);
@@ -265,6 +273,8 @@ fn empty_object_gives_every_default() {
     assert_eq!(config.event_history_bytes, 64 << 20);
     assert_eq!(config.max_request_body_bytes, 1_048_576);
     assert_eq!(config.notification_buffer_bytes, 64 << 20);
+    assert_eq!(config.subscription_pending_bytes, 256 << 20);
+    assert_eq!(config.subscription_dead_letter_bytes, 64 << 20);
     assert_eq!(
         config.builtin_analyzers,
         ["istio-gateways", "ownership", "references", "services"]
@@ -373,6 +383,14 @@ fn access_settings_that_cannot_work_are_refused() {
         (
             r#"{"delegatedAuth": {"widen": "no"}}"#,
             r#"config key `delegatedAuth.widen`: expected true or false, got "no""#,
+        ),
+        (
+            r#"{"delegatedAuth": {"maxConcurrentReviews": 0}}"#,
+            "config key `delegatedAuth.maxConcurrentReviews`: expected a whole number from 1 up, got 0",
+        ),
+        (
+            r#"{"delegatedAuth": {"maxQueuedReviews": -1}}"#,
+            "config key `delegatedAuth.maxQueuedReviews`: expected a whole number from 0 up, got -1",
         ),
     ];
     for (text, want) in cases {
@@ -722,6 +740,14 @@ fn bad_values_are_errors_naming_the_key() {
         (
             r#"{"queries": {"indexedFields": [{"kind": "Deployment"}]}}"#.into(),
             "config key `queries.indexedFields[0].fields`: expected a value; the key is missing",
+        ),
+        (
+            r#"{"subscriptionPendingBytes": 0}"#.into(),
+            "config key `subscriptionPendingBytes`: expected a whole number from 1 up, got 0",
+        ),
+        (
+            r#"{"subscriptionDeadLetterBytes": "1Gi"}"#.into(),
+            "config key `subscriptionDeadLetterBytes`: expected a whole number from 0 up, got \"1Gi\"",
         ),
         ("[]".into(), "the config file must hold a JSON object at the top level, got []"),
         (r#""text""#.into(), r#"the config file must hold a JSON object at the top level, got "text""#),

@@ -15,22 +15,41 @@ fn gvk() -> Gvk {
     Gvk::new("apps", "v1", "Deployment")
 }
 
-/// Queues one change of `name` for each `(subscription, seq)`; returns its number.
-fn queue(outbox: &Outbox, name: &str, rv: u64, targets: &[(&str, u64)]) -> u64 {
-    let number = outbox.next_change_number();
+/// The stored form of a change of `name` to `rv`.
+fn encoded(name: &str, rv: u64) -> Vec<u8> {
     let old = object(name, rv - 1);
-    let encoded = Announcement::encode(
+    Announcement::encode(
         ChangeType::Modified,
         Origin::Watch,
         &gvk(),
         &object(name, rv),
         Some(&old),
         1_700_000_000_000 + rv,
-    );
-    outbox
+    )
+}
+
+/// Queues one change of `name` for each `(subscription, seq)`; returns its number.
+fn queue(outbox: &Outbox, name: &str, rv: u64, targets: &[(&str, u64)]) -> u64 {
+    queue_trimming(outbox, name, rv, targets).0
+}
+
+/// [`queue`], with what the bounds trimmed.
+fn queue_trimming(outbox: &Outbox, name: &str, rv: u64, targets: &[(&str, u64)]) -> (u64, Trims) {
+    let number = outbox.next_change_number();
+    let encoded = encoded(name, rv);
+    let ((), trims) = outbox
         .feed("w", |txn| txn.queue_change(number, &encoded, targets))
         .unwrap();
-    number
+    (number, trims)
+}
+
+/// Trims of one subscription.
+fn trims_of(subscription: &str, evicted: u64, dropped: u64) -> BTreeMap<String, Trimmed> {
+    BTreeMap::from([(subscription.to_string(), Trimmed { evicted, dropped })])
+}
+
+fn seqs(letters: &[DeadLetter]) -> Vec<u64> {
+    letters.iter().map(|l| l.queued.seq).collect()
 }
 
 fn names(queued: &[Queued]) -> Vec<(u64, String)> {
@@ -100,12 +119,18 @@ fn a_change_is_stored_once_and_goes_with_its_last_delivery() {
     assert_eq!(outbox.stored_changes().unwrap(), 1);
     assert_eq!(outbox.total_pending().unwrap(), 5);
     for sub in &subscriptions[..4] {
-        assert_eq!(outbox.settle(sub, &[1], &[]).unwrap(), Vec::<u64>::new());
+        assert_eq!(
+            outbox.settle(sub, &[1], &[]).unwrap().released,
+            Vec::<u64>::new()
+        );
     }
     assert_eq!(outbox.stored_changes().unwrap(), 1);
     // Settling an entry that is gone changes nothing.
-    assert!(outbox.settle("a", &[1], &[]).unwrap().is_empty());
-    assert_eq!(outbox.settle("e", &[1], &[]).unwrap(), [number]);
+    assert_eq!(
+        outbox.settle("a", &[1], &[]).unwrap(),
+        Settlement::default()
+    );
+    assert_eq!(outbox.settle("e", &[1], &[]).unwrap().released, [number]);
     assert_eq!(outbox.stored_changes().unwrap(), 0);
 }
 
@@ -128,7 +153,7 @@ fn dead_letters_keep_their_change_until_dropped() {
     assert_eq!(outbox.dead_letters("a").unwrap(), vec![refused]);
     assert_eq!(outbox.counts("a").unwrap().pending, 1);
     // The other subscription's delivery goes; the dead letter keeps the change.
-    assert!(outbox.settle("b", &[1], &[]).unwrap().is_empty());
+    assert!(outbox.settle("b", &[1], &[]).unwrap().released.is_empty());
     let mut next = 10;
     let replayed = outbox
         .replay_dead("a", None, || {
@@ -136,7 +161,7 @@ fn dead_letters_keep_their_change_until_dropped() {
             next
         })
         .unwrap();
-    assert_eq!(replayed, 1);
+    assert_eq!(replayed, (1, Trims::default()));
     assert_eq!(
         names(&outbox.pending("a", 10).unwrap()),
         [(2, "y".into()), (11, "x".into())]
@@ -286,4 +311,182 @@ fn a_database_of_a_newer_format_is_refused_and_left_as_it_is() {
     let db = Database::create(&path).unwrap();
     let txn = db.begin_read().unwrap();
     assert_eq!(txn.open_table(QUEUE).unwrap().len().unwrap(), 1);
+}
+
+/// Runs `test` on an outbox in memory, then on one on disk; `test` opens
+/// its outbox once, with the bounds it wants.
+fn both_backends(test: impl Fn(&dyn Fn(Bounds) -> Outbox)) {
+    test(&|bounds| Outbox::open_bounded(None, bounds).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    test(&|bounds| Outbox::open_bounded(Some(dir.path()), bounds).unwrap());
+}
+
+#[test]
+fn a_queue_past_its_bound_makes_its_oldest_deliveries_dead_letters() {
+    both_backends(|open| {
+        // Changes of `n1`..`n9` to resourceVersions 2..9 are all one size.
+        let size = encoded("n1", 2).len() as u64;
+        let outbox = open(Bounds {
+            pending_bytes: 3 * size,
+            dead_letter_bytes: 100 * size,
+        });
+        for i in 1..=3 {
+            let (_, trims) = queue_trimming(&outbox, &format!("n{i}"), 2, &[("a", i), ("b", i)]);
+            assert_eq!(trims, Trims::default());
+        }
+        assert_eq!(
+            outbox.bytes("a").unwrap(),
+            ListBytes {
+                pending: 3 * size,
+                dead: 0
+            }
+        );
+        // The fourth change goes past the bound of `a` only.
+        let (_, trims) = queue_trimming(&outbox, "n4", 2, &[("a", 4)]);
+        assert_eq!(trims.subscriptions, trims_of("a", 1, 0));
+        assert_eq!(
+            names(&outbox.pending("a", 10).unwrap()),
+            [(2, "n2".into()), (3, "n3".into()), (4, "n4".into())]
+        );
+        let [letter] = outbox.dead_letters("a").unwrap().try_into().unwrap();
+        assert_eq!(letter.queued.seq, 1);
+        assert_eq!(letter.queued.announcement.name, "n1");
+        assert_eq!(
+            letter.reason,
+            format!(
+                "not delivered: the subscription's pending deliveries exceeded {} bytes (subscriptionPendingBytes), so the oldest became dead letters",
+                3 * size
+            )
+        );
+        assert_eq!(letter.attempts, 0);
+        assert_eq!(
+            outbox.bytes("a").unwrap(),
+            ListBytes {
+                pending: 3 * size,
+                dead: size
+            }
+        );
+        assert_eq!(outbox.counts("a").unwrap().pending, 3);
+        assert_eq!(outbox.counts("a").unwrap().dead, 1);
+        // `b` keeps everything.
+        assert_eq!(outbox.counts("b").unwrap().pending, 3);
+        // One change too big for the bound on its own becomes a dead letter
+        // at once, and takes every older delivery with it.
+        let big = encoded(&"x".repeat(3 * size as usize), 2);
+        let number = outbox.next_change_number();
+        let ((), trims) = outbox
+            .feed("w", |txn| txn.queue_change(number, &big, &[("a", 5)]))
+            .unwrap();
+        assert_eq!(trims.subscriptions, trims_of("a", 4, 0));
+        assert_eq!(outbox.counts("a").unwrap().pending, 0);
+        assert_eq!(outbox.bytes("a").unwrap().pending, 0);
+        assert_eq!(seqs(&outbox.dead_letters("a").unwrap()), [1, 2, 3, 4, 5]);
+    });
+}
+
+#[test]
+fn dead_letters_past_their_bound_drop_the_oldest_with_their_changes() {
+    both_backends(|open| {
+        let size = encoded("n1", 2).len() as u64;
+        let outbox = open(Bounds {
+            pending_bytes: 2 * size,
+            dead_letter_bytes: 2 * size,
+        });
+        let first = queue(&outbox, "n1", 2, &[("a", 1)]);
+        queue(&outbox, "n2", 2, &[("a", 2), ("b", 1)]);
+        queue(&outbox, "n3", 2, &[("a", 3)]);
+        queue(&outbox, "n4", 2, &[("a", 4)]);
+        assert_eq!(seqs(&outbox.dead_letters("a").unwrap()), [1, 2]);
+        // A third dead letter, from a refusal: the oldest goes, and its
+        // change with it (no other entry refers to it).
+        let pending = outbox.pending("a", 1).unwrap().remove(0);
+        let refused = DeadLetter {
+            queued: pending,
+            reason: "no".into(),
+            failed_ms: 1,
+            attempts: 1,
+        };
+        let settlement = outbox.settle("a", &[], &[refused]).unwrap();
+        assert_eq!(
+            settlement,
+            Settlement {
+                done: 0,
+                refused: 1,
+                trimmed: Trimmed {
+                    evicted: 0,
+                    dropped: 1
+                },
+                released: vec![first],
+            }
+        );
+        assert_eq!(seqs(&outbox.dead_letters("a").unwrap()), [2, 3]);
+        assert_eq!(
+            outbox.bytes("a").unwrap(),
+            ListBytes {
+                pending: size,
+                dead: 2 * size
+            }
+        );
+        // The change of `n2` stays for `b`.
+        assert_eq!(names(&outbox.pending("b", 10).unwrap()), [(1, "n2".into())]);
+        // Settling an entry the bound made a dead letter changes nothing.
+        assert_eq!(
+            outbox.settle("a", &[1, 2], &[]).unwrap(),
+            Settlement::default()
+        );
+        // Replaying both dead letters goes past the queue's bound again: the
+        // oldest pending delivery becomes a dead letter once more.
+        let mut next = 10;
+        let (count, trims) = outbox
+            .replay_dead("a", None, || {
+                next += 1;
+                next
+            })
+            .unwrap();
+        assert_eq!(count, 2);
+        assert_eq!(trims.subscriptions, trims_of("a", 1, 0));
+        assert_eq!(
+            names(&outbox.pending("a", 10).unwrap()),
+            [(11, "n2".into()), (12, "n3".into())]
+        );
+        assert_eq!(seqs(&outbox.dead_letters("a").unwrap()), [4]);
+        // Deleting the subscription forgets its bytes.
+        outbox.delete_subscription("a").unwrap();
+        assert_eq!(outbox.bytes("a").unwrap(), ListBytes::default());
+        assert_eq!(outbox.bytes("b").unwrap().pending, size);
+    });
+}
+
+#[test]
+fn list_bytes_are_recounted_when_the_database_is_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let size = encoded("n1", 2).len() as u64;
+    let bounds = Bounds {
+        pending_bytes: 2 * size,
+        dead_letter_bytes: 10 * size,
+    };
+    {
+        let outbox = Outbox::open_bounded(Some(dir.path()), bounds).unwrap();
+        for i in 1..=3 {
+            queue(&outbox, &format!("n{i}"), 2, &[("a", i)]);
+        }
+    }
+    // A GRW that kept no sizes left the table stale: the opening recounts.
+    {
+        let db = Database::create(dir.path().join(FILE_NAME)).unwrap();
+        let txn = db.begin_write().unwrap();
+        txn.open_table(lists::SIZES)
+            .unwrap()
+            .insert("a", (1, 1))
+            .unwrap();
+        txn.commit().unwrap();
+    }
+    let outbox = Outbox::open_bounded(Some(dir.path()), bounds).unwrap();
+    assert_eq!(
+        outbox.bytes("a").unwrap(),
+        ListBytes {
+            pending: 2 * size,
+            dead: size
+        }
+    );
 }

@@ -4,8 +4,12 @@
 //! never returns. Labelled `fault=keep` it looks the mentioned ConfigMap up
 //! and keeps what the cache answered past the call, then reads it in its
 //! next call, whatever that call analyzes: an object handle used after its
-//! call, which GRW must refuse. The host's tests use it to check that an
-//! analyzer's failures keep the object's last good edges, marked stale.
+//! call, which GRW must refuse. Labelled `fault=hoard` it lists the
+//! ConfigMaps of its namespace over and over, dropping each answer, until a
+//! list is refused: its edge `refused` to `refused-list` carries the error as
+//! attribute `error`. The host's tests use it to check that an analyzer's
+//! failures keep the object's last good edges, marked stale, and that a
+//! call's lookups cannot hold more than the plugin's memory limit.
 //!
 //! Configuration: `{"delayMicros": N}` makes every analysis take at least
 //! N µs (busy, on the WASI clock): a slow analyzer.
@@ -61,6 +65,19 @@ impl Analyzer for AnalyzerFault {
             {
                 #[allow(clippy::empty_loop, reason = "never returning is the point")]
                 loop {}
+            }
+            Some("hoard") => {
+                let kind = Gvk::new("", "v1", "ConfigMap");
+                // A million lists of even one small ConfigMap would hold
+                // over 100 MB in the host if GRW did not refuse one.
+                for _ in 0..1_000_000 {
+                    if let Err(e) = cache.list(&kind, object.namespace(), "") {
+                        let target =
+                            ObjectRef::new(kind.clone(), object.namespace(), "refused-list");
+                        return vec![Relationship::outgoing("refused", target).with("error", e)];
+                    }
+                }
+                return Vec::new();
             }
             Some("keep") => {
                 let mentioned = object.label("mentions").unwrap_or_default();
