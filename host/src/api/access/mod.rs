@@ -13,6 +13,7 @@
 //! `/healthz` and `/readyz` are open in every mode: the kubelet probes them.
 
 mod attributes;
+mod bearer;
 mod cache;
 mod delegated;
 mod kube_api;
@@ -23,7 +24,6 @@ mod token;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -166,7 +166,7 @@ async fn check_delegated(
         return next.run(request).await;
     }
     let metrics = delegated.metrics();
-    let Some(token) = bearer_token(&request) else {
+    let Some(token) = bearer::bearer_token(request.headers()) else {
         metrics.refused(401);
         tracing::info!(
             path = request.uri().path(),
@@ -220,21 +220,6 @@ async fn check_delegated(
             ))
         }
     }
-}
-
-/// The token of `Authorization: Bearer <token>`, read as the API server
-/// reads it: the scheme in any case, the token up to the next space.
-fn bearer_token(request: &Request) -> Option<&str> {
-    let value = request
-        .headers()
-        .get(header::AUTHORIZATION)?
-        .to_str()
-        .ok()?;
-    let (scheme, rest) = value.trim().split_once(' ')?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return None;
-    }
-    rest.split(' ').next().filter(|t| !t.is_empty())
 }
 
 fn log_denial(
