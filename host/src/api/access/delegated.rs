@@ -50,7 +50,7 @@ pub(super) enum Identity {
     /// The token is not valid; the API server's explanation.
     Rejected(Arc<str>),
     /// The API server could not say; why.
-    Unknown(String),
+    Unknown(NoAnswer),
 }
 
 /// Whether the caller may make the request.
@@ -60,7 +60,27 @@ pub(super) enum Decision {
     /// No, with the authorizer's reason (often empty).
     Denied(AccessVerdict),
     /// The API server could not say; why.
-    Unknown(String),
+    Unknown(NoAnswer),
+}
+
+/// Why the API server gave no answer about a caller.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum NoAnswer {
+    /// The review failed; its error says how.
+    #[error(transparent)]
+    Review(Arc<ReviewError>),
+    /// The review's task ended without an answer (it panicked).
+    #[error("the review failed unexpectedly; the daemon logged it")]
+    Lost,
+}
+
+impl From<Failed<ReviewError>> for NoAnswer {
+    fn from(failed: Failed<ReviewError>) -> NoAnswer {
+        match failed {
+            Failed::Review(error) => NoAnswer::Review(error),
+            Failed::Lost => NoAnswer::Lost,
+        }
+    }
 }
 
 impl Delegated {
@@ -104,7 +124,7 @@ impl Delegated {
         match answer {
             Ok(Ok(user)) => Identity::Known(user),
             Ok(Err(error)) => Identity::Rejected(error),
-            Err(failed) => Identity::Unknown(explain(&failed)),
+            Err(failed) => Identity::Unknown(failed.into()),
         }
     }
 
@@ -132,7 +152,7 @@ impl Delegated {
         match answer {
             Ok(verdict) if verdict.allowed => Decision::Allowed,
             Ok(verdict) => Decision::Denied(verdict),
-            Err(failed) => Decision::Unknown(explain(&failed)),
+            Err(failed) => Decision::Unknown(failed.into()),
         }
     }
 
@@ -216,13 +236,6 @@ fn authenticated(mut user: UserInfo) -> UserInfo {
         user.groups.push(AUTHENTICATED.to_string());
     }
     user
-}
-
-fn explain(failed: &Failed<ReviewError>) -> String {
-    match failed {
-        Failed::Review(e) => crate::error::Report(&**e).to_string(),
-        Failed::Lost => "the review failed unexpectedly; the daemon logged it".to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -182,6 +182,7 @@ async fn check_delegated(
             return refusal::unauthorized();
         }
         Identity::Unknown(why) => {
+            let why = crate::error::Report(&why);
             metrics.refused(503);
             tracing::warn!(error = %why, "cannot check a caller's token");
             return refusal::unavailable(format!(
@@ -213,6 +214,7 @@ async fn check_delegated(
             refusal::forbidden(user, attributes, &verdict.reason)
         }
         Decision::Unknown(why) => {
+            let why = crate::error::Report(&why);
             metrics.refused(503);
             tracing::warn!(error = %why, "cannot check what a caller may read");
             refusal::unavailable(format!(
