@@ -44,7 +44,7 @@ use serde_json::Value;
 
 pub use outbox::{Announcement, DeadLetter, Outbox, OutboxError, Queued};
 pub use payload::{Event, render};
-pub use sink::{Delivery, SendError};
+pub use sink::{Delivery, Rejection, SendError};
 pub use subscription::{PayloadFormat, SinkSpec, Source, Subscription};
 pub use webhook::{Webhook, client as webhook_client, sign};
 
