@@ -268,10 +268,16 @@ async fn a_broker_outage_is_retried_and_loses_nothing() {
     let fake = cluster().await;
     let mut broker = Broker::start_persistent().await;
     broker.create_topic("changes", 1);
-    // Not the idempotent producer: after messages timed out, librdkafka
-    // bumps its producer epoch, as Kafka allows, and tansu 0.6.0 then
-    // panics in its storage ("more or less than one row") and closes every
-    // connection. Order is kept by one request in flight at a time.
+    // `idempotence: false`, not the default: the outage makes messages
+    // time out, after which librdkafka's idempotent producer bumps its
+    // producer epoch, as Kafka allows, and tansu 0.6.0 then panics in its
+    // storage ("more or less than one row") and closes every connection,
+    // so the test would measure tansu, not GRW (commit "Kafka sink:
+    // without idempotence one request is in flight..."). Without
+    // idempotence order is kept by one request in flight at a time; the
+    // default producer's order and repeats are tested by
+    // `sigkill_mid_stream_loses_nothing_and_repeats_only_with_the_same_id`
+    // and `changes_arrive_in_order_per_object_with_their_key_headers_and_body`.
     let grw = grw(
         &fake,
         subscription(

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use async_nats::jetstream::message::StreamMessage;
 use async_nats::jetstream::stream;
 use grw::config::nats::NatsSinkConfig;
+use grw::error::Report;
 use grw::gvk::Gvk;
 use grw::notify::nats::NatsSink;
 use grw::notify::{Delivery, SendError};
@@ -60,7 +61,7 @@ async fn send_until_final(sink: &NatsSink, delivery: &Delivery) -> Result<(), St
     loop {
         match bounded(sink, delivery).await {
             Ok(()) => return Ok(()),
-            Err(SendError::Reject(reason)) => return Err(reason),
+            Err(SendError::Reject(reason)) => return Err(Report(&reason).to_string()),
             Err(SendError::Retry { reason, .. }) => {
                 assert!(Instant::now() < deadline, "still retrying: {reason}");
                 tokio::time::sleep(Duration::from_millis(100)).await;
@@ -341,6 +342,7 @@ async fn messages_too_large_are_rejected() {
     let Err(SendError::Reject(reason)) = refused else {
         panic!("expected Reject, got {refused:?}");
     };
+    let reason = Report(&reason).to_string();
     assert!(
         reason.starts_with("message to `grw.core.v1.Pod.shop` is too large"),
         "{reason}"
@@ -353,6 +355,7 @@ async fn messages_too_large_are_rejected() {
     let Err(SendError::Reject(reason)) = refused else {
         panic!("expected Reject, got {refused:?}");
     };
+    let reason = Report(&reason).to_string();
     assert!(
         reason.starts_with("message to `grw.core.v1.Pod.shop` is too large"),
         "{reason}"

@@ -1044,44 +1044,46 @@ async fn webhook_answers_map_to_retry_or_refusal() {
         payload: br#"{"type":"ADDED","object":{}}"#.to_vec(),
         attributes: Vec::new(),
     };
+    /// A send's outcome, by its reason's text.
+    #[derive(Debug, PartialEq)]
+    enum Outcome {
+        Retry(String, Option<Duration>),
+        Refused(String),
+    }
+    use Outcome::{Refused, Retry};
     for (behaviour, expected) in [
         (
             Behaviour::Status(429, Some(2), "slow down"),
-            Err(SendError::Retry {
-                reason: "the receiver answered 429 Too Many Requests: slow down".into(),
-                after: Some(Duration::from_secs(2)),
-            }),
+            Err(Retry("the receiver answered 429 Too Many Requests: slow down".into(), Some(Duration::from_secs(2)))),
         ),
         (
             Behaviour::Status(503, None, ""),
-            Err(SendError::Retry {
-                reason: "the receiver answered 503 Service Unavailable".into(),
-                after: None,
-            }),
+            Err(Retry("the receiver answered 503 Service Unavailable".into(), None)),
         ),
         (
             Behaviour::Status(408, None, ""),
-            Err(SendError::Retry {
-                reason: "the receiver answered 408 Request Timeout".into(),
-                after: None,
-            }),
+            Err(Retry("the receiver answered 408 Request Timeout".into(), None)),
         ),
         (
             Behaviour::Status(404, None, "no such hook"),
-            Err(SendError::Reject(
+            Err(Refused(
                 "the receiver answered 404 Not Found: no such hook".into(),
             )),
         ),
         (
             Behaviour::Status(302, None, ""),
-            Err(SendError::Reject(
+            Err(Refused(
                 "the receiver answered 302 Found (redirects are not followed; configure the final URL)".into(),
             )),
         ),
         (Behaviour::Accept, Ok(())),
     ] {
         receiver.set(behaviour.clone());
-        assert_eq!(webhook.send(&delivery).await, expected, "{behaviour:?}");
+        let got = webhook.send(&delivery).await.map_err(|e| match e {
+            SendError::Retry { reason, after } => Retry(reason, after),
+            SendError::Reject(why) => Refused(grw::error::Report(&why).to_string()),
+        });
+        assert_eq!(got, expected, "{behaviour:?}");
     }
     let last = receiver.requests().pop().unwrap();
     assert_eq!(last.header("grw-delivery-id"), "u/1/ADDED");

@@ -719,8 +719,10 @@ async fn a_handle_kept_past_its_call_traps_instead_of_reading_another_object() {
     fake.create(config_map("k", json!({"mentions": "b", "fault": "keep"})))
         .unwrap();
     until_mentions(&grw, &[("a>b", false), ("k>b", false)]).await;
-    // ... and the next analysis, of `a`, reads it: that call traps, so `a`
-    // keeps its last edges, marked stale, and reads nothing of `b`.
+    // ... and the next analysis, of `a`, looks `a` up, then reads the kept
+    // handle. Were handles numbered from each call's start, it would now
+    // name `a` (an edge `read-kept` a>a); it traps instead, so `a` keeps
+    // its last edges, marked stale, and reads nothing.
     fake.update(config_map("a", json!({"mentions": "c"})))
         .unwrap();
     until_mentions(&grw, &[("a>b", true), ("k>b", false)]).await;

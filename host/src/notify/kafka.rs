@@ -45,6 +45,7 @@ use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord, Producer};
 
+use super::sink::Rejection;
 use super::{Delivery, SendError};
 use crate::config::kafka::{KafkaConfigError, KafkaKey, KafkaSinkConfig, TopicTemplate};
 
@@ -68,8 +69,8 @@ pub enum KafkaConnectError {
         source: std::io::Error,
     },
     /// The client refused its settings (e.g. a TLS file it cannot load).
-    #[error("the Kafka producer cannot start: {0}")]
-    Client(String),
+    #[error("the Kafka producer cannot start")]
+    Client(#[source] KafkaError),
 }
 
 /// What librdkafka reports about its connections, for the log and for the
@@ -209,7 +210,7 @@ impl KafkaSink {
         };
         let producer: FutureProducer<Context> = client
             .create_with_context(context)
-            .map_err(|e| KafkaConnectError::Client(e.to_string()))?;
+            .map_err(KafkaConnectError::Client)?;
         Ok(KafkaSink {
             producer: Some(producer),
             reported,
@@ -240,10 +241,13 @@ impl KafkaSink {
     /// Hands a delivery to the producer without waiting for the broker.
     pub fn produce(&self, delivery: &Delivery) -> Produced {
         let Some(topic) = self.topic(delivery) else {
-            return Produced::Failed(SendError::Reject(format!(
-                "the topic for {}/{} would be longer than Kafka's 249 characters",
-                delivery.gvk.kind, delivery.name
-            )));
+            return Produced::Failed(
+                Rejection::TopicTooLong {
+                    kind: delivery.gvk.kind.clone(),
+                    name: delivery.name.clone(),
+                }
+                .into(),
+            );
         };
         let key = self.key(delivery);
         let headers = self.headers(delivery);
@@ -258,7 +262,7 @@ impl KafkaSink {
         };
         match producer.send_result(record) {
             Ok(future) => Produced::Sent { future, topic },
-            Err((error, _)) => Produced::Failed(self.classify(&topic, &error)),
+            Err((error, _)) => Produced::Failed(self.failed(&topic, &error)),
         }
     }
 
@@ -286,9 +290,9 @@ impl KafkaSink {
                 if error.rdkafka_error_code() == Some(RDKafkaErrorCode::MessageTimedOut)
                     && self.topic_missing(&topic).await =>
             {
-                Err(self.missing_topic(&topic, &error))
+                Err(self.spent(missing_topic(&topic, &error)))
             }
-            Ok(Ok(Err((error, _message)))) => Err(self.classify(&topic, &error)),
+            Ok(Ok(Err((error, _message)))) => Err(self.failed(&topic, &error)),
             Ok(Err(_canceled)) => Err(SendError::retry(format!(
                 "the Kafka producer stopped before `{topic}` acknowledged the message"
             ))),
@@ -378,11 +382,25 @@ impl KafkaSink {
         headers
     }
 
-    /// Sorts a failed produce into retry or reject, with the broker's reason.
-    fn classify(&self, topic: &str, error: &KafkaError) -> SendError {
-        let code = error.rdkafka_error_code();
-        let reject = |what: String| SendError::Reject(format!("{what} ({error})"));
-        match code {
+    /// The error of a failed produce; a producer that cannot go on from it
+    /// is marked spent ([`KafkaSink::must_restart`]).
+    fn failed(&self, topic: &str, error: &KafkaError) -> SendError {
+        match self.classify(topic, error) {
+            Failure::Reject(rejection) => rejection.into(),
+            Failure::Restart(reason) => self.spent(reason),
+        }
+    }
+
+    /// Sorts a failed produce into reject or restart, with the broker's
+    /// reason. It only reads: [`KafkaSink::failed`] acts on the answer.
+    fn classify(&self, topic: &str, error: &KafkaError) -> Failure {
+        let reject = |what: String| {
+            Failure::Reject(Rejection::Kafka {
+                what,
+                source: error.clone(),
+            })
+        };
+        match error.rdkafka_error_code() {
             Some(RDKafkaErrorCode::MessageSizeTooLarge | RDKafkaErrorCode::InvalidMessageSize) => {
                 reject(format!("the message to `{topic}` is too large"))
             }
@@ -400,13 +418,13 @@ impl KafkaSink {
                 | RDKafkaErrorCode::InvalidTopic,
             ) => reject(format!("the broker refused the message to `{topic}`")),
             Some(RDKafkaErrorCode::UnknownTopicOrPartition | RDKafkaErrorCode::UnknownTopic) => {
-                self.missing_topic(topic, error)
+                Failure::Restart(missing_topic(topic, error))
             }
             Some(
                 RDKafkaErrorCode::Authentication
                 | RDKafkaErrorCode::SaslAuthenticationFailed
                 | RDKafkaErrorCode::Fatal,
-            ) => self.spent(format!(
+            ) => Failure::Restart(format!(
                 "producing to `{topic}` failed: {error}{}",
                 self.broker_said()
             )),
@@ -414,7 +432,7 @@ impl KafkaSink {
             // connections and a new idempotence session, so that neither a
             // connection that hangs nor a broker that came back without
             // this producer's state keeps the queue waiting.
-            Some(RDKafkaErrorCode::MessageTimedOut) => self.spent(format!(
+            Some(RDKafkaErrorCode::MessageTimedOut) => Failure::Restart(format!(
                 "no acknowledgement from Kafka for `{topic}` within {} s{}",
                 self.timeout.as_secs(),
                 self.broker_said()
@@ -422,19 +440,11 @@ impl KafkaSink {
             // An answer GRW has no rule for: the next attempt starts
             // afresh, so that no state of this producer (the idempotent
             // producer's sequence numbers) keeps it failing.
-            _ => self.spent(format!(
+            _ => Failure::Restart(format!(
                 "producing to `{topic}` failed: {error}{}",
                 self.broker_said()
             )),
         }
-    }
-
-    /// A topic that does not exist; the next producer looks it up afresh
-    /// (this one would keep it unknown for minutes).
-    fn missing_topic(&self, topic: &str, error: &KafkaError) -> SendError {
-        self.spent(format!(
-            "topic `{topic}` does not exist on the Kafka cluster; GRW does not create topics ({error})"
-        ))
     }
 
     /// ` (<what librdkafka reported>)`, or nothing: why the credentials
@@ -457,6 +467,24 @@ impl Drop for KafkaSink {
             std::thread::spawn(move || drop(producer));
         }
     }
+}
+
+/// What a failed produce calls for.
+#[derive(Debug)]
+enum Failure {
+    /// A dead letter: the message will never be taken as it is.
+    Reject(Rejection),
+    /// A new producer before the next attempt; why.
+    Restart(String),
+}
+
+/// Why a produce to `topic` failed when the topic does not exist; the next
+/// producer looks it up afresh (this one would keep it unknown for
+/// minutes).
+fn missing_topic(topic: &str, error: &KafkaError) -> String {
+    format!(
+        "topic `{topic}` does not exist on the Kafka cluster; GRW does not create topics ({error})"
+    )
 }
 
 /// The uid in a delivery id (`uid/resourceVersion/TYPE`).
@@ -550,10 +578,48 @@ mod tests {
         big.payload = vec![b'x'; 5000];
         match sink.send(&big).await {
             Err(SendError::Reject(reason)) => assert!(
-                reason.starts_with("the message to `k8s.core.ConfigMap` is too large"),
+                reason
+                    .to_string()
+                    .starts_with("the message to `k8s.core.ConfigMap` is too large"),
                 "{reason}"
             ),
             other => panic!("expected a rejection, got {other:?}"),
         }
+    }
+
+    #[tokio::test]
+    async fn a_failure_is_sorted_without_touching_the_producer() {
+        let sink = sink(serde_json::json!({}));
+        let produced = KafkaError::MessageProduction;
+        for (code, rejected) in [
+            (RDKafkaErrorCode::MessageSizeTooLarge, true),
+            (RDKafkaErrorCode::TopicAuthorizationFailed, true),
+            (RDKafkaErrorCode::ClusterAuthorizationFailed, true),
+            (RDKafkaErrorCode::InvalidRecord, true),
+            (RDKafkaErrorCode::UnknownTopicOrPartition, false),
+            (RDKafkaErrorCode::SaslAuthenticationFailed, false),
+            (RDKafkaErrorCode::MessageTimedOut, false),
+            (RDKafkaErrorCode::BrokerNotAvailable, false),
+        ] {
+            let failure = sink.classify("t", &produced(code));
+            assert_eq!(
+                matches!(failure, Failure::Reject(_)),
+                rejected,
+                "{code:?}: {failure:?}"
+            );
+            assert!(!sink.must_restart(), "{code:?}: sorting spent the producer");
+        }
+        // Acting on the answer spends the producer when it must restart.
+        let too_large = sink.failed("t", &produced(RDKafkaErrorCode::MessageSizeTooLarge));
+        assert!(matches!(too_large, SendError::Reject(_)), "{too_large:?}");
+        assert!(!sink.must_restart());
+        let timed_out = sink.failed("t", &produced(RDKafkaErrorCode::MessageTimedOut));
+        assert!(
+            timed_out
+                .to_string()
+                .ends_with("; a new producer is made for the next attempt"),
+            "{timed_out}"
+        );
+        assert!(sink.must_restart());
     }
 }

@@ -50,7 +50,7 @@ pub use outbox::{
     Announcement, Bounds, DeadLetter, ListBytes, Outbox, OutboxError, Queued, Trimmed,
 };
 pub use payload::{Event, render};
-pub use sink::{Delivery, SendError};
+pub use sink::{Delivery, Rejection, SendError};
 pub use subscription::{PayloadFormat, SinkSpec, Source, Subscription};
 pub use webhook::{Webhook, client as webhook_client, sign};
 

@@ -43,6 +43,7 @@ use async_nats::jetstream::context::{CreateStreamErrorKind, PublishError, Publis
 use async_nats::jetstream::{self, ErrorCode, stream};
 use bytes::Bytes;
 
+use super::sink::Rejection;
 use super::{Delivery, SendError};
 use crate::config::nats::{Field, NatsConfigError, NatsSinkConfig, SubjectTemplate};
 
@@ -164,7 +165,7 @@ impl NatsSink {
         let stream_subjects = self.ensure_stream().await?;
         match self.publish(subject, delivery).await {
             Err(e) if e.kind() == PublishErrorKind::StreamNotFound => {
-                let detail = if stream_subjects.is_empty() {
+                let streams = if stream_subjects.is_empty() {
                     String::new()
                 } else {
                     format!(
@@ -173,10 +174,11 @@ impl NatsSink {
                         stream_subjects.join("`, `")
                     )
                 };
-                Err(SendError::Reject(format!(
-                    "no JetStream stream captures subject `{subject}`{detail}; \
-                     add the subject to a stream or change the sink's `subject`"
-                )))
+                Err(Rejection::NoStream {
+                    subject: subject.to_string(),
+                    streams,
+                }
+                .into())
             }
             second => second.map_err(|e| self.classify(subject, e)),
         }
@@ -242,7 +244,11 @@ impl NatsSink {
         if error.kind() == PublishErrorKind::MaxPayloadExceeded
             || api_code == Some(ErrorCode::STREAM_MESSAGE_EXCEEDS_MAXIMUM)
         {
-            return SendError::Reject(format!("message to `{subject}` is too large: {error}"));
+            return Rejection::NatsTooLarge {
+                subject: subject.to_string(),
+                source: error,
+            }
+            .into();
         }
         match error.kind() {
             PublishErrorKind::TimedOut => self.no_ack(subject),

@@ -18,7 +18,7 @@ use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use sha2::Sha256;
 
-use super::sink::{Delivery, SendError};
+use super::sink::{Delivery, Rejection, SendError};
 use super::subscription::PayloadFormat;
 
 /// Longest `Retry-After` honoured: a receiver asking for a day is retried after an hour.
@@ -105,25 +105,16 @@ impl Webhook {
             ("grw-name", delivery.name.as_str()),
         ];
         for (name, v) in text_headers {
-            headers.insert(
-                name,
-                value(v).map_err(|e| SendError::Reject(e.to_string()))?,
-            );
+            headers.insert(name, value(v).map_err(Rejection::from)?);
         }
         if let Some(secret) = &self.secret {
             let timestamp = SystemTime::now()
                 .duration_since(SystemTime::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs())
                 .to_string();
-            headers.insert(
-                "grw-timestamp",
-                value(&timestamp).map_err(|e| SendError::Reject(e.to_string()))?,
-            );
+            headers.insert("grw-timestamp", value(&timestamp).map_err(Rejection::from)?);
             let signature = format!("sha256={}", sign(secret, &timestamp, &delivery.payload));
-            headers.insert(
-                "grw-signature",
-                value(&signature).map_err(|e| SendError::Reject(e.to_string()))?,
-            );
+            headers.insert("grw-signature", value(&signature).map_err(Rejection::from)?);
         }
         let response = self
             .client
@@ -157,11 +148,9 @@ impl Webhook {
                 after: retry_after,
             })
         } else if status.is_redirection() {
-            Err(SendError::Reject(format!(
-                "{reason} (redirects are not followed; configure the final URL)"
-            )))
+            Err(Rejection::Redirected(reason).into())
         } else {
-            Err(SendError::Reject(reason))
+            Err(Rejection::Refused(reason).into())
         }
     }
 }

@@ -26,7 +26,7 @@ use super::kafka::{self, KafkaSink, Produced};
 use super::nats::NatsSink;
 use super::outbox::{Announcement, DeadLetter, Outbox, Queued};
 use super::payload::{self, Event};
-use super::sink::{Delivery, SendError};
+use super::sink::{Delivery, Rejection, SendError};
 use super::subscription::{SinkSpec, Subscription};
 use super::webhook::Webhook;
 use super::{Active, Delivered, IDLE_RECHECK, until_stored};
@@ -184,7 +184,7 @@ impl Sink {
                         DeliveryError::Retry { reason, after } => {
                             SendError::Retry { reason, after }
                         }
-                        DeliveryError::GiveUp(reason) => SendError::Reject(reason),
+                        DeliveryError::GiveUp(reason) => Rejection::Refused(reason).into(),
                     })
             }
             Sink::Broken(reason) => Err(SendError::retry(reason.clone())),
@@ -294,7 +294,7 @@ fn change_of(a: &Announcement) -> Result<Change, SendError> {
     let object = |json: &[u8]| {
         stored_object(json, &a.gvk)
             .map(Arc::new)
-            .ok_or_else(|| SendError::Reject("the stored change is corrupt".into()))
+            .ok_or(SendError::Reject(Rejection::Corrupt))
     };
     Ok(Change {
         kind: a.kind,
@@ -408,7 +408,8 @@ impl Worker {
                             settled.done(&item.queued);
                             backoff.reset();
                         }
-                        Err(SendError::Reject(reason)) => {
+                        Err(SendError::Reject(rejection)) => {
+                            let reason = crate::error::Report(&rejection).to_string();
                             self.metrics.delivery_attempt(&name, Attempt::DeadLettered);
                             tracing::warn!(subscription = %name, delivery = %item.delivery.id, reason = %reason, "delivery refused; kept as a dead letter");
                             active.state.lock().last_error = Some(reason.clone());

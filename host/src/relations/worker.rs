@@ -66,6 +66,21 @@ impl Inbox {
     }
 }
 
+/// The runtime the inbox is waited on: the thread's own, which the
+/// daemon's shutting down (at exit) leaves alone.
+fn inbox_runtime() -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    {
+        Ok(runtime) => Some(runtime),
+        Err(e) => {
+            tracing::error!(error = %e, "the relations worker cannot start; no relationships are analyzed");
+            None
+        }
+    }
+}
+
 /// The worker thread's state.
 pub(super) struct Worker {
     relations: Arc<Relations>,
@@ -101,50 +116,56 @@ impl Worker {
         &self.relations.env
     }
 
-    /// Runs on the worker's own thread until the daemon goes away.
+    /// Runs on the worker's own thread until the daemon goes away: the
+    /// plugins and discovery as they are, then each thing that comes, in
+    /// order.
     pub(super) fn run(mut self, mut inbox: Inbox) {
         // Watches the worker starts are tasks of the daemon's runtime...
         let daemon = self.queue.runtime().clone();
         let _entered = daemon.enter();
-        // ... and the inbox is waited on by a runtime of the thread's own,
-        // which the daemon's shutting down (at exit) leaves alone.
-        let runtime = match tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-        {
-            Ok(runtime) => runtime,
-            Err(e) => {
-                tracing::error!(error = %e, "the relations worker cannot start; no relationships are analyzed");
-                return;
-            }
+        let Some(runtime) = inbox_runtime() else {
+            return;
         };
         self.handle_plugins(&mut inbox);
         self.handle_discovery(&mut inbox);
         loop {
             match runtime.block_on(inbox.next(SETTLE_AFTER / 2)) {
-                Next::Plugins => self.handle_plugins(&mut inbox),
-                Next::Discovery => self.handle_discovery(&mut inbox),
-                Next::NewWatch(watch) => {
-                    self.new_watch(&watch);
-                    self.relations.waiting.fetch_sub(1, Ordering::SeqCst);
-                }
-                Next::Work(work) => {
-                    match work {
-                        Work::Snapshot(gvk, objects) => self.snapshot(&gvk, &objects),
-                        Work::Change(gvk, change) => self.change(&gvk, &change),
-                    }
-                    self.relations.waiting.fetch_sub(1, Ordering::SeqCst);
-                }
-                Next::Idle => {}
                 Next::Closed => return,
+                next => self.handle(next, &mut inbox),
             }
-            if !self.mirror.enabled() && self.mirror.wanted() {
-                let graph = self.relations.graph.read();
-                self.mirror.enable(graph.analyses());
+            self.after_each();
+        }
+    }
+
+    /// Does one thing that came.
+    fn handle(&mut self, next: Next, inbox: &mut Inbox) {
+        match next {
+            Next::Plugins => self.handle_plugins(inbox),
+            Next::Discovery => self.handle_discovery(inbox),
+            Next::NewWatch(watch) => {
+                self.new_watch(&watch);
+                self.relations.waiting.fetch_sub(1, Ordering::SeqCst);
             }
-            if !self.mirror.settled() {
-                self.try_to_settle();
+            Next::Work(work) => {
+                match work {
+                    Work::Snapshot(gvk, objects) => self.snapshot(&gvk, &objects),
+                    Work::Change(gvk, change) => self.change(&gvk, &change),
+                }
+                self.relations.waiting.fetch_sub(1, Ordering::SeqCst);
             }
+            Next::Idle | Next::Closed => {}
+        }
+    }
+
+    /// After each thing done, or a while without any: the mirror starts
+    /// once it is wanted, and the index settles once it is ready.
+    fn after_each(&mut self) {
+        if !self.mirror.enabled() && self.mirror.wanted() {
+            let graph = self.relations.graph.read();
+            self.mirror.enable(graph.analyses());
+        }
+        if !self.mirror.settled() {
+            self.try_to_settle();
         }
     }
 

@@ -157,7 +157,7 @@ pub(super) enum Identity {
     /// The token is not valid; the API server's explanation.
     Rejected(Arc<str>),
     /// The API server could not say; why.
-    Unknown(String),
+    Unknown(NoAnswer),
     /// Too many reviews are under way to ask now; why.
     Busy(String),
 }
@@ -169,9 +169,29 @@ pub(super) enum Decision {
     /// No, with the authorizer's reason (often empty).
     Denied(AccessVerdict),
     /// The API server could not say; why.
-    Unknown(String),
+    Unknown(NoAnswer),
     /// Too many reviews are under way to ask now; why.
     Busy(String),
+}
+
+/// Why the API server gave no answer about a caller.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum NoAnswer {
+    /// The review failed; its error says how.
+    #[error(transparent)]
+    Review(Arc<Unanswered>),
+    /// The review's task ended without an answer (it panicked).
+    #[error("the review failed unexpectedly; the daemon logged it")]
+    Lost,
+}
+
+impl From<Failed<Unanswered>> for NoAnswer {
+    fn from(failed: Failed<Unanswered>) -> NoAnswer {
+        match failed {
+            Failed::Review(error) => NoAnswer::Review(error),
+            Failed::Lost => NoAnswer::Lost,
+        }
+    }
 }
 
 impl Delegated {
@@ -219,7 +239,7 @@ impl Delegated {
             Ok(Ok(user)) => Identity::Known(user),
             Ok(Err(error)) => Identity::Rejected(error),
             Err(failed) if is_busy(&failed) => Identity::Busy(explain(&failed)),
-            Err(failed) => Identity::Unknown(explain(&failed)),
+            Err(failed) => Identity::Unknown(failed.into()),
         }
     }
 
@@ -249,7 +269,7 @@ impl Delegated {
             Ok(verdict) if verdict.allowed => Decision::Allowed,
             Ok(verdict) => Decision::Denied(verdict),
             Err(failed) if is_busy(&failed) => Decision::Busy(explain(&failed)),
-            Err(failed) => Decision::Unknown(explain(&failed)),
+            Err(failed) => Decision::Unknown(failed.into()),
         }
     }
 

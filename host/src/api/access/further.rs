@@ -10,6 +10,7 @@ use std::sync::Arc;
 use super::delegated::{Decision, Delegated};
 use super::routes::list_relations;
 use super::{FurtherRefusal, log_denial, refusal};
+use crate::error::Report;
 use crate::gvk::ResourceInfo;
 use crate::kube::{AccessAttributes, ResourceAttributes, UserInfo};
 
@@ -78,7 +79,8 @@ impl Permissions {
                     &verdict.reason,
                 )))
             }
-            (Decision::Unknown(why) | Decision::Busy(why), _) => Err(FurtherRefusal::Unknown(why)),
+            (Decision::Unknown(why), _) => Err(FurtherRefusal::Unknown(Report(&why).to_string())),
+            (Decision::Busy(why), _) => Err(FurtherRefusal::Unknown(why)),
         }
     }
 
@@ -105,7 +107,8 @@ impl Permissions {
                     allowed.insert(namespace);
                 }
                 Decision::Denied(_) => {}
-                Decision::Unknown(why) | Decision::Busy(why) => return Err(Unanswered(why)),
+                Decision::Unknown(why) => return Err(Unanswered(Report(&why).to_string())),
+                Decision::Busy(why) => return Err(Unanswered(why)),
             }
         }
         Ok(allowed)

@@ -15,6 +15,7 @@
 //! `/healthz` and `/readyz` are open in every mode: the kubelet probes them.
 
 mod attributes;
+mod bearer;
 mod cache;
 mod delegated;
 mod further;
@@ -27,7 +28,6 @@ use std::cell::Cell;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -199,7 +199,7 @@ async fn check_delegated(
         return next.run(request).await;
     }
     let metrics = delegated.metrics();
-    let Some(token) = bearer_token(&request) else {
+    let Some(token) = bearer::bearer_token(request.headers()) else {
         metrics.refused(401);
         tracing::info!(
             path = request.uri().path(),
@@ -221,6 +221,7 @@ async fn check_delegated(
             ));
         }
         Identity::Unknown(why) => {
+            let why = crate::error::Report(&why);
             metrics.refused(503);
             tracing::warn!(error = %why, "cannot check a caller's token");
             return refusal::unavailable(format!(
@@ -267,6 +268,7 @@ async fn check_delegated(
             ))
         }
         Decision::Unknown(why) => {
+            let why = crate::error::Report(&why);
             metrics.refused(503);
             tracing::warn!(error = %why, "cannot check what a caller may read");
             refusal::unavailable(format!(
@@ -295,21 +297,6 @@ fn describe(state: &AppState, request: &Request, catalog: &Catalog) -> (Describe
     };
     let described = routes::describe(&asked, &state.config.kube_api_path_prefix, &resolve);
     (described, missed.get())
-}
-
-/// The token of `Authorization: Bearer <token>`, read as the API server
-/// reads it: the scheme in any case, the token up to the next space.
-fn bearer_token(request: &Request) -> Option<&str> {
-    let value = request
-        .headers()
-        .get(header::AUTHORIZATION)?
-        .to_str()
-        .ok()?;
-    let (scheme, rest) = value.trim().split_once(' ')?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return None;
-    }
-    rest.split(' ').next().filter(|t| !t.is_empty())
 }
 
 fn log_denial(

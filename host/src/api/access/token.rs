@@ -83,11 +83,7 @@ fn read(path: &PathBuf) -> Result<(Option<SystemTime>, Arc<str>), TokenError> {
 impl ApiToken {
     /// Whether the request carries the token, as `Authorization: Bearer <token>`.
     pub(super) fn admits(&self, request: &Request) -> bool {
-        let given = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
+        let given = super::bearer::bearer_token(request.headers());
         let expected = self.current();
         given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes()))
     }

@@ -3,8 +3,8 @@
 //! `fault=trap` it panics (which traps the component), `fault=loop` it
 //! never returns. Labelled `fault=keep` it looks the mentioned ConfigMap up
 //! and keeps what the cache answered past the call, then reads it in its
-//! next call, whatever that call analyzes: an object handle used after its
-//! call, which GRW must refuse. Labelled `fault=hoard` it lists the
+//! next call, whatever that call analyzes, after a lookup of its own: an
+//! object handle used after its call, which GRW must refuse. Labelled `fault=hoard` it lists the
 //! ConfigMaps of its namespace over and over, dropping each answer, until a
 //! list is refused: its edge `refused` to `refused-list` carries the error as
 //! attribute `error`. The host's tests use it to check that an analyzer's
@@ -53,7 +53,17 @@ impl Analyzer for AnalyzerFault {
         while started.elapsed() < self.delay {}
         // A handle of an earlier call: reading its name asks GRW for it now.
         if let Some(kept) = KEPT.with(|k| k.borrow_mut().take()) {
+            // A lookup first, so this call has a found object of its own
+            // where the kept handle would point if handles were numbered
+            // from each call's start: only a handle that knows its call
+            // can then tell the two apart.
+            let own = cache.get(
+                &Gvk::new("", "v1", "ConfigMap"),
+                object.namespace(),
+                object.name(),
+            );
             let read = kept.name().to_string();
+            drop(own);
             return vec![Relationship::outgoing(
                 "read-kept",
                 ObjectRef::new(Gvk::new("", "v1", "ConfigMap"), object.namespace(), read),
