@@ -7,10 +7,10 @@
 //! never under a cache's lock, which the watch loop waits for: a list takes
 //! the `Arc`s of its candidates under a short lock and hands the rest to
 //! this pool. The pool has a fixed number of threads (`queries.threads`, by
-//! default one fewer than the cores, at least one), which the kernel
-//! schedules behind the runtime's (their nice value is raised by
-//! [`NICE`]), a bounded queue (`queries.queue`) in front of them, and gives
-//! each request a budget of CPU time (`queries.budgetMillis`):
+//! default one fewer than the cores, at least one, so that a core is left
+//! for the runtime however many costly queries there are), a bounded queue
+//! (`queries.queue`) in front of them, and gives each request a budget of
+//! CPU time (`queries.budgetMillis`):
 //!
 //! - a request that finds the queue full, or waited in it longer than the
 //!   budget, is refused at once: `429` with `Retry-After`, as the API
@@ -34,12 +34,6 @@ use tokio::sync::oneshot;
 use super::{Page, PageRequest, Query};
 use crate::metrics::QueryMetrics;
 use crate::store::Cache;
-
-/// How much lower the pool's threads run than the runtime's: at nice 10 a
-/// thread gets about a tenth of the CPU time of a nice-0 thread that wants
-/// it (the kernel's weights are 1024 and 110), so a core the pool keeps busy
-/// still answers a runtime thread within a time slice.
-pub const NICE: i32 = 10;
 
 /// The longest any request may wait for a thread is its budget, but at
 /// least this: a thread takes up to a few milliseconds to wake on a busy
@@ -337,7 +331,6 @@ fn list_now(
 
 /// One pool thread: takes jobs until the pool is dropped.
 fn serve(receiver: &Mutex<Receiver<(Instant, Job)>>, metrics: &QueryMetrics) {
-    lower_priority();
     loop {
         let next = receiver.lock().recv();
         let Ok((queued, job)) = next else {
@@ -367,18 +360,6 @@ fn thread_cpu_time() -> Duration {
         return Duration::ZERO;
     }
     Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
-}
-
-/// Raises this thread's nice value by [`NICE`].
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: plain system calls on the calling thread's own id.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        if libc::setpriority(libc::PRIO_PROCESS, tid, NICE) != 0 {
-            tracing::debug!("cannot lower a query thread's priority");
-        }
-    }
 }
 
 #[cfg(test)]
