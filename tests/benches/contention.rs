@@ -78,7 +78,7 @@ async fn run(args: Args) {
         "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": fake.url(), "tokenFilePath": token},
         "initialWatchingResources": [{"group": "", "version": "v1", "kind": "Pod"}],
         "builtinAnalyzers": false,
-        "minLogLevel": "warn",
+        "minLogLevel": "info",
     });
     let started = Instant::now();
     let grw = Grw::start_in(dir, config, &[]).await;
