@@ -192,11 +192,23 @@ pub(super) fn respond(
     let streaming = watch.streaming();
     let lines = async_stream::stream! {
         let mut last_rv = watch.cache.read().resource_version().to_string();
-        let backlog: Vec<Arc<Change>> = tail
-            .backlog
-            .into_iter()
-            .filter(|change| query.matches(&change.object))
-            .collect();
+        // A snapshot holds every object of the cache: checked on a
+        // blocking thread, as a list's candidates are, not on the runtime's.
+        let (backlog, checking) = (tail.backlog, query.clone());
+        let paths = watch.cache.field_paths().clone();
+        let checked = tokio::task::spawn_blocking(move || {
+            backlog
+                .into_iter()
+                .filter(|change| checking.matches_in(&change.object, &paths))
+                .collect::<Vec<Arc<Change>>>()
+        })
+        .await;
+        // A panic in the check is a GRW bug: the stream ends, and the
+        // client watches again, rather than miss objects.
+        let Ok(backlog) = checked else {
+            tracing::error!("checking an event stream's first objects failed; the stream ends");
+            return;
+        };
         for change in plugins_pass(&filters, &gvk, backlog).await {
             last_rv = change.object.resource_version().to_string();
             yield Ok::<Bytes, std::convert::Infallible>(line(&change));
