@@ -17,12 +17,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{Args, cpu_model, grouped};
+use common::{Args, grouped};
 use grw_e2e::daemon::Grw;
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
 use parking_lot::Mutex;
 use serde_json::json;
-use shared::{Spread, percentile, pod, release_grw};
+use shared::{Spread, percentile, pod, release_grw_for_report};
 
 /// 100 Pods per node, as in a cluster at its default Pod limit.
 const SPREAD: Spread = Spread {
@@ -50,23 +50,7 @@ fn main() {
 async fn run(args: Args) {
     let pods = if args.quick { 20_000 } else { 100_000 };
     let round = Duration::from_secs(if args.quick { 5 } else { 15 });
-    let grw_bin = release_grw();
-    // SAFETY: set before any other thread of this process reads the environment.
-    unsafe { std::env::set_var("GRW_BIN", &grw_bin) };
-    println!(
-        "machine: {}, {} logical CPUs",
-        cpu_model(),
-        std::thread::available_parallelism().map_or(0, |n| n.get())
-    );
-    println!(
-        "date: {}",
-        grw::time::rfc3339(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-        )
-    );
-    println!("grw: {}", grw_bin.display());
+    release_grw_for_report();
     let fake = FakeApiServer::start(FakeApiOptions::default()).await;
     for i in 0..pods {
         fake.create(pod(i, SPREAD)).unwrap();

@@ -17,11 +17,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{Args, cpu_model, grouped};
+use common::{Args, grouped};
 use grw_e2e::daemon::Grw;
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer, Rule, Subject};
 use serde_json::{Value, json};
-use shared::{percentile, pod, release_grw};
+use shared::{percentile, pod, release_grw_for_report};
 
 const PODS: usize = 10_000;
 const NAMESPACES: usize = 50;
@@ -45,22 +45,7 @@ fn main() {
 }
 
 async fn run(args: Args) {
-    let grw_bin = release_grw();
-    // SAFETY: set before any other thread of this process reads the environment.
-    unsafe { std::env::set_var("GRW_BIN", &grw_bin) };
-    println!(
-        "machine: {}, {} logical CPUs",
-        cpu_model(),
-        std::thread::available_parallelism().map_or(0, |n| n.get())
-    );
-    println!(
-        "date: {}",
-        grw::time::rfc3339(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-        )
-    );
+    release_grw_for_report();
     let fake = FakeApiServer::start(FakeApiOptions::default()).await;
     let started = Instant::now();
     for i in 0..PODS {
@@ -89,7 +74,6 @@ async fn run(args: Args) {
     let mut delegated_config = config.clone();
     let grw = Grw::start_in(dir, config, &[]).await;
     grw.wait_ready(Duration::from_secs(120)).await;
-    println!("grw: {}", grw_bin.display());
     let targets = [
         ("straight to the API server", fake.url()),
         ("through GRW", format!("{}/kube", grw.url)),

@@ -58,6 +58,30 @@ pub fn pod(i: usize, spread: Spread) -> Value {
     })
 }
 
+/// Names the release `grw` (see [`release_grw`]) in `GRW_BIN` for the
+/// test harness's `Grw`, and writes the report's first lines: the machine,
+/// the date and that `grw`.
+pub fn release_grw_for_report() {
+    let grw_bin = release_grw();
+    // SAFETY: set before the benchmark starts anything that reads the
+    // environment (the harness reads it when it starts a `grw`).
+    unsafe { std::env::set_var("GRW_BIN", &grw_bin) };
+    println!(
+        "machine: {}, {} logical CPUs",
+        crate::common::cpu_model(),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!(
+        "date: {}",
+        grw::time::rfc3339(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+        )
+    );
+    println!("grw: {}", grw_bin.display());
+}
+
 /// The release `grw`, built unless `GRW_BIN` names one.
 pub fn release_grw() -> PathBuf {
     if let Some(bin) = std::env::var_os("GRW_BIN") {
