@@ -91,6 +91,18 @@ async fn an_unused_watch_a_query_started_is_closed_and_removed_a_configured_one_
     assert_eq!(body["items"].as_array().unwrap().len(), 2);
     assert_eq!(listed(&grw).await, ["v1/ConfigMap *", "v1/Pod *"]);
     assert_eq!(fake.open_watches(), configured + 1);
+    // The kinds say which will go.
+    let (_, kinds) = grw.get("/api/v1/kinds").await;
+    let removable = |gvk: &str| {
+        kinds["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["gvk"] == gvk)
+            .map(|k| k["removedWhenIdle"].clone())
+    };
+    assert_eq!(removable("v1/ConfigMap"), Some(json!(true)), "{kinds}");
+    assert_eq!(removable("v1/Pod"), Some(json!(false)), "{kinds}");
 
     let removed = eventually(REMOVED_WITHIN, || async {
         listed(&grw).await == ["v1/Pod *"] && fake.open_watches() == configured

@@ -434,6 +434,7 @@ fn kind_status(watch: &Watch) -> Value {
         "labelSelector": options.label_selector,
         "fieldSelector": options.field_selector,
         "onDemand": watch.on_demand(),
+        "removedWhenIdle": watch.caller_made(),
         "synced": watch.cache.is_synced(),
         "objects": objects,
         "resourceVersion": rv,
