@@ -2,11 +2,12 @@
 //! query holds up another's.
 //!
 //! What costs per object (reading a field of a compressed object, a filter
-//! plugin, a Table row, a metadata item) never runs on the runtime's
-//! threads, which answer every request and apply every watch event, and
-//! never under a cache's lock, which the watch loop waits for: a list takes
-//! the `Arc`s of its candidates under a short lock and hands the rest to
-//! this pool. The pool has a fixed number of threads (`queries.threads`, by
+//! plugin, a Table row) never runs on the runtime's threads, which answer
+//! every request and apply every watch event, and never under a cache's
+//! lock, which the watch loop waits for: a list takes the `Arc`s of its
+//! candidates under a short lock and hands the rest to this pool. (Only
+//! writing the answer stays on the runtime: 256 KB at a time, as the
+//! connection takes it, see `api/list_body.rs`.) The pool has a fixed number of threads (`queries.threads`, by
 //! default one fewer than the cores, at least one, so that a core is left
 //! for the runtime however many costly queries there are), a bounded queue
 //! (`queries.queue`) in front of them, and gives each request a budget of
