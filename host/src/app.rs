@@ -79,9 +79,11 @@ pub enum RunError {
 
 /// The query pool as `queries` sizes it.
 pub fn query_pool_settings(config: &Config) -> PoolSettings {
-    let machine = PoolSettings::for_this_machine();
     PoolSettings {
-        threads: config.queries.threads.unwrap_or(machine.threads),
+        threads: config
+            .queries
+            .threads
+            .unwrap_or_else(PoolSettings::default_threads),
         queue: config.queries.queue,
         budget: config.queries.budget,
     }

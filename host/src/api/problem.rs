@@ -79,9 +79,10 @@ impl From<PoolError> for Problem {
             PoolError::OverBudget(_) => (StatusCode::GATEWAY_TIMEOUT, "Timeout"),
             PoolError::Failed => (StatusCode::INTERNAL_SERVER_ERROR, "InternalError"),
         };
-        Problem {
-            retry_after: matches!(error, PoolError::Busy { .. }).then_some(1),
-            ..Problem::new(status, reason, error.to_string())
+        let problem = Problem::new(status, reason, error.to_string());
+        match error {
+            PoolError::Busy { .. } => problem.retry_after(1),
+            _ => problem,
         }
     }
 }

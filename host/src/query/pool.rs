@@ -58,15 +58,11 @@ pub struct PoolSettings {
 }
 
 impl PoolSettings {
-    /// One thread fewer than the cores (at least one), a queue of 64, a
-    /// budget of 10 s.
-    pub fn for_this_machine() -> PoolSettings {
+    /// The threads `queries.threads` stands for when unset: one fewer than
+    /// the cores, at least one, so that a core is left for the runtime.
+    pub fn default_threads() -> usize {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        PoolSettings {
-            threads: cores.saturating_sub(1).max(1),
-            queue: 64,
-            budget: Duration::from_secs(10),
-        }
+        cores.saturating_sub(1).max(1)
     }
 }
 

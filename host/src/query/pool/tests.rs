@@ -32,6 +32,25 @@ async fn occupy(pool: &Arc<QueryPool>) -> std::sync::mpsc::Sender<()> {
     release
 }
 
+/// Queues work that counts its runs; the count, and the request's task.
+fn counted(
+    pool: &Arc<QueryPool>,
+) -> (
+    Arc<AtomicUsize>,
+    tokio::task::JoinHandle<Result<(), PoolError>>,
+) {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let (pool, counter) = (pool.clone(), ran.clone());
+    let task = tokio::spawn(async move {
+        pool.run(move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        })
+        .await
+    });
+    (ran, task)
+}
+
 #[tokio::test]
 async fn work_runs_on_a_pool_thread_and_answers() {
     let (pool, _) = pool(1, 4, Duration::from_secs(10));
@@ -80,17 +99,7 @@ async fn a_full_queue_is_refused_at_once_and_counted() {
 async fn a_request_that_waited_longer_than_its_budget_is_refused_not_run() {
     let (pool, metrics) = pool(1, 4, Duration::from_millis(1500));
     let release = occupy(&pool).await;
-    let ran = Arc::new(AtomicUsize::new(0));
-    let late = {
-        let (pool, ran) = (pool.clone(), ran.clone());
-        tokio::spawn(async move {
-            pool.run(move |_| {
-                ran.fetch_add(1, Ordering::SeqCst);
-                Ok(())
-            })
-            .await
-        })
-    };
+    let (ran, late) = counted(&pool);
     tokio::time::sleep(Duration::from_millis(1700)).await;
     drop(release);
     assert!(matches!(late.await.unwrap(), Err(PoolError::Busy { .. })));
@@ -146,17 +155,7 @@ async fn a_panic_answers_failed_and_the_thread_serves_on() {
 async fn work_whose_caller_went_away_is_not_run() {
     let (pool, _) = pool(1, 4, Duration::from_secs(10));
     let release = occupy(&pool).await;
-    let ran = Arc::new(AtomicUsize::new(0));
-    let abandoned = {
-        let (pool, ran) = (pool.clone(), ran.clone());
-        tokio::spawn(async move {
-            pool.run(move |_| {
-                ran.fetch_add(1, Ordering::SeqCst);
-                Ok(())
-            })
-            .await
-        })
-    };
+    let (ran, abandoned) = counted(&pool);
     tokio::time::sleep(Duration::from_millis(50)).await;
     abandoned.abort();
     let _ = abandoned.await;
