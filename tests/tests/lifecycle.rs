@@ -127,6 +127,96 @@ async fn an_unused_watch_a_query_started_is_closed_and_removed_a_configured_one_
     assert_eq!(fake.open_watches(), configured + 1);
 }
 
+/// The edges `/api/v1/relations` has to or from ConfigMaps, as
+/// `from relation to`.
+async fn config_map_edges(grw: &Grw) -> Vec<String> {
+    let (status, body) = grw.get("/api/v1/relations").await;
+    assert_eq!(status, 200, "{body}");
+    body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {} {}",
+                e["from"].as_str().unwrap(),
+                e["relation"].as_str().unwrap(),
+                e["to"].as_str().unwrap()
+            )
+        })
+        .filter(|line| line.contains("/ConfigMap "))
+        .collect()
+}
+
+const CONFIG_MAP_OWNED: &str = "apps/Deployment a/web owns core/ConfigMap a/owned";
+
+#[tokio::test]
+async fn analyzers_of_every_kind_follow_a_watch_a_query_started_without_keeping_it() {
+    let fake = fake().await;
+    fake.create(json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "owned", "namespace": "a", "ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "d-1", "controller": true}
+        ]},
+    }))
+    .unwrap();
+    // The built-in `ownership` analyzer takes every kind that is watched.
+    let grw = grw(
+        &fake,
+        json!({"onDemandIdleSeconds": 2, "builtinAnalyzers": ["ownership"]}),
+    )
+    .await;
+    let configured = fake.open_watches();
+
+    let (status, body) = grw.get("/api/v1/objects/configmaps").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(fake.open_watches(), configured + 1);
+    // While the watch lasts, the analyzer reads its objects...
+    let analyzed = eventually(REMOVED_WITHIN, || async {
+        config_map_edges(&grw).await == [CONFIG_MAP_OWNED]
+    })
+    .await;
+    assert!(
+        analyzed,
+        "no edge from the ConfigMap: {:?}",
+        config_map_edges(&grw).await
+    );
+
+    // ...and it is removed all the same, its edges with it.
+    let removed = eventually(REMOVED_WITHIN, || async {
+        listed(&grw).await == ["v1/Pod *"] && fake.open_watches() == configured
+    })
+    .await;
+    assert!(
+        removed,
+        "the ConfigMap watch stays: {:?}, {} open at the API server",
+        listed(&grw).await,
+        fake.open_watches()
+    );
+    let dropped = eventually(REMOVED_WITHIN, || async {
+        config_map_edges(&grw).await.is_empty()
+    })
+    .await;
+    assert!(
+        dropped,
+        "edges of objects no longer watched: {:?}",
+        config_map_edges(&grw).await
+    );
+
+    // Watched again, analyzed again.
+    let (status, _) = grw.get("/api/v1/objects/configmaps").await;
+    assert_eq!(status, 200);
+    let again = eventually(REMOVED_WITHIN, || async {
+        config_map_edges(&grw).await == [CONFIG_MAP_OWNED]
+    })
+    .await;
+    assert!(
+        again,
+        "not analyzed again: {:?}",
+        config_map_edges(&grw).await
+    );
+}
+
 #[tokio::test]
 async fn an_open_stream_keeps_its_watch() {
     let fake = fake().await;

@@ -1,11 +1,12 @@
 //! The event stream: Kubernetes watch-event JSON lines, one change per line,
 //! from a snapshot or a resourceVersion on, then live.
 //!
-//! What both the native route (`watch=true`) and the Kubernetes routes'
-//! watches share lives here: how long a stream lasts ([`lifetime`]), what a
-//! selection's client sees of a change ([`selected`]), and the live part of
-//! a stream ([`Live`]: changes, bookmarks, the end, a client too slow).
-//! Each route writes its own lines.
+//! The native route (`watch=true`) and the Kubernetes routes' watches are
+//! one stream ([`events`]): how long it lasts ([`lifetime`]), what a
+//! selection's client sees of a change ([`selected`]), its first changes
+//! checked and written on blocking threads, and its live part ([`Live`]:
+//! changes, bookmarks, the end, a client too slow). Each route only says
+//! how its lines are written ([`Events`]).
 //!
 //! Every stream ends: a caller is checked when its stream opens, so a
 //! stream that lasted for ever would keep sending to a caller whose access
@@ -27,7 +28,7 @@ use crate::event::ChangeType;
 use crate::gvk::Gvk;
 use crate::plugin::Plugin;
 use crate::query::Query;
-use crate::store::{Change, Since, StoredObject};
+use crate::store::{Change, FieldPaths, Since, StoredObject, Tail};
 use crate::watch::{Streaming, Watch};
 
 /// How often an idle stream that allows bookmarks gets one: the API
@@ -54,14 +55,20 @@ pub(super) fn lifetime(asked: Option<Duration>, max: Duration) -> Duration {
     }
 }
 
-/// What a client of `query` sees of `change`: the change itself while the
-/// object stays selected; an object that starts to match arrives as an
-/// `ADDED`, and one that stops matching leaves as a `DELETED` of its last
-/// matching state, at the resourceVersion of the change, so a client's
-/// store stays exactly the selection. `None`: the client sees nothing.
-pub(super) fn selected(change: &Arc<Change>, query: &Query, gvk: &Gvk) -> Option<Arc<Change>> {
-    let now = query.matches(&change.object);
-    let before = change.old.as_ref().map(|old| query.matches(old));
+/// What a client of `query` sees of `change` (of a cache indexing the
+/// fields `paths`): the change itself while the object stays selected; an
+/// object that starts to match arrives as an `ADDED`, and one that stops
+/// matching leaves as a `DELETED` of its last matching state, at the
+/// resourceVersion of the change, so a client's store stays exactly the
+/// selection. `None`: the client sees nothing.
+pub(super) fn selected(
+    change: &Arc<Change>,
+    query: &Query,
+    paths: &FieldPaths,
+    gvk: &Gvk,
+) -> Option<Arc<Change>> {
+    let now = query.matches_in(&change.object, paths);
+    let before = change.old.as_ref().map(|old| query.matches_in(old, paths));
     let (kind, object) = match (change.kind, before, now) {
         (ChangeType::Modified, Some(false), true) => (ChangeType::Added, change.object.clone()),
         (ChangeType::Modified, Some(true), false) => {
@@ -168,7 +175,167 @@ impl Live {
     }
 }
 
-/// Options of one stream request.
+/// How a route writes its stream's lines.
+pub(super) trait Events: Send + 'static {
+    /// The line of a change the client is sent (selected, and let through
+    /// by the filter plugins).
+    fn change(&mut self, change: &Change) -> Bytes;
+    /// A bookmark at `rv`; `end_of_initial`: the one that ends the initial
+    /// events of a Kubernetes watch that asked for them.
+    fn bookmark(&mut self, rv: &str, end_of_initial: bool) -> Bytes;
+    /// The `ERROR` event of a `410 Expired` `Status` saying `message`,
+    /// which ends the stream.
+    fn expired(&mut self, message: &str) -> Bytes;
+}
+
+/// One stream: what it follows, and how.
+pub(super) struct Stream {
+    pub watch: Arc<Watch>,
+    /// Its first changes and live ones ([`Watch::cache`]'s `tail`).
+    pub tail: Tail,
+    pub query: Query,
+    /// Filter plugins every change must pass.
+    pub filters: Vec<Arc<Plugin>>,
+    /// How long the stream lasts (see [`lifetime`]).
+    pub lifetime: Duration,
+    /// Whether an idle stream gets a bookmark every [`BOOKMARK_INTERVAL`].
+    pub bookmarks: bool,
+    /// Whether a bookmark marks the end of the first changes.
+    pub end_of_initial: bool,
+}
+
+/// Changes of a stream's backlog checked and written in one go on a
+/// blocking thread: a snapshot of 100,000 objects (100 MB of lines) is
+/// never held at once, and the runtime never checks or writes it.
+const BACKLOG_CHUNK: usize = 512;
+
+/// The stream's body: its backlog, an end-of-initial bookmark if asked,
+/// then live changes until its lifetime is over or its client reads too
+/// slowly.
+pub(super) fn events(stream: Stream, events: impl Events) -> Body {
+    let Stream {
+        watch,
+        tail,
+        query,
+        filters,
+        lifetime,
+        bookmarks,
+        end_of_initial,
+    } = stream;
+    let gvk = watch.key.gvk.clone();
+    let streaming = watch.streaming();
+    let check = Arc::new(Check {
+        query,
+        paths: watch.cache.field_paths().clone(),
+        filters,
+        gvk: gvk.clone(),
+    });
+    let lines = async_stream::stream! {
+        let mut events = events;
+        let mut last_rv = tail.resource_version.clone();
+        let mut backlog = tail.backlog.into_iter();
+        loop {
+            let chunk: Vec<Arc<Change>> = backlog.by_ref().take(BACKLOG_CHUNK).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            let check = check.clone();
+            let written = tokio::task::spawn_blocking(move || {
+                let lines = check.write(&mut events, chunk);
+                (events, lines)
+            })
+            .await;
+            // A panic in a check or a plugin call is a GRW bug: the stream
+            // ends, and the client watches again, rather than miss objects.
+            let Ok((returned, lines)) = written else {
+                tracing::error!(gvk = %gvk, "writing an event stream's first changes failed; the stream ends");
+                return;
+            };
+            events = returned;
+            for (rv, line) in lines {
+                last_rv = rv;
+                yield Ok::<Bytes, std::convert::Infallible>(line);
+            }
+        }
+        if end_of_initial {
+            yield Ok(events.bookmark(&tail.resource_version, true));
+        }
+        let mut live = Live::new(watch, streaming, tail.live, lifetime, bookmarks);
+        loop {
+            match live.next().await {
+                Next::Change(change) => {
+                    let Some(change) = selected(&change, &check.query, &check.paths, &gvk) else {
+                        continue;
+                    };
+                    if check.passes(change.clone()).await {
+                        last_rv = change.object.resource_version().to_string();
+                        yield Ok(events.change(&change));
+                    }
+                }
+                Next::Bookmark(rv) => {
+                    yield Ok(events.bookmark(&rv, false));
+                    last_rv = rv;
+                }
+                Next::Lagged(missed) => {
+                    yield Ok(events.expired(&format!(
+                        "the client read too slowly and missed {missed} changes; watch again from resourceVersion {last_rv}, or list again if that is too old"
+                    )));
+                    break;
+                }
+                Next::End => break,
+            }
+        }
+    };
+    Body::from_stream(lines)
+}
+
+/// What a stream checks each change against.
+struct Check {
+    query: Query,
+    /// The fields the cache indexes.
+    paths: FieldPaths,
+    filters: Vec<Arc<Plugin>>,
+    gvk: Gvk,
+}
+
+impl Check {
+    /// Whether every filter plugin lets `change` through. Plugin calls
+    /// block for up to their deadline, so they run on a blocking thread,
+    /// never on the runtime's own; each plugin's instance pool lets
+    /// concurrent streams call it at the same time.
+    async fn passes(self: &Arc<Self>, change: Arc<Change>) -> bool {
+        if self.filters.is_empty() {
+            return true;
+        }
+        let check = self.clone();
+        tokio::task::spawn_blocking(move || check.plugins_pass(&change))
+            .await
+            // A panic in a plugin call (a GRW bug, not a plugin's failure)
+            // lets nothing through rather than take the stream down.
+            .unwrap_or(false)
+    }
+
+    fn plugins_pass(&self, change: &Change) -> bool {
+        self.filters.iter().all(|f| f.decide(&self.gvk, change))
+    }
+
+    /// The lines of the changes of `chunk` the client is sent, each with
+    /// its object's resourceVersion. Blocks: checking an object may read
+    /// its JSON, and a filter plugin may take up to its deadline.
+    fn write(&self, events: &mut impl Events, chunk: Vec<Arc<Change>>) -> Vec<(String, Bytes)> {
+        chunk
+            .iter()
+            .filter_map(|change| selected(change, &self.query, &self.paths, &self.gvk))
+            .filter(|change| self.plugins_pass(change))
+            .map(|change| {
+                let rv = change.object.resource_version().to_string();
+                (rv, events.change(&change))
+            })
+            .collect()
+    }
+}
+
+/// The options of one native stream request.
 pub(super) struct StreamOptions {
     pub since: Since,
     pub bookmarks: bool,
@@ -177,6 +344,8 @@ pub(super) struct StreamOptions {
     pub filters: Vec<Arc<Plugin>>,
 }
 
+/// The native stream: `{"type":"ADDED","object":{...}}` lines of the
+/// objects as stored; `410` if `options.since` is older than the history.
 pub(super) fn respond(
     watch: Arc<Watch>,
     query: Query,
@@ -186,57 +355,17 @@ pub(super) fn respond(
         .cache
         .tail(options.since)
         .map_err(|e| Problem::new(StatusCode::GONE, "Expired", e.to_string()))?;
-    let filters = Arc::new(options.filters);
-    let (lifetime, bookmarks) = (options.lifetime, options.bookmarks);
     let gvk = watch.key.gvk.clone();
-    let streaming = watch.streaming();
-    let lines = async_stream::stream! {
-        let mut last_rv = watch.cache.read().resource_version().to_string();
-        // A snapshot holds every object of the cache: checked on a
-        // blocking thread, as a list's candidates are, not on the runtime's.
-        let (backlog, checking) = (tail.backlog, query.clone());
-        let paths = watch.cache.field_paths().clone();
-        let checked = tokio::task::spawn_blocking(move || {
-            backlog
-                .into_iter()
-                .filter(|change| checking.matches_in(&change.object, &paths))
-                .collect::<Vec<Arc<Change>>>()
-        })
-        .await;
-        // A panic in the check is a GRW bug: the stream ends, and the
-        // client watches again, rather than miss objects.
-        let Ok(backlog) = checked else {
-            tracing::error!("checking an event stream's first objects failed; the stream ends");
-            return;
-        };
-        for change in plugins_pass(&filters, &gvk, backlog).await {
-            last_rv = change.object.resource_version().to_string();
-            yield Ok::<Bytes, std::convert::Infallible>(line(&change));
-        }
-        let mut live = Live::new(watch, streaming, tail.live, lifetime, bookmarks);
-        loop {
-            match live.next().await {
-                Next::Change(change) => {
-                    let Some(change) = selected(&change, &query, &gvk) else {
-                        continue;
-                    };
-                    for change in plugins_pass(&filters, &gvk, vec![change]).await {
-                        last_rv = change.object.resource_version().to_string();
-                        yield Ok(line(&change));
-                    }
-                }
-                Next::Bookmark(rv) => yield Ok(bookmark(&gvk.api_version(), &gvk.kind, &rv)),
-                Next::Lagged(missed) => {
-                    yield Ok(expired(&format!(
-                        "the client read too slowly and missed {missed} changes; watch again from resourceVersion {last_rv}"
-                    )));
-                    break;
-                }
-                Next::End => break,
-            }
-        }
+    let stream = Stream {
+        watch,
+        tail,
+        query,
+        filters: options.filters,
+        lifetime: options.lifetime,
+        bookmarks: options.bookmarks,
+        end_of_initial: false,
     };
-    let mut response = Body::from_stream(lines).into_response();
+    let mut response = events(stream, NativeEvents { gvk }).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -244,55 +373,38 @@ pub(super) fn respond(
     Ok(response)
 }
 
-/// The changes every filter plugin lets through. Plugin calls block for up
-/// to their deadline, so they run on a blocking thread, never on the
-/// runtime's own; each plugin's instance pool lets concurrent streams call
-/// it at the same time.
-async fn plugins_pass(
-    filters: &Arc<Vec<Arc<Plugin>>>,
-    gvk: &Gvk,
-    changes: Vec<Arc<Change>>,
-) -> Vec<Arc<Change>> {
-    if filters.is_empty() || changes.is_empty() {
-        return changes;
+/// The native stream's lines.
+struct NativeEvents {
+    gvk: Gvk,
+}
+
+impl Events for NativeEvents {
+    /// `{"type":"ADDED","object":{...}}\n`, written around the stored bytes.
+    fn change(&mut self, change: &Change) -> Bytes {
+        let mut out = Vec::with_capacity(change.object.json_len() + 32);
+        out.extend_from_slice(b"{\"type\":\"");
+        out.extend_from_slice(change.kind.as_str().as_bytes());
+        out.extend_from_slice(b"\",\"object\":");
+        change.object.write_json(&mut out);
+        out.extend_from_slice(b"}\n");
+        Bytes::from(out)
     }
-    let (filters, gvk) = (filters.clone(), gvk.clone());
-    tokio::task::spawn_blocking(move || {
-        changes
-            .into_iter()
-            .filter(|change| filters.iter().all(|f| f.decide(&gvk, change)))
-            .collect()
-    })
-    .await
-    // A panic in a plugin call (a GRW bug, not a plugin's failure) lets
-    // nothing through rather than take the stream down.
-    .unwrap_or_default()
-}
 
-/// `{"type":"ADDED","object":{...}}\n`, written around the stored bytes.
-fn line(change: &Change) -> Bytes {
-    let mut out = Vec::with_capacity(change.object.json_len() + 32);
-    out.extend_from_slice(b"{\"type\":\"");
-    out.extend_from_slice(change.kind.as_str().as_bytes());
-    out.extend_from_slice(b"\",\"object\":");
-    change.object.write_json(&mut out);
-    out.extend_from_slice(b"}\n");
-    Bytes::from(out)
-}
+    fn bookmark(&mut self, rv: &str, _end_of_initial: bool) -> Bytes {
+        let event = serde_json::json!({"type": "BOOKMARK", "object": {
+            "kind": self.gvk.kind, "apiVersion": self.gvk.api_version(),
+            "metadata": {"resourceVersion": rv}
+        }});
+        Bytes::from(format!("{event}\n"))
+    }
 
-fn bookmark(api_version: &str, kind: &str, rv: &str) -> Bytes {
-    let event = serde_json::json!({"type": "BOOKMARK", "object": {
-        "kind": kind, "apiVersion": api_version, "metadata": {"resourceVersion": rv}
-    }});
-    Bytes::from(format!("{event}\n"))
-}
-
-fn expired(message: &str) -> Bytes {
-    let event = serde_json::json!({"type": "ERROR", "object": {
-        "kind": "Status", "apiVersion": "v1", "status": "Failure",
-        "reason": "Expired", "code": 410, "message": message
-    }});
-    Bytes::from(format!("{event}\n"))
+    fn expired(&mut self, message: &str) -> Bytes {
+        let event = serde_json::json!({"type": "ERROR", "object": {
+            "kind": "Status", "apiVersion": "v1", "status": "Failure",
+            "reason": "Expired", "code": 410, "message": message
+        }});
+        Bytes::from(format!("{event}\n"))
+    }
 }
 
 #[cfg(test)]

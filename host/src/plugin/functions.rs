@@ -18,9 +18,12 @@
 //! compiled again.
 //!
 //! A pack is `MAGIC`, the number of functions (u32), one index entry per
-//! function (the 32-byte hash, the offset of its code in the file as u64
-//! and the code's length as u32; little-endian), then the code. A pack
-//! that does not read as one is not used.
+//! function (the 32-byte hash, the offset of its code in the file as u64,
+//! the code's length as u32, little-endian, and the SHA-256 of the code),
+//! then the code. A pack that does not read as one is not used; a
+//! function whose code does not match its digest (a damaged disk, a write
+//! cut short) is compiled again rather than run, as a damaged artifact is
+//! (see [`super::engine`]).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -30,21 +33,30 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use parking_lot::RwLock;
+use sha2::{Digest, Sha256};
 use wasmtime::CacheStore;
 
 use super::engine::{touch, trusted_artifact, write_private};
 
 /// The first bytes of a pack; the digit names the layout.
-const MAGIC: &[u8; 8] = b"GRWFUNC1";
+const MAGIC: &[u8; 8] = b"GRWFUNC2";
 
-/// Bytes of one index entry: hash, offset, length.
-const ENTRY: usize = 32 + 8 + 4;
+/// Bytes of one index entry: hash, offset, length, digest.
+const ENTRY: usize = 32 + 8 + 4 + 32;
 
 /// The hash Cranelift names a function's input by (SHA-256).
 type Key = [u8; 32];
 
-/// A pack's index: each function's hash, and its code's offset and length.
-type PackIndex = Vec<(Key, u64, u32)>;
+/// A pack's index: each function's hash, and its code's place and digest.
+type PackIndex = Vec<(Key, Packed)>;
+
+/// Where a function's code is in its pack, and its SHA-256.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Packed {
+    offset: u64,
+    len: u32,
+    digest: [u8; 32],
+}
 
 /// The packs of one artifact cache, read while compiles run.
 pub(super) struct FunctionStore {
@@ -75,7 +87,7 @@ struct Pack {
 }
 
 enum Place {
-    Packed { pack: usize, offset: u64, len: u32 },
+    Packed { pack: usize, at: Packed },
     Fresh(usize),
 }
 
@@ -144,11 +156,11 @@ impl FunctionStore {
                 continue;
             };
             let pack = session.packs.len();
-            for (key, offset, len) in index {
+            for (key, at) in index {
                 session
                     .index
                     .entry(key)
-                    .or_insert(Place::Packed { pack, offset, len });
+                    .or_insert(Place::Packed { pack, at });
             }
             session.packs.push(Pack {
                 path,
@@ -245,10 +257,9 @@ impl CacheStore for FunctionStore {
         let session = session.as_ref()?;
         let code = match session.index.get(key)? {
             Place::Fresh(at) => session.fresh[*at].1.clone(),
-            Place::Packed { pack, offset, len } => {
+            Place::Packed { pack, at } => {
                 let pack = &session.packs[*pack];
-                let mut code = vec![0; *len as usize];
-                pack.file.read_exact_at(&mut code, *offset).ok()?;
+                let code = read_code(pack, at)?;
                 pack.served.store(true, Ordering::Relaxed);
                 code
             }
@@ -277,6 +288,17 @@ impl CacheStore for FunctionStore {
     }
 }
 
+/// The code at `at` in `pack`, if it is what its digest says.
+fn read_code(pack: &Pack, at: &Packed) -> Option<Vec<u8>> {
+    let mut code = vec![0; at.len as usize];
+    pack.file.read_exact_at(&mut code, at.offset).ok()?;
+    if Sha256::digest(&code).as_slice() != at.digest {
+        tracing::warn!(path = %pack.path.display(), offset = at.offset, "a compiled function does not match its digest; it is compiled again");
+        return None;
+    }
+    Some(code)
+}
+
 /// The index of the pack at `path`, checked against its length.
 fn read_index(path: &Path) -> Option<(File, PackIndex)> {
     let file = File::open(path).ok()?;
@@ -297,11 +319,19 @@ fn read_index(path: &Path) -> Option<(File, PackIndex)> {
     for entry in raw.chunks_exact(ENTRY) {
         let key: Key = entry[..32].try_into().ok()?;
         let offset = u64::from_le_bytes(entry[32..40].try_into().ok()?);
-        let len = u32::from_le_bytes(entry[40..].try_into().ok()?);
+        let len = u32::from_le_bytes(entry[40..44].try_into().ok()?);
+        let digest = entry[44..].try_into().ok()?;
         if offset < index_end || offset.checked_add(u64::from(len))? > size {
             return None;
         }
-        index.push((key, offset, len));
+        index.push((
+            key,
+            Packed {
+                offset,
+                len,
+                digest,
+            },
+        ));
     }
     Some((file, index))
 }
@@ -320,6 +350,7 @@ fn write_pack(path: &Path, functions: &[(Key, Vec<u8>)]) -> std::io::Result<()> 
         bytes.extend_from_slice(key);
         bytes.extend_from_slice(&offset.to_le_bytes());
         bytes.extend_from_slice(&len.to_le_bytes());
+        bytes.extend_from_slice(&Sha256::digest(code));
         offset += u64::from(len);
     }
     for (_, code) in functions {
@@ -347,17 +378,40 @@ mod tests {
         .unwrap();
         let (file, index) = read_index(&path).unwrap();
         assert_eq!(index.len(), 2);
-        let mut code = vec![0; index[1].2 as usize];
-        file.read_exact_at(&mut code, index[1].1).unwrap();
+        let pack = Pack {
+            path: path.clone(),
+            file,
+            served: AtomicBool::new(false),
+        };
+        let code = read_code(&pack, &index[1].1).unwrap();
         assert_eq!((index[1].0, code.as_slice()), (key(2), &b"two!"[..]));
 
         let bytes = std::fs::read(&path).unwrap();
+        // One byte of a function's code changed: that function is not
+        // used, the other is.
+        let mut flipped = bytes.clone();
+        let last = flipped.len() - 1;
+        flipped[last] ^= 1;
+        std::fs::write(&path, &flipped).unwrap();
+        let (file, index) = read_index(&path).unwrap();
+        let pack = Pack {
+            path: path.clone(),
+            file,
+            served: AtomicBool::new(false),
+        };
+        assert_eq!(read_code(&pack, &index[1].1), None);
+        assert_eq!(read_code(&pack, &index[0].1).as_deref(), Some(&b"one"[..]));
+        // The first layout, without digests, is not read.
+        let mut first = bytes.clone();
+        first[7] = b'1';
+        std::fs::write(&path, &first).unwrap();
+        assert!(read_index(&path).is_none());
         // Cut short: the last function's code would end past the file.
         std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
         assert!(read_index(&path).is_none());
         // Another layout.
         let mut other = bytes.clone();
-        other[7] = b'2';
+        other[7] = b'3';
         std::fs::write(&path, &other).unwrap();
         assert!(read_index(&path).is_none());
         // More functions than the file has room for.

@@ -39,6 +39,9 @@ pub(super) enum Work {
     Snapshot(Gvk, Vec<Arc<StoredObject>>),
     /// One change.
     Change(Gvk, Arc<Change>),
+    /// The kind's watch was removed (one a caller's query started, unused
+    /// for `onDemandIdleSeconds`): its objects are known no more.
+    Unfollowed(Gvk),
 }
 
 /// The sending side of the worker's queue, with the count of what waits.
@@ -85,44 +88,55 @@ impl Queue {
         true
     }
 
-    /// Feeds one kind's changes into the queue until the worker is gone:
-    /// a snapshot once its cache has synced, then each change, and a new
-    /// snapshot whenever the feed fell behind the cache's broadcast.
+    /// Feeds one kind's changes into the queue until the worker is gone
+    /// or the watch is removed (then [`Work::Unfollowed`]); see
+    /// [`Queue::feed`]. Only the task holds the watch, so a removed one is
+    /// freed.
     pub(super) fn follow(&self, watch: Arc<Watch>, gvk: Gvk) {
         let queue = self.clone();
         self.runtime.spawn(async move {
-            // The first snapshot is of a complete list, so analyzing it
-            // analyzes the kind (see `Relations::wait_analyzed`).
-            watch.cache.until_synced().await;
-            loop {
-                // A tail from a snapshot misses nothing between the two.
-                let Ok(tail) = watch.cache.tail(Since::Snapshot) else {
-                    return;
-                };
-                let objects = tail
-                    .backlog
-                    .iter()
-                    .map(|c| c.object.clone())
-                    .collect();
-                if !queue.send(Work::Snapshot(gvk.clone(), objects)).await {
-                    return;
-                }
-                let mut live = tail.live;
-                loop {
-                    match live.recv().await {
-                        Ok(change) => {
-                            if !queue.send(Work::Change(gvk.clone(), change)).await {
-                                return;
-                            }
-                        }
-                        Err(RecvError::Lagged(missed)) => {
-                            tracing::warn!(gvk = %gvk, missed, "relations fell behind this kind's changes; analyzing it again from the cache");
-                            break;
-                        }
-                        Err(RecvError::Closed) => return,
-                    }
-                }
+            let removed = tokio::select! {
+                () = queue.feed(&watch, &gvk) => false,
+                () = watch.removed() => true,
+            };
+            drop(watch);
+            if removed {
+                queue.send(Work::Unfollowed(gvk)).await;
             }
         });
+    }
+
+    /// A snapshot once the cache has synced, then each change, and a new
+    /// snapshot whenever the feed fell behind the cache's broadcast.
+    /// Returns once the worker (or the cache) is gone.
+    async fn feed(&self, watch: &Watch, gvk: &Gvk) {
+        // The first snapshot is of a complete list, so analyzing it
+        // analyzes the kind (see `Relations::wait_analyzed`).
+        watch.cache.until_synced().await;
+        loop {
+            // A tail from a snapshot misses nothing between the two.
+            let Ok(tail) = watch.cache.tail(Since::Snapshot) else {
+                return;
+            };
+            let objects = tail.backlog.iter().map(|c| c.object.clone()).collect();
+            if !self.send(Work::Snapshot(gvk.clone(), objects)).await {
+                return;
+            }
+            let mut live = tail.live;
+            loop {
+                match live.recv().await {
+                    Ok(change) => {
+                        if !self.send(Work::Change(gvk.clone(), change)).await {
+                            return;
+                        }
+                    }
+                    Err(RecvError::Lagged(missed)) => {
+                        tracing::warn!(gvk = %gvk, missed, "relations fell behind this kind's changes; analyzing it again from the cache");
+                        break;
+                    }
+                    Err(RecvError::Closed) => return,
+                }
+            }
+        }
     }
 }

@@ -150,6 +150,7 @@ impl Worker {
                 match work {
                     Work::Snapshot(gvk, objects) => self.snapshot(&gvk, &objects),
                     Work::Change(gvk, change) => self.change(&gvk, &change),
+                    Work::Unfollowed(gvk) => self.unfollowed(&gvk),
                 }
                 self.relations.waiting.fetch_sub(1, Ordering::SeqCst);
             }
@@ -313,28 +314,39 @@ impl Worker {
         }
     }
 
-    /// Makes sure a kind's changes reach the worker: its cluster-wide
-    /// watch, started if there is none. Such a watch is started on demand,
-    /// not configured: readiness does not wait for it, so a kind GRW may
-    /// not list (a sidecar's namespaced Role) holds nothing up.
+    /// Makes sure a kind an analyzer asks for reaches the worker: its
+    /// cluster-wide watch, started if there is none, and kept for good
+    /// (also one a caller's query started). Such a watch is started on
+    /// demand, not configured: readiness does not wait for it, so a kind
+    /// GRW may not list (a sidecar's namespaced Role) holds nothing up.
     fn feed(&self, resource: &ResourceInfo) {
-        let key = (resource.gvk.group.clone(), resource.gvk.kind.clone());
+        let watch = self
+            .env()
+            .watches
+            .ensure(resource, WatchOptions::default(), true);
+        self.follow(watch, &resource.gvk);
+    }
+
+    /// Feeds `watch`'s changes to the worker, unless its kind is fed.
+    fn follow(&self, watch: Arc<Watch>, gvk: &Gvk) {
+        let key = (gvk.group.clone(), gvk.kind.clone());
         {
             let mut fed = self.env().fed.lock();
             if fed.contains_key(&key) {
                 return;
             }
-            fed.insert(key, resource.gvk.clone());
+            fed.insert(key, gvk.clone());
         }
-        let watch = self
-            .env()
-            .watches
-            .ensure(resource, WatchOptions::default(), true);
-        tracing::info!(gvk = %resource.gvk, "relations follow this kind");
-        self.queue.follow(watch, resource.gvk.clone());
+        tracing::info!(gvk = %gvk, removed_when_idle = watch.caller_made(), "relations follow this kind");
+        self.queue.follow(watch, gvk.clone());
     }
 
-    fn new_watch(&self, watch: &Watch) {
+    /// A new cluster-wide watch, of a kind an analyzer may take. One a
+    /// caller's query started is followed as long as it lasts, not kept
+    /// for the analyzers: an analyzer of every kind (the built-in
+    /// `ownership`) would otherwise keep every kind any query ever read,
+    /// and the watches callers start would never be removed.
+    fn new_watch(&self, watch: &Arc<Watch>) {
         if watch.key.options != WatchOptions::default() || is_grw_kind(&watch.key.gvk) {
             return;
         }
@@ -342,9 +354,31 @@ impl Worker {
             .analyzers
             .values()
             .any(|a| a.interest.wants_kind(&watch.key.gvk));
-        if wanted {
-            self.feed(&watch.resource);
+        match (wanted, watch.caller_made()) {
+            (false, _) => {}
+            (true, true) => self.follow(watch.clone(), &watch.resource.gvk),
+            (true, false) => self.feed(&watch.resource),
         }
+    }
+
+    /// A followed watch was removed: the kind's subjects lose their edges
+    /// (analyses that looked them up are made again), and the kind is
+    /// followed again when a watch of it comes back. If one came back
+    /// already, it is followed instead.
+    fn unfollowed(&mut self, gvk: &Gvk) {
+        if let Some(current) = self.env().watch(gvk) {
+            tracing::info!(gvk = %gvk, "the kind is watched again; relations follow its new watch");
+            self.queue.follow(current, gvk.clone());
+            return;
+        }
+        tracing::info!(gvk = %gvk, "the kind's watch was removed; relations drop what they found about its objects");
+        self.snapshot(gvk, &[]);
+        self.snapshotted.remove(gvk);
+        let kind = (gvk.group.clone(), gvk.kind.clone());
+        self.env().fed.lock().remove(&kind);
+        self.env()
+            .analyzed
+            .send_if_modified(|analyzed| analyzed.remove(&kind));
     }
 
     fn discovery_changed(&mut self) {

@@ -23,6 +23,7 @@ mod object;
 mod tap;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::ops::Bound;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,6 +46,15 @@ use index::Indexes;
 /// Live changes a slow subscriber may fall behind by before it is cut off
 /// (and told to resume from its last resourceVersion).
 pub const BROADCAST_CAPACITY: usize = 4096;
+
+/// Changes of a relist applied under one hold of the write lock: about a
+/// millisecond of Pods (BENCHMARKS.md, "A relist holds readers out for
+/// milliseconds").
+const RELIST_BATCH: usize = 1024;
+
+/// Objects of a relist compared with the cache's under one hold of the
+/// read lock, which keeps out only writers.
+const RELIST_READ_BATCH: usize = 16_384;
 
 /// The objects of one watch.
 pub struct Cache {
@@ -72,6 +82,11 @@ struct State {
     /// Receives every change until it overflows: the notification engine's
     /// feed. The changes of one list come as one group.
     tap: Option<TapSender>,
+    /// The changes of the relist being applied, for the tap, which gets
+    /// them as one group at its end; `None` outside a relist. A tap made
+    /// meanwhile starts from objects that already hold them, so it clears
+    /// this.
+    relist_group: Option<Vec<Arc<Change>>>,
 }
 
 /// From where a subscriber wants changes.
@@ -126,6 +141,7 @@ impl Cache {
                 history_floor: 0,
                 last_position: 0,
                 tap: None,
+                relist_group: None,
             }),
             codec: Codec::new(),
             live: broadcast::channel(BROADCAST_CAPACITY).0,
@@ -250,6 +266,17 @@ impl Cache {
     /// ADDED for new objects, MODIFIED for ones whose resourceVersion changed,
     /// DELETED (with the last known state) for vanished ones, nothing for the
     /// unchanged. Returns the changes made.
+    ///
+    /// Readers are held out only briefly, however long the list: what it
+    /// leaves unchanged (after a short gap, nearly all of it) is found under
+    /// the read lock, and the changes are applied [`RELIST_BATCH`] at a
+    /// time, each batch under its own hold of the write lock. Meanwhile a
+    /// reader may see some of a relist's changes and not yet the others,
+    /// each object whole, as it would had they come one by one from the
+    /// watch. The cache's resourceVersion becomes the list's once every
+    /// change is in, and the tap gets them as one group. A cache has one
+    /// writer, its watch loop, so nothing changes the objects between the
+    /// two steps.
     pub fn replace(
         &self,
         mut objects: Vec<StoredObject>,
@@ -257,52 +284,124 @@ impl Cache {
         origin: Origin,
     ) -> Vec<Arc<Change>> {
         self.pack(&mut objects);
-        let mut state = self.state.write();
-        let position = parse_rv(list_rv).max(state.last_position);
-        // The first list is the starting point: what happened before it
-        // cannot be replayed, so resuming is possible from its
-        // resourceVersion on, not before.
-        let first = origin == Origin::Initial && state.history.is_empty();
-        let mut changes = Vec::new();
-        let mut seen = BTreeSet::new();
-        for object in objects {
-            seen.insert(object.key().clone());
-            changes.extend(state.upsert_change(object, origin, position));
-        }
-        let vanished: Vec<ObjectKey> = state
-            .objects
-            .keys()
-            .filter(|k| !seen.contains(*k))
-            .cloned()
-            .collect();
-        for key in vanished {
-            if let Some(last) = state.remove(&key) {
-                changes.push(Change {
-                    kind: ChangeType::Deleted,
-                    object: last,
-                    old: None,
-                    origin,
-                    position,
-                });
+        objects.sort_unstable_by(|a, b| a.key().cmp(b.key()));
+        let (position, first) = {
+            let state = self.state.read();
+            let position = parse_rv(list_rv).max(state.last_position);
+            // The first list is the starting point: what happened before it
+            // cannot be replayed, so resuming is possible from its
+            // resourceVersion on, not before.
+            (
+                position,
+                origin == Origin::Initial && state.history.is_empty(),
+            )
+        };
+        let (changed, vanished) = self.relist_diff(objects);
+        self.state.write().relist_group = Some(Vec::new());
+        let mut published = Vec::with_capacity(changed.len() + vanished.len());
+        let mut changed = changed.into_iter().peekable();
+        while changed.peek().is_some() {
+            let mut state = self.state.write();
+            for object in changed.by_ref().take(RELIST_BATCH) {
+                if let Some(change) = state.upsert_change(object, origin, position) {
+                    published.push(self.publish_relisted(&mut state, change, !first));
+                }
             }
         }
+        for keys in vanished.chunks(RELIST_BATCH) {
+            let mut state = self.state.write();
+            for key in keys {
+                if let Some(last) = state.remove(key) {
+                    let change = Change {
+                        kind: ChangeType::Deleted,
+                        object: last,
+                        old: None,
+                        origin,
+                        position,
+                    };
+                    published.push(self.publish_relisted(&mut state, change, !first));
+                }
+            }
+        }
+        let mut state = self.state.write();
         state.resource_version = list_rv.to_string();
-        // The first list's changes are at the history's floor, where no
-        // resume reads them: kept, they would only take the history's room
-        // (10,000 changes by default, all taken by a list of as many
-        // objects) and its memory.
-        let published: Vec<Arc<Change>> = changes
-            .into_iter()
-            .map(|c| self.publish(&mut state, c, !first))
-            .collect();
-        if !published.is_empty() {
-            state.tap(published.clone(), &self.gvk);
+        if let Some(group) = state.relist_group.take()
+            && !group.is_empty()
+        {
+            state.tap(group, &self.gvk);
         }
         if first {
+            // The first list's changes are at the history's floor, where no
+            // resume reads them: kept, they would only take the history's
+            // room (10,000 changes by default, all taken by a list of as
+            // many objects) and its memory.
             state.history_floor = position;
         }
         state.last_position = position;
         published
+    }
+
+    /// What a relist of `listed` (sorted by key) changes: the objects that
+    /// are new or at another resourceVersion, and the keys of the objects
+    /// it no longer has. Read under the read lock, [`RELIST_READ_BATCH`]
+    /// objects at a time, so that even a writer waiting for the lock (a new
+    /// tap) holds readers up only that long; the unchanged objects are
+    /// dropped without it.
+    fn relist_diff(&self, listed: Vec<StoredObject>) -> (Vec<StoredObject>, Vec<ObjectKey>) {
+        let mut unchanged = vec![false; listed.len()];
+        for (batch, flags) in unchanged.chunks_mut(RELIST_READ_BATCH).enumerate() {
+            let state = self.state.read();
+            let objects = &listed[batch * RELIST_READ_BATCH..];
+            for (flag, object) in flags.iter_mut().zip(objects) {
+                *flag = state
+                    .objects
+                    .get(object.key())
+                    .is_some_and(|cached| cached.resource_version() == object.resource_version());
+            }
+        }
+        let listed_has = |key: &ObjectKey| {
+            listed
+                .binary_search_by(|object| object.key().cmp(key))
+                .is_ok()
+        };
+        let mut vanished = Vec::new();
+        let mut after: Option<ObjectKey> = None;
+        loop {
+            let state = self.state.read();
+            let keys = match &after {
+                None => state.objects.range::<ObjectKey, _>(..),
+                Some(key) => state
+                    .objects
+                    .range::<ObjectKey, _>((Bound::Excluded(key), Bound::Unbounded)),
+            };
+            let mut seen = 0;
+            for (key, _) in keys.take(RELIST_READ_BATCH) {
+                seen += 1;
+                if !listed_has(key) {
+                    vanished.push(key.clone());
+                }
+                after = Some(key.clone());
+            }
+            if seen < RELIST_READ_BATCH {
+                break;
+            }
+        }
+        let changed = listed
+            .into_iter()
+            .zip(unchanged)
+            .filter_map(|(object, unchanged)| (!unchanged).then_some(object))
+            .collect();
+        (changed, vanished)
+    }
+
+    /// [`Cache::publish`] for a change of a relist, which the tap gets
+    /// with the relist's others when they are all in.
+    fn publish_relisted(&self, state: &mut State, change: Change, remember: bool) -> Arc<Change> {
+        let change = self.publish(state, change, remember);
+        if let Some(group) = &mut state.relist_group {
+            group.push(change.clone());
+        }
+        change
     }
 
     /// Records a resourceVersion reached without a change (a bookmark).
@@ -347,6 +446,10 @@ impl Cache {
             None => TapSender::new(limit_bytes),
         };
         state.tap = Some(sender);
+        if let Some(group) = &mut state.relist_group {
+            // The objects below hold the relist's changes so far.
+            group.clear();
+        }
         Tap {
             objects: state.objects.values().cloned().collect(),
             resource_version: state.resource_version.clone(),
@@ -383,24 +486,14 @@ impl Cache {
             .is_ok_and(|r| r.is_ok())
     }
 
-    /// The changes from a point on; see [`Since`].
+    /// The changes from a point on; see [`Since`]. A snapshot takes only
+    /// the objects' `Arc`s under the read lock, and makes their changes
+    /// after it.
     pub fn tail(&self, since: Since) -> Result<Tail, TooOld> {
         let state = self.state.read();
-        let backlog = match since {
-            Since::Now => Vec::new(),
-            Since::Snapshot => state
-                .objects
-                .values()
-                .map(|o| {
-                    Arc::new(Change {
-                        kind: ChangeType::Added,
-                        object: o.clone(),
-                        old: None,
-                        origin: Origin::Initial,
-                        position: state.last_position,
-                    })
-                })
-                .collect(),
+        let (backlog, snapshot) = match since {
+            Since::Now => (Vec::new(), Vec::new()),
+            Since::Snapshot => (Vec::new(), state.objects.values().cloned().collect()),
             Since::ResourceVersion(rv) => {
                 if rv < state.history_floor {
                     return Err(TooOld {
@@ -409,13 +502,25 @@ impl Cache {
                     });
                 }
                 let start = state.history.partition_point(|c| c.position <= rv);
-                state.history.range(start..).cloned().collect()
+                (state.history.range(start..).cloned().collect(), Vec::new())
             }
         };
+        let (position, resource_version) = (state.last_position, state.resource_version.clone());
+        let live = self.live.subscribe();
+        drop(state);
+        let added = snapshot.into_iter().map(|object| {
+            Arc::new(Change {
+                kind: ChangeType::Added,
+                object,
+                old: None,
+                origin: Origin::Initial,
+                position,
+            })
+        });
         Ok(Tail {
-            backlog,
-            live: self.live.subscribe(),
-            resource_version: state.resource_version.clone(),
+            backlog: backlog.into_iter().chain(added).collect(),
+            live,
+            resource_version,
         })
     }
 

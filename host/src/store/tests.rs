@@ -125,9 +125,10 @@ fn relist_diff_emits_only_differences() {
         "3",
         Origin::Initial,
     );
+    // In the order of keys, as the API server lists.
     assert_eq!(
         summary(&first),
-        ["ADDED a/same 1", "ADDED a/changed 2", "ADDED a/gone 3"]
+        ["ADDED a/changed 2", "ADDED a/gone 3", "ADDED a/same 1"]
     );
 
     let diff = cache.replace(
@@ -148,6 +149,87 @@ fn relist_diff_emits_only_differences() {
     let view = cache.read();
     assert_eq!(view.len(), 3);
     assert_eq!(view.resource_version(), "9");
+}
+
+fn numbered(range: std::ops::Range<u64>, rv: impl Fn(u64) -> u64) -> Vec<StoredObject> {
+    range
+        .map(|i| pod("a", &format!("p{i:05}"), rv(i), json!({})))
+        .collect()
+}
+
+#[test]
+fn a_relist_of_many_batches_comes_to_the_tap_as_one_group() {
+    let n = 3 * RELIST_BATCH as u64 + 7;
+    let cache = Cache::new(gvk(), 100_000);
+    cache.replace(numbered(0..n, |i| i + 1), &n.to_string(), Origin::Initial);
+    let mut rx = cache.tap(usize::MAX).rx;
+    // Every other object changed, the first 100 gone, 50 new ones.
+    let relisted = numbered(100..n + 50, |i| if i % 2 == 0 { n + 1 + i } else { i + 1 });
+    let changes = cache.replace(relisted, "999999", Origin::Relist);
+    let group = match rx.try_recv() {
+        Some(Tapped::Changes(group)) => group,
+        other => panic!("expected one group, got {other:?}"),
+    };
+    assert!(
+        rx.try_recv().is_none(),
+        "the relist came as more than one group"
+    );
+    assert_eq!(summary(&group), summary(&changes));
+    let modified = (100..n).filter(|i| i % 2 == 0).count();
+    let added = 50;
+    let deleted = 100;
+    assert_eq!(changes.len(), modified + added + deleted);
+    assert_eq!(
+        changes
+            .iter()
+            .filter(|c| c.kind == ChangeType::Deleted)
+            .count(),
+        deleted
+    );
+    let view = cache.read();
+    assert_eq!(view.len() as u64, n - 100 + 50);
+    assert_eq!(view.resource_version(), "999999");
+    assert!(view.get(&ObjectKey::new("a", "p00000")).is_none());
+}
+
+#[test]
+fn a_tap_made_during_a_relist_sees_each_change_once() {
+    let n = 20 * RELIST_BATCH as u64;
+    let cache = Arc::new(Cache::new(gvk(), 100_000));
+    cache.replace(numbered(0..n, |i| i + 1), &n.to_string(), Origin::Initial);
+    let mut live = cache.live();
+    let tapping = {
+        let cache = cache.clone();
+        // Taps as soon as the relist's first batch is in.
+        std::thread::spawn(move || {
+            live.blocking_recv().expect("the relist changes something");
+            cache.tap(usize::MAX)
+        })
+    };
+    cache.replace(numbered(0..n, |i| n + 1 + i), "999999", Origin::Relist);
+    let tap = tapping.join().unwrap();
+    let mut seen: BTreeMap<ObjectKey, String> = tap
+        .objects
+        .iter()
+        .map(|o| (o.key().clone(), o.resource_version().to_string()))
+        .collect();
+    let mut rx = tap.rx;
+    while let Some(Tapped::Changes(group)) = rx.try_recv() {
+        for change in group {
+            let rv = change.object.resource_version().to_string();
+            let before = seen.insert(change.object.key().clone(), rv.clone());
+            assert_ne!(before, Some(rv), "{} seen twice", change.object.key());
+        }
+    }
+    let view = cache.read();
+    let now: BTreeMap<ObjectKey, String> = view
+        .iter_after(None)
+        .map(|o| (o.key().clone(), o.resource_version().to_string()))
+        .collect();
+    assert_eq!(
+        seen, now,
+        "the tap's objects and changes make the cache's state"
+    );
 }
 
 #[test]

@@ -100,6 +100,9 @@ pub struct Watch {
     streams: AtomicUsize,
     /// Woken when the watch is removed, to end its loop.
     stop: tokio::sync::Notify,
+    /// Set once the watch is removed, for those who follow it
+    /// ([`Watch::removed`]).
+    gone: tokio::sync::watch::Sender<bool>,
     status: Mutex<WatchStatus>,
     /// The server's last refusal (403), until a list succeeds.
     denied: Mutex<Option<Denied>>,
@@ -131,6 +134,16 @@ impl Watch {
         self.streams.fetch_add(1, Ordering::Relaxed);
         self.touch();
         Streaming(self.clone())
+    }
+
+    /// Returns once the watch is removed (see the module's comment): never
+    /// for one that stays. Whoever follows the cache without reading it
+    /// for a caller (the relationship index) lets go of it then, so that
+    /// its memory is freed.
+    pub async fn removed(&self) {
+        let mut gone = self.gone.subscribe();
+        // The sender lives as long as the watch: `Err` cannot happen.
+        let _ = gone.wait_for(|gone| *gone).await;
     }
 
     /// When the watch becomes idle if nothing reads it: `None` while a
@@ -366,6 +379,7 @@ fn remove_if_idle(
 fn removed(watch: &Watch, metrics: &Metrics) {
     metrics.on_demand().removed.inc();
     watch.caller_made.store(false, Ordering::Relaxed);
+    watch.gone.send_replace(true);
     tracing::info!(gvk = %watch.key.gvk, "removing a watch a query started, unused for onDemandIdleSeconds");
 }
 
@@ -497,6 +511,7 @@ impl Watches {
             last_used: Mutex::new(tokio::time::Instant::now()),
             streams: AtomicUsize::new(0),
             stop: tokio::sync::Notify::new(),
+            gone: tokio::sync::watch::channel(false).0,
             status: Mutex::new(WatchStatus {
                 phase: Phase::Syncing,
                 last_error: None,

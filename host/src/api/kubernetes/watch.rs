@@ -18,11 +18,10 @@
 //! `watchStreamMaxSeconds` (default 3600), or, when none is given, after
 //! half of that to all of it (30 to 60 minutes by default, as the API
 //! server's do), so clients spread their reconnections; a client too slow to
-//! keep up gets `410 Expired` and must list again. The lifetime, the
-//! selection's enter and leave events and the live loop are those of the
-//! native stream ([`crate::api::stream`]).
+//! keep up gets `410 Expired` and must list again. The stream is the native
+//! route's ([`crate::api::stream::events`]): only its lines are written
+//! here.
 
-use std::sync::Arc;
 use std::time::SystemTime;
 
 use axum::body::Body;
@@ -38,10 +37,9 @@ use super::options::{ListOptions, Version};
 use super::read::{cached, fresh, partial_metadata};
 use super::status::{KubeError, Status};
 use super::table::{self, WatchTables};
-use crate::api::stream::{Live, Next, lifetime, selected};
+use crate::api::stream::{Events, Stream, events, lifetime};
 use crate::gvk::Gvk;
-use crate::query::Query;
-use crate::store::{Change, Since, StoredObject};
+use crate::store::{Change, Since};
 
 /// The annotation of the bookmark that ends the initial events.
 const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
@@ -73,8 +71,7 @@ pub(super) async fn serve(
         }
         _ => None,
     };
-    let writer = EventWriter::new(request, &options, tables);
-    let end_of_initial = initial == Some(true);
+    let writer = EventWriter::new(request, tables);
     let lifetime = lifetime(options.timeout, state.config.watch_stream_max);
     let tail = match watch.cache.tail(since) {
         Ok(tail) => tail,
@@ -88,73 +85,39 @@ pub(super) async fn serve(
             return Ok(stream_response(Body::from(line)));
         }
     };
-    let streaming = watch.streaming();
-    let lines = async_stream::stream! {
-        let mut writer = writer;
-        for change in &tail.backlog {
-            if let Some(line) = writer.change(change, &query) {
-                yield Ok::<Bytes, std::convert::Infallible>(line);
-            }
-        }
-        if end_of_initial {
-            yield Ok(writer.bookmark(&tail.resource_version, true));
-        }
-        let bookmarks = writer.bookmarks;
-        let mut live = Live::new(watch, streaming, tail.live, lifetime, bookmarks);
-        loop {
-            match live.next().await {
-                Next::Change(change) => {
-                    if let Some(line) = writer.change(&change, &query) {
-                        yield Ok(line);
-                    }
-                }
-                Next::Bookmark(rv) => yield Ok(writer.bookmark(&rv, false)),
-                Next::Lagged(missed) => {
-                    let status = Status::expired(format!(
-                        "the client read too slowly and missed {missed} changes; list again"
-                    ));
-                    yield Ok(event_line("ERROR", status.body().to_string().as_bytes()));
-                    break;
-                }
-                Next::End => break,
-            }
-        }
+    let stream = Stream {
+        watch,
+        tail,
+        query,
+        filters: Vec::new(),
+        lifetime,
+        bookmarks: options.bookmarks,
+        end_of_initial: initial == Some(true),
     };
-    Ok(stream_response(Body::from_stream(lines)))
+    Ok(stream_response(events(stream, writer)))
 }
 
 /// Writes the events of one stream in the representation asked for.
 struct EventWriter {
     representation: Representation,
     gvk: Gvk,
-    bookmarks: bool,
     /// The Tables of a `Table` watch.
     tables: Option<WatchTables>,
 }
 
 impl EventWriter {
-    fn new(
-        request: &KubeRequest<'_>,
-        options: &ListOptions,
-        tables: Option<WatchTables>,
-    ) -> EventWriter {
+    fn new(request: &KubeRequest<'_>, tables: Option<WatchTables>) -> EventWriter {
         EventWriter {
             representation: request.representation,
             gvk: request.resource.gvk.clone(),
-            bookmarks: options.bookmarks,
             tables,
         }
     }
+}
 
-    /// The event a change makes for a client of `query`, if any: objects
-    /// entering or leaving the selection arrive as ADDED or DELETED
-    /// ([`selected`]).
-    fn change(&mut self, change: &Arc<Change>, query: &Query) -> Option<Bytes> {
-        let change = selected(change, query, &self.gvk)?;
-        Some(self.object_event(change.kind.as_str(), &change.object))
-    }
-
-    fn object_event(&mut self, event: &str, object: &StoredObject) -> Bytes {
+impl Events for EventWriter {
+    fn change(&mut self, change: &Change) -> Bytes {
+        let (event, object) = (change.kind.as_str(), &change.object);
         match self.representation {
             Representation::Metadata(version) => {
                 event_line(event, &partial_metadata(object, version))
@@ -211,6 +174,11 @@ impl EventWriter {
         }
         let object = json!({"kind": kind, "apiVersion": api_version, "metadata": metadata});
         event_line("BOOKMARK", object.to_string().as_bytes())
+    }
+
+    fn expired(&mut self, message: &str) -> Bytes {
+        let status = Status::expired(message.to_string());
+        event_line("ERROR", status.body().to_string().as_bytes())
     }
 }
 
