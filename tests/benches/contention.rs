@@ -2,7 +2,9 @@
 //! the cache's freshness while four clients loop a list whose field
 //! selector reads every Pod, beside the same figures without them; and
 //! lists by an indexed field (`spec.nodeName`, as `kubectl describe node`
-//! sends) through GRW against the API server (the test suite's fake).
+//! sends) through GRW against the API server (the test suite's fake); and
+//! exact GETs while GRW relists every Pod after a `410 Gone`, 1% of them
+//! changed.
 //!
 //! Run: `cargo bench -p grw-e2e --bench contention` (builds the release
 //! `grw` first; `GRW_BIN` names another one, e.g. an older build to compare
@@ -105,6 +107,16 @@ async fn run(args: Args) {
         );
     }
 
+    let changed = pods / 100;
+    let ([p50, p99, max], took) = relist(&fake, &base, pods, changed).await;
+    println!(
+        "\n| a relist of {} Pods, {} changed while the watch was down ({GETTERS} clients looping exact GETs) | GET p50 ms | GET p99 ms | GET max ms | API server back until the last change shows, s |",
+        grouped(pods as f64),
+        grouped(changed as f64)
+    );
+    println!("|---|---:|---:|---:|---:|");
+    println!("| during the relist | {p50:.2} | {p99:.2} | {max:.2} | {took:.1} |");
+
     println!(
         "\n| list by `spec.nodeName` ({HEAVY} clients, {} Pods each) | lists per second |",
         pods / SPREAD.nodes
@@ -161,25 +173,8 @@ async fn contend(
     }
     // Let the heavy clients fill the query threads first.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let times = Arc::new(Mutex::new(Vec::new()));
     let deadline = Instant::now() + during;
-    let mut getters = Vec::new();
-    for c in 0..GETTERS {
-        let (times, base) = (times.clone(), base.to_string());
-        getters.push(tokio::spawn(async move {
-            let client = reqwest::Client::new();
-            let mut i = c * 7919;
-            while Instant::now() < deadline {
-                let url = format!("{base}{}", pod_path(i % pods));
-                let started = Instant::now();
-                let response = client.get(&url).send().await.unwrap();
-                assert!(response.status().is_success(), "{url}");
-                response.bytes().await.unwrap();
-                times.lock().push(started.elapsed().as_secs_f64() * 1e3);
-                i += 1;
-            }
-        }));
-    }
+    let getting = Getters::start(base, pods);
     let mut fresh = Vec::new();
     let client = reqwest::Client::new();
     let mut n = 0;
@@ -207,15 +202,13 @@ async fn contend(
         fresh.push(changed_at.elapsed().as_secs_f64() * 1e3);
         tokio::time::sleep(Duration::from_millis(1000)).await;
     }
-    for getter in getters {
-        getter.await.unwrap();
-    }
+    tokio::time::sleep_until(deadline.into()).await;
+    let mut times = getting.stop().await;
+    times.sort_by(f64::total_cmp);
     stop.store(true, Ordering::Relaxed);
     for task in heavy_tasks {
         task.await.unwrap();
     }
-    let mut times = times.lock().clone();
-    times.sort_by(f64::total_cmp);
     fresh.sort_by(f64::total_cmp);
     Figures {
         gets_per_second: times.len() as f64 / during.as_secs_f64(),
@@ -230,6 +223,116 @@ async fn contend(
             fresh.last().copied().unwrap_or(f64::NAN),
         ],
     }
+}
+
+/// `GETTERS` clients looping exact GETs of the Pods until stopped.
+struct Getters {
+    stop: Arc<AtomicBool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// When each GET was sent, and how long it took in ms.
+    times: Arc<Mutex<Vec<(Instant, f64)>>>,
+}
+
+impl Getters {
+    fn start(base: &str, pods: usize) -> Getters {
+        let stop = Arc::new(AtomicBool::new(false));
+        let times = Arc::new(Mutex::new(Vec::new()));
+        let tasks = (0..GETTERS)
+            .map(|c| {
+                let (stop, times, base) = (stop.clone(), times.clone(), base.to_string());
+                tokio::spawn(async move {
+                    let client = reqwest::Client::new();
+                    let mut i = c * 7919;
+                    while !stop.load(Ordering::Relaxed) {
+                        let url = format!("{base}{}", pod_path(i % pods));
+                        let started = Instant::now();
+                        let response = client.get(&url).send().await.unwrap();
+                        assert!(response.status().is_success(), "{url}");
+                        response.bytes().await.unwrap();
+                        times
+                            .lock()
+                            .push((started, started.elapsed().as_secs_f64() * 1e3));
+                        i += 1;
+                    }
+                })
+            })
+            .collect();
+        Getters { stop, tasks, times }
+    }
+
+    /// Stops the clients; how long each GET took, in ms.
+    async fn stop(self) -> Vec<f64> {
+        self.stop_within(..).await
+    }
+
+    /// Stops the clients; how long each GET sent within `window` took.
+    async fn stop_within(self, window: impl std::ops::RangeBounds<Instant>) -> Vec<f64> {
+        self.stop.store(true, Ordering::Relaxed);
+        for task in self.tasks {
+            task.await.unwrap();
+        }
+        let times = self.times.lock();
+        times
+            .iter()
+            .filter(|(sent, _)| window.contains(sent))
+            .map(|(_, ms)| *ms)
+            .collect()
+    }
+}
+
+/// Exact GETs while GRW relists `pods` Pods of which `changed` changed
+/// while its watch was down (the fake cut off, then compacted, so that
+/// resuming gets `410 Gone`): the GETs' p50, p99 and max in ms from the
+/// moment the API server is back until the last change is visible, and
+/// that time in seconds.
+async fn relist(fake: &FakeApiServer, base: &str, pods: usize, changed: usize) -> ([f64; 3], f64) {
+    let getting = Getters::start(base, pods);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        fake.cut_off(Duration::from_secs(30)).await,
+        "GRW's watch stays open"
+    );
+    let mut last = String::new();
+    for n in 0..changed {
+        let target = n * (pods / changed);
+        let mut pod = pod(target, SPREAD);
+        pod["metadata"]["labels"]["mark"] = json!("relisted");
+        fake.update(pod).unwrap();
+        last = pod_path(target);
+    }
+    fake.compact();
+    let back = Instant::now();
+    fake.clear_failures();
+    let client = reqwest::Client::new();
+    loop {
+        let body: serde_json::Value = client
+            .get(format!("{base}{last}"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if body["metadata"]["labels"]["mark"] == "relisted" {
+            break;
+        }
+        assert!(
+            back.elapsed() < Duration::from_secs(300),
+            "the relist did not end"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let done = Instant::now();
+    let mut times = getting.stop_within(back..done).await;
+    times.sort_by(f64::total_cmp);
+    (
+        [
+            percentile(&times, 0.5),
+            percentile(&times, 0.99),
+            times.last().copied().unwrap_or(f64::NAN),
+        ],
+        (done - back).as_secs_f64(),
+    )
 }
 
 /// Lists per second of `HEAVY` clients looping `spec.nodeName=node-N`.
