@@ -2,6 +2,10 @@
 //! discovery, find the watch that holds it, start one on demand (exactly one,
 //! however many requests race), and wait for it to sync.
 //!
+//! A native object route's `{kind}` is resolved once, by the access check,
+//! which hands the answer to the route ([`RouteKind`]): the resource checked
+//! is the resource served, even if discovery changes in between.
+//!
 //! Every watch a query starts here is caller-made: it is removed after
 //! `onDemandIdleSeconds` without a request reading it, and at most
 //! `maxOnDemandWatches` exist (see [`crate::watch`]). Each request that
@@ -9,12 +13,14 @@
 
 use std::sync::Arc;
 
+use axum::extract::FromRequestParts;
 use axum::http::StatusCode;
+use axum::http::request::Parts;
 
 use super::{AppState, Problem};
 use crate::config::WatchOptions;
-use crate::gvk::{KindRef, ResourceInfo};
-use crate::kube::ResolveError;
+use crate::gvk::{KindRef, NotAKind, ResourceInfo};
+use crate::kube::{Catalog, ResolveError};
 use crate::watch::{Denied, TooManyWatches, Watch};
 
 /// Why a kind cannot be answered.
@@ -38,12 +44,7 @@ pub(super) enum KindError {
 impl From<KindError> for Problem {
     fn from(e: KindError) -> Problem {
         match e {
-            KindError::Unresolved(e @ ResolveError::NotFound { .. }) => {
-                Problem::not_found(e.to_string())
-            }
-            KindError::Unresolved(e @ ResolveError::Ambiguous { .. }) => {
-                Problem::bad_request("AmbiguousKind", e.to_string())
-            }
+            KindError::Unresolved(e) => unresolved(&e),
             KindError::NotWatched(r) => Problem::new(
                 StatusCode::NOT_FOUND,
                 "NotWatched",
@@ -113,10 +114,97 @@ impl From<KindError> for Problem {
     }
 }
 
+/// 404 for a kind discovery does not know, 400 for one several groups have.
+fn unresolved(e: &ResolveError) -> Problem {
+    match e {
+        ResolveError::NotFound { .. } => Problem::not_found(e.to_string()),
+        ResolveError::Ambiguous { .. } => Problem::bad_request("AmbiguousKind", e.to_string()),
+    }
+}
+
+/// A native object route's `{kind}`, as the access check resolved it.
+#[derive(Debug, Clone)]
+pub(crate) struct RouteKind {
+    /// As the path names it, percent-decoded.
+    pub named: String,
+    /// The resource it names, or why it names none.
+    pub resolved: Result<ResourceInfo, Arc<Unresolved>>,
+}
+
+/// Why a route's `{kind}` names no resource.
+#[derive(Debug)]
+pub(crate) enum Unresolved {
+    /// It is not a kind's name in any form.
+    NotAKind(NotAKind),
+    /// Discovery does not have it, or several groups do.
+    Discovery {
+        /// The kind it names.
+        wanted: KindRef,
+        /// Why discovery does not resolve it.
+        error: ResolveError,
+    },
+}
+
+impl RouteKind {
+    /// Resolves `named` in `catalog`.
+    pub(crate) fn read(named: &str, catalog: &Catalog) -> RouteKind {
+        let resolved = match KindRef::parse(named) {
+            Err(error) => Err(Arc::new(Unresolved::NotAKind(error))),
+            Ok(wanted) => catalog
+                .resolve(&wanted)
+                .map_err(|error| Arc::new(Unresolved::Discovery { wanted, error })),
+        };
+        RouteKind {
+            named: named.to_string(),
+            resolved,
+        }
+    }
+
+    /// Whether discovery did not have the kind: it is read again before
+    /// the kind is answered 404 ([`REFRESH_ON_MISS`]).
+    pub(crate) fn missed(&self) -> bool {
+        let why = self.resolved.as_ref().err().map(|why| &**why);
+        matches!(
+            why,
+            Some(Unresolved::Discovery {
+                error: ResolveError::NotFound { .. },
+                ..
+            })
+        )
+    }
+
+    /// The resource, or the route's answer when there is none: 400 for
+    /// what is not a kind or names several, 404 for one discovery lacks.
+    pub(crate) fn resource(&self) -> Result<ResourceInfo, Problem> {
+        let why = match &self.resolved {
+            Ok(resource) => return Ok(resource.clone()),
+            Err(why) => &**why,
+        };
+        Err(match why {
+            Unresolved::NotAKind(e) => Problem::bad_request("InvalidKind", e.to_string()),
+            Unresolved::Discovery { error, .. } => unresolved(error),
+        })
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for RouteKind {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<RouteKind, Problem> {
+        parts.extensions.remove::<RouteKind>().ok_or_else(|| {
+            Problem::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "InternalError",
+                "the access check did not resolve the route's kind",
+            )
+        })
+    }
+}
+
 /// A kind the catalog does not know makes discovery be read again, at most
 /// this often, before the request is answered 404: the kind (a CRD) may have
 /// been installed since the last refresh.
-pub(super) const REFRESH_ON_MISS: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const REFRESH_ON_MISS: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Resolves a kind through discovery; one not found is looked up again in a
 /// fresh catalog (see [`REFRESH_ON_MISS`]).
