@@ -81,14 +81,15 @@ pub fn router(state: Arc<AppState>, guard: Guard) -> Router {
     };
     let mut router = Router::new();
     for route in table::all(&state.config.kube_api_path_prefix) {
-        // Around the methods' fallback too: a method the route does not
-        // serve is checked with its verb, then answered 405, as the API
-        // server answers 403 before 405.
-        let methods = route
-            .methods
-            .fallback(method_not_allowed)
+        // The check wraps a route's answer to a method it does not serve
+        // too: the request is checked with its verb, then answered 405, as
+        // the API server answers 403 before 405. (A route serving every
+        // method, the Kubernetes API's, keeps its own answer.)
+        let one = Router::new()
+            .route(&route.path, route.methods)
+            .method_not_allowed_fallback(method_not_allowed)
             .layer(check(route.rule));
-        router = router.route(&route.path, methods);
+        router = router.merge(one);
     }
     router
         .fallback(not_found.layer(check(access::Rule::NotFound)))

@@ -211,7 +211,7 @@ pub(super) async fn check(
         Ok(caller) => caller,
         Err(refusal) => return refusal,
     };
-    let asked = match Asked::read(&mut parts).await {
+    let asked = match Asked::read(rule, &mut parts).await {
         Ok(asked) => asked,
         Err(rejection) => return rejection.into_response(),
     };

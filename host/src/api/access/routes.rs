@@ -1,22 +1,27 @@
 //! What a request to each route group does, as Kubernetes authorization
-//! attributes:
+//! attributes. Each route is registered in the route table
+//! ([`crate::api::table`]) with its [`Rule`], a row of this table:
 //!
-//! | route group | attributes |
-//! |---|---|
-//! | `/healthz`, `/readyz` | none: open, the kubelet probes them |
-//! | the Kubernetes API below `kubeApiPathPrefix` | as the API server reads its own paths ([`super::kube_api`]) |
-//! | `/api/v1/[namespaces/{ns}/]objects/{kind}[/{name}]` | the kind's resource (resolved through discovery; a kind discovery does not know, as named), `get`, `list`, or `watch` with `?watch=true` |
-//! | `/api/v1/plugins[/{name}]` | `plugins.grw.io`, `list` or `get` |
-//! | `/api/v1/subscriptions[/{name}[/dead-letters[/replay]]]` | `subscriptions.grw.io` (subresource `dead-letters`), the verb of the method: `list`, `get`, `create`, `delete` |
-//! | `/api/v1/kinds` | `kinds.grw.io`, `list` |
-//! | `/api/v1/relations`, `/api/v1/[namespaces/{ns}/]relations/{kind}/{name}` | `relations.relations.grw.io` (the `Relation` kind's resource), `list`: in namespace `ns` (or `?namespace=`), else cluster-wide; the handler leaves out edges into namespaces where the caller may not list them |
-//! | `/`, `/resources/...`, `/manage/...`, `/analyze/...` (the earlier GRW's) | `compat.grw.io`, `get`: they read every cached kind |
-//! | `/metrics` | the non-resource URL `/metrics` |
+//! | route group | rule | attributes |
+//! |---|---|---|
+//! | `/healthz`, `/readyz` | `Open` | none: open, the kubelet probes them |
+//! | the Kubernetes API below `kubeApiPathPrefix` | `KubeApi` | as the API server reads its own paths ([`super::kube_api`]) |
+//! | `/api/v1/[namespaces/{ns}/]objects/{kind}[/{name}]` | `Objects` | the kind's resource (resolved through discovery; a kind discovery does not know, as named), `get`, `list`, or `watch` with `?watch=true` |
+//! | `/api/v1/plugins[/{name}]` | `Own` | `plugins.grw.io`, `list` or `get` |
+//! | `/api/v1/subscriptions[/{name}[/dead-letters[/replay]]]` | `Own` | `subscriptions.grw.io` (subresource `dead-letters`), the verb of the method: `list`, `get`, `create`, `delete` |
+//! | `/api/v1/kinds` | `Own` | `kinds.grw.io`, `list` |
+//! | `/api/v1/relations` | `AllRelations` | `relations.relations.grw.io` (the `Relation` kind's resource), `list`: in namespace `?namespace=`, else cluster-wide |
+//! | `/api/v1/[namespaces/{ns}/]relations/{kind}/{name}` | `Relations` | the same, in namespace `ns`, else cluster-wide; the handler leaves out edges into namespaces where the caller may not list them |
+//! | `/`, `/resources/...`, `/manage/...`, `/analyze/...` (the earlier GRW's) | `Compat` | `compat.grw.io`, `get`: they read every cached kind |
+//! | `/metrics` | `Metrics` | the non-resource URL `/metrics` |
+//! | any other path | `NotFound` | none: 404 once the caller is known |
 //!
 //! GRW's own routes are resources of group `grw.io`, never non-resource
 //! URLs under `/api/`: every authenticated user may `get` those
-//! (`system:discovery`). A path no route serves is answered 404 without a
-//! review, so a route added without a line here is closed, not open.
+//! (`system:discovery`). The check runs before the method is matched, so
+//! a method a route does not serve is checked with its verb, then answered
+//! 405. A path no route serves is answered 404 without a review: a route
+//! is closed unless registered with its rule.
 
 use axum::extract::rejection::RawPathParamsRejection;
 use axum::extract::{FromRequestParts, RawPathParams};
@@ -66,6 +71,13 @@ pub(crate) enum Rule {
     NotFound,
 }
 
+impl Rule {
+    /// Whether the attributes are made of the route's path parameters.
+    fn reads_parameters(self) -> bool {
+        matches!(self, Rule::Own { .. } | Rule::Objects | Rule::Relations)
+    }
+}
+
 /// What a request needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Described {
@@ -91,16 +103,21 @@ pub(super) struct Asked {
 }
 
 impl Asked {
-    /// Reads a request the router matched; a path parameter that does not
-    /// decode to UTF-8 is refused (400), as the route would refuse it.
-    pub(super) async fn read(parts: &mut Parts) -> Result<Asked, RawPathParamsRejection> {
+    /// Reads a request to a route checked by `rule`. A path parameter the
+    /// rule reads that does not decode to UTF-8 is refused (400), as the
+    /// route would refuse it.
+    pub(super) async fn read(
+        rule: Rule,
+        parts: &mut Parts,
+    ) -> Result<Asked, RawPathParamsRejection> {
         let params = match RawPathParams::from_request_parts(parts, &()).await {
             Ok(params) => params
                 .iter()
                 .map(|(name, value)| (name.to_string(), value.to_string()))
                 .collect(),
-            // The fallback, which matched no route.
-            Err(RawPathParamsRejection::MissingPathParams(_)) => Vec::new(),
+            // The fallback has none, and the Kubernetes API's routes read
+            // the raw path, undecoded, as the API server does.
+            Err(_) if !rule.reads_parameters() => Vec::new(),
             Err(rejection) => return Err(rejection),
         };
         Ok(Asked {
@@ -316,7 +333,9 @@ mod tests {
     /// response's extensions.
     async fn described(rule: Rule, request: Request) -> Response {
         let (mut parts, _) = request.into_parts();
-        let asked = Asked::read(&mut parts).await.expect("path parameters");
+        let asked = Asked::read(rule, &mut parts)
+            .await
+            .expect("path parameters");
         let target = Target::read(rule, &asked, "/kube", &catalog());
         let mut response = ().into_response();
         response
@@ -394,6 +413,9 @@ mod tests {
             (M::GET, "/kube/apis/apps/v1/deployments?watch=true", resource("watch", "apps", "v1", "deployments", "", "", "")),
             (M::GET, "/kube/apis", path("get", "/apis")),
             (M::GET, "/kube/version", path("get", "/version")),
+            // The path as written: an escape is no separator, nor decoded.
+            (M::GET, "/kube/api/v1/namespaces/a%2Fb/pods", resource("list", "", "v1", "pods", "", "a%2Fb", "")),
+            (M::GET, "/kube/api/v1/namespaces/%ff/pods", resource("list", "", "v1", "pods", "", "%ff", "")),
             (M::GET, "/kube", Described::Unknown),
             (M::GET, "/kube/openapi/v2", Described::Unknown),
             (M::GET, "/kube/api/v1/watch", Described::Unknown),
