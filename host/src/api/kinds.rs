@@ -340,3 +340,43 @@ async fn wait_synced(
         )))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gvk::Gvk;
+
+    #[test]
+    fn a_route_kind_answers_as_the_route_did_and_misses_only_an_unknown_kind() {
+        let info = |group: &str, kind: &str, plural: &str| ResourceInfo {
+            gvk: Gvk::new(group, "v1", kind),
+            plural: plural.to_string(),
+            namespaced: true,
+        };
+        let catalog = Catalog::fixed(vec![
+            info("", "Pod", "pods"),
+            info("example.com", "Widget", "widgets"),
+            info("other.example.org", "Widget", "widgets"),
+        ]);
+        let read = |named: &str| RouteKind::read(named, &catalog);
+        let pods = read("pods");
+        assert_eq!(
+            pods.resource().map(|r| r.gvk),
+            Ok(Gvk::new("", "v1", "Pod"))
+        );
+        assert!(!pods.missed());
+        let answer = |named: &str| {
+            let kind = read(named);
+            let problem = kind.resource().expect_err(named);
+            (problem.status.as_u16(), problem.reason, kind.missed())
+        };
+        // Only a kind discovery does not have is worth reading it again for.
+        assert_eq!(answer("gizmos.example.com"), (404, "NotFound", true));
+        assert_eq!(answer("Widget"), (400, "AmbiguousKind", false));
+        assert_eq!(answer("not a kind"), (400, "InvalidKind", false));
+        assert_eq!(
+            read("widgets.example.com").resource().map(|r| r.gvk),
+            Ok(Gvk::new("example.com", "v1", "Widget"))
+        );
+    }
+}

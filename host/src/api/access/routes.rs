@@ -91,6 +91,7 @@ pub(super) enum Described {
 
 /// One request, as the access check sees it.
 pub(super) struct Asked {
+    /// Its method.
     pub method: Method,
     /// The raw (still percent-encoded) path.
     pub path: String,
