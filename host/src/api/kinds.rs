@@ -127,7 +127,8 @@ fn unresolved(e: &ResolveError) -> Problem {
 pub(crate) struct RouteKind {
     /// As the path names it, percent-decoded.
     pub named: String,
-    /// The resource it names, or why it names none.
+    /// The resource it names, or why it names none (shared: a request's
+    /// extensions are cloned, discovery's errors cannot be).
     pub resolved: Result<ResourceInfo, Arc<Unresolved>>,
 }
 
@@ -204,7 +205,7 @@ impl<S: Send + Sync> FromRequestParts<S> for RouteKind {
 /// A kind the catalog does not know makes discovery be read again, at most
 /// this often, before the request is answered 404: the kind (a CRD) may have
 /// been installed since the last refresh.
-pub(crate) const REFRESH_ON_MISS: std::time::Duration = std::time::Duration::from_secs(5);
+pub(super) const REFRESH_ON_MISS: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Resolves a kind through discovery; one not found is looked up again in a
 /// fresh catalog (see [`REFRESH_ON_MISS`]).

@@ -11,10 +11,10 @@
 //! `{kind}` is any form [`KindRef::parse`] accepts (`pods`, `Deployment`,
 //! `deployments.apps`, `Deployment.v1.apps`); without a version, the
 //! group's preferred one answers. The access check resolves it, once, and
-//! the routes serve what it resolved ([`RouteKind`]). Answers carry the cache's freshness in
-//! `grw-resource-version` and `grw-ready` headers, and the kind answered
-//! in `grw-gvk`; lists also in `metadata`. Lists search by name and owner
-//! ([`super::search`]).
+//! the routes serve what it resolved ([`RouteKind`]). Answers carry the
+//! cache's freshness in `grw-resource-version` and `grw-ready` headers, and
+//! the kind answered in `grw-gvk`; lists also in `metadata`. Lists search
+//! by name and owner ([`super::search`]).
 
 use std::sync::Arc;
 use std::time::Duration;
