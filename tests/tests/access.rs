@@ -650,6 +650,31 @@ async fn grw_s_own_routes_are_resources_of_grw_io_and_metrics_a_path() {
     );
 }
 
+/// A native route asked with a method it does not serve is checked with
+/// that method's verb first, as the API server answers 403 before 405.
+#[tokio::test]
+async fn a_method_a_route_does_not_serve_is_checked_then_405() {
+    let cluster = Cluster::start(json!({})).await;
+    let path = "/api/v1/namespaces/a/objects/pods/web-a";
+    let (status, _, body) = cluster
+        .send(reqwest::Method::DELETE, Some(JANE), path)
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains(
+            r#"User "jane" cannot delete resource "pods" in API group "" in the namespace "a""#
+        ),
+        "{body}"
+    );
+    let (status, _, body) = cluster.send(reqwest::Method::DELETE, None, path).await;
+    assert_eq!(status, 401, "{body}");
+    let (status, _, body) = cluster
+        .send(reqwest::Method::DELETE, Some(ADMIN), path)
+        .await;
+    assert_eq!(status, 405, "{body}");
+    assert_eq!(body["reason"], "MethodNotAllowed", "{body}");
+}
+
 #[tokio::test]
 async fn no_token_or_a_bad_one_is_401() {
     let cluster = Cluster::start(json!({})).await;
@@ -832,6 +857,67 @@ async fn a_kind_installed_since_discovery_is_checked_as_the_resource_it_is() {
         [r#""widgets""#, r#""widgets""#],
         "cluster-wide, then in `a`"
     );
+}
+
+/// The resource the check asked about is the one the route serves, even
+/// when discovery changes while the review is under way: a second group
+/// gets a `Widget` kind meanwhile, which makes the name ambiguous to a
+/// route resolving it again (400) instead of serving what was allowed.
+#[tokio::test]
+async fn the_resource_checked_is_the_resource_served() {
+    let cluster = Cluster::start(json!({})).await;
+    cluster.fake.grant(
+        Subject::User("jane".into()),
+        Rule::namespaced("a", &["list"], "example.com", &["widgets"]),
+    );
+    cluster
+        .fake
+        .add_crd("example.com", "v1", "Widget", "widgets", true);
+    // The admin's question for the second group's discovery document is
+    // answered (and kept 10 s) before reviews slow down, so that it shows
+    // at once when GRW's discovery has the group; jane's token is known.
+    let other = "/kube/apis/other.example.org/v1";
+    assert_eq!(cluster.get(Some(ADMIN), other).await.0, 404);
+    let widgets = "/kube/apis/example.com/v1";
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while cluster.get(Some(ADMIN), widgets).await.0 != 200 {
+        assert!(tokio::time::Instant::now() < deadline, "no {widgets}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let pods = "/api/v1/namespaces/a/objects/pods";
+    assert_eq!(cluster.get(Some(JANE), pods).await.0, 200);
+
+    // Each of jane's two questions (cluster-wide, then in `a`) takes 2 s.
+    cluster.fake.set_review_delay(Duration::from_secs(2));
+    let jane = cluster.send(
+        reqwest::Method::GET,
+        Some(JANE),
+        "/api/v1/namespaces/a/objects/Widget",
+    );
+    let meanwhile = async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        cluster
+            .fake
+            .add_crd("other.example.org", "v1", "Widget", "widgets", true);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+        while cluster.get(Some(ADMIN), other).await.0 != 200 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "GRW's discovery did not get {other} while jane's review was under way"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let ((status, headers, body), ()) = tokio::join!(jane, meanwhile);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(headers["grw-gvk"], "example.com/v1/Widget");
+    // A request made now names two kinds.
+    cluster.fake.set_review_delay(Duration::ZERO);
+    let (status, body) = cluster
+        .get(Some(ADMIN), "/api/v1/namespaces/a/objects/Widget")
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["reason"], "AmbiguousKind", "{body}");
 }
 
 const JOE: &str = "joe-token";

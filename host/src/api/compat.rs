@@ -6,7 +6,6 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{RawQuery, State};
@@ -15,7 +14,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Map, Value, json};
 
+use super::access::Rule;
 use super::kinds::{KindError, resolve, synced_watch};
+use super::table::Routes;
 use super::{AppState, Params, Problem};
 use crate::config::{PAIR_MEMBERS, PairConditions};
 use crate::gvk::{Gvk, KindRef};
@@ -24,15 +25,24 @@ use crate::query::{PageRequest, Query};
 
 const OBJECT_MEMBERS: [&str; 6] = ["group", "version", "kind", "name", "namespace", "uid"];
 
-pub(super) fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/", get(hello))
-        .route("/resources/k8sObjects", get(objects).post(objects))
-        .route("/resources/apiGroups", get(api_groups))
-        .route("/resources/apiGroupResources", get(api_group_resources))
-        .route("/manage/cachedResourcesList", get(cached_resources))
-        .route("/manage/cacheSize", get(cache_size))
-        .route("/analyze/istioGatewayHosts", get(istio_gateway_hosts))
+pub(super) fn routes() -> Routes {
+    let compat = Rule::Compat;
+    Routes::new()
+        .route("/", compat, get(hello))
+        .route("/resources/k8sObjects", compat, get(objects).post(objects))
+        .route("/resources/apiGroups", compat, get(api_groups))
+        .route(
+            "/resources/apiGroupResources",
+            compat,
+            get(api_group_resources),
+        )
+        .route("/manage/cachedResourcesList", compat, get(cached_resources))
+        .route("/manage/cacheSize", compat, get(cache_size))
+        .route(
+            "/analyze/istioGatewayHosts",
+            compat,
+            get(istio_gateway_hosts),
+        )
 }
 
 /// An answer in the compatibility envelope.

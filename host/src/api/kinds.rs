@@ -2,6 +2,10 @@
 //! discovery, find the watch that holds it, start one on demand (exactly one,
 //! however many requests race), and wait for it to sync.
 //!
+//! A native object route's `{kind}` is resolved once, by the access check,
+//! which hands the answer to the route ([`RouteKind`]): the resource checked
+//! is the resource served, even if discovery changes in between.
+//!
 //! Every watch a query starts here is caller-made: it is removed after
 //! `onDemandIdleSeconds` without a request reading it, and at most
 //! `maxOnDemandWatches` exist (see [`crate::watch`]). Each request that
@@ -9,12 +13,14 @@
 
 use std::sync::Arc;
 
+use axum::extract::FromRequestParts;
 use axum::http::StatusCode;
+use axum::http::request::Parts;
 
 use super::{AppState, Problem};
 use crate::config::WatchOptions;
-use crate::gvk::{KindRef, ResourceInfo};
-use crate::kube::ResolveError;
+use crate::gvk::{KindRef, NotAKind, ResourceInfo};
+use crate::kube::{Catalog, ResolveError};
 use crate::watch::{Denied, TooManyWatches, Watch};
 
 /// Why a kind cannot be answered.
@@ -38,12 +44,7 @@ pub(super) enum KindError {
 impl From<KindError> for Problem {
     fn from(e: KindError) -> Problem {
         match e {
-            KindError::Unresolved(e @ ResolveError::NotFound { .. }) => {
-                Problem::not_found(e.to_string())
-            }
-            KindError::Unresolved(e @ ResolveError::Ambiguous { .. }) => {
-                Problem::bad_request("AmbiguousKind", e.to_string())
-            }
+            KindError::Unresolved(e) => unresolved(&e),
             KindError::NotWatched(r) => Problem::new(
                 StatusCode::NOT_FOUND,
                 "NotWatched",
@@ -110,6 +111,94 @@ impl From<KindError> for Problem {
                 ),
             ),
         }
+    }
+}
+
+/// 404 for a kind discovery does not know, 400 for one several groups have.
+fn unresolved(e: &ResolveError) -> Problem {
+    match e {
+        ResolveError::NotFound { .. } => Problem::not_found(e.to_string()),
+        ResolveError::Ambiguous { .. } => Problem::bad_request("AmbiguousKind", e.to_string()),
+    }
+}
+
+/// A native object route's `{kind}`, as the access check resolved it.
+#[derive(Debug, Clone)]
+pub(crate) struct RouteKind {
+    /// As the path names it, percent-decoded.
+    pub named: String,
+    /// The resource it names, or why it names none (shared: a request's
+    /// extensions are cloned, discovery's errors cannot be).
+    pub resolved: Result<ResourceInfo, Arc<Unresolved>>,
+}
+
+/// Why a route's `{kind}` names no resource.
+#[derive(Debug)]
+pub(crate) enum Unresolved {
+    /// It is not a kind's name in any form.
+    NotAKind(NotAKind),
+    /// Discovery does not have it, or several groups do.
+    Discovery {
+        /// The kind it names.
+        wanted: KindRef,
+        /// Why discovery does not resolve it.
+        error: ResolveError,
+    },
+}
+
+impl RouteKind {
+    /// Resolves `named` in `catalog`.
+    pub(crate) fn read(named: &str, catalog: &Catalog) -> RouteKind {
+        let resolved = match KindRef::parse(named) {
+            Err(error) => Err(Arc::new(Unresolved::NotAKind(error))),
+            Ok(wanted) => catalog
+                .resolve(&wanted)
+                .map_err(|error| Arc::new(Unresolved::Discovery { wanted, error })),
+        };
+        RouteKind {
+            named: named.to_string(),
+            resolved,
+        }
+    }
+
+    /// Whether discovery did not have the kind: it is read again before
+    /// the kind is answered 404 ([`REFRESH_ON_MISS`]).
+    pub(crate) fn missed(&self) -> bool {
+        let why = self.resolved.as_ref().err().map(|why| &**why);
+        matches!(
+            why,
+            Some(Unresolved::Discovery {
+                error: ResolveError::NotFound { .. },
+                ..
+            })
+        )
+    }
+
+    /// The resource, or the route's answer when there is none: 400 for
+    /// what is not a kind or names several, 404 for one discovery lacks.
+    pub(crate) fn resource(&self) -> Result<ResourceInfo, Problem> {
+        let why = match &self.resolved {
+            Ok(resource) => return Ok(resource.clone()),
+            Err(why) => &**why,
+        };
+        Err(match why {
+            Unresolved::NotAKind(e) => Problem::bad_request("InvalidKind", e.to_string()),
+            Unresolved::Discovery { error, .. } => unresolved(error),
+        })
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for RouteKind {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<RouteKind, Problem> {
+        parts.extensions.remove::<RouteKind>().ok_or_else(|| {
+            Problem::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "InternalError",
+                "the access check did not resolve the route's kind",
+            )
+        })
     }
 }
 
@@ -250,5 +339,45 @@ async fn wait_synced(
             namespace.map(str::to_string),
             denied,
         )))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gvk::Gvk;
+
+    #[test]
+    fn a_route_kind_answers_as_the_route_did_and_misses_only_an_unknown_kind() {
+        let info = |group: &str, kind: &str, plural: &str| ResourceInfo {
+            gvk: Gvk::new(group, "v1", kind),
+            plural: plural.to_string(),
+            namespaced: true,
+        };
+        let catalog = Catalog::fixed(vec![
+            info("", "Pod", "pods"),
+            info("example.com", "Widget", "widgets"),
+            info("other.example.org", "Widget", "widgets"),
+        ]);
+        let read = |named: &str| RouteKind::read(named, &catalog);
+        let pods = read("pods");
+        assert_eq!(
+            pods.resource().map(|r| r.gvk),
+            Ok(Gvk::new("", "v1", "Pod"))
+        );
+        assert!(!pods.missed());
+        let answer = |named: &str| {
+            let kind = read(named);
+            let problem = kind.resource().expect_err(named);
+            (problem.status.as_u16(), problem.reason, kind.missed())
+        };
+        // Only a kind discovery does not have is worth reading it again for.
+        assert_eq!(answer("gizmos.example.com"), (404, "NotFound", true));
+        assert_eq!(answer("Widget"), (400, "AmbiguousKind", false));
+        assert_eq!(answer("not a kind"), (400, "InvalidKind", false));
+        assert_eq!(
+            read("widgets.example.com").resource().map(|r| r.gvk),
+            Ok(Gvk::new("example.com", "v1", "Widget"))
+        );
     }
 }

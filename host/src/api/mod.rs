@@ -1,7 +1,9 @@
 //! The HTTP API: the native JSON API (`/api/v1/...`), the Kubernetes API
 //! (under `kubeApiPathPrefix`), the compatibility routes of the earlier GRW,
 //! and operations (`/healthz`, `/readyz`, `/metrics`). One file (or folder)
-//! per route group, and [`access`], the check in front of all of them.
+//! per route group, each registering its routes in one table ([`table`])
+//! with the access rule they are checked by, and [`access`], the check in
+//! front of every route.
 
 pub mod access;
 mod compat;
@@ -17,6 +19,7 @@ mod relations;
 mod search;
 mod stream;
 mod subscriptions;
+mod table;
 pub mod tls;
 
 use std::sync::Arc;
@@ -24,6 +27,7 @@ use std::time::Instant;
 
 use axum::Router;
 use axum::extract::{MatchedPath, Request, State};
+use axum::handler::Handler;
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -67,21 +71,29 @@ pub struct AppState {
 /// each with its own check.
 pub fn router(state: Arc<AppState>, guard: Guard) -> Router {
     let max_body = state.config.max_request_body_bytes;
-    Router::new()
-        .merge(native::routes())
-        .merge(kubernetes::routes(&state.config.kube_api_path_prefix))
-        .merge(compat::routes())
-        .merge(ops::routes())
-        .merge(plugins::routes())
-        .merge(relations::routes())
-        .merge(subscriptions::routes())
-        .fallback(not_found)
-        .method_not_allowed_fallback(method_not_allowed)
+    let check = |rule| {
+        let route = access::RouteCheck {
+            state: state.clone(),
+            guard: guard.clone(),
+            rule,
+        };
+        middleware::from_fn_with_state(route, access::check)
+    };
+    let mut router = Router::new();
+    for route in table::all(&state.config.kube_api_path_prefix) {
+        // The check wraps a route's answer to a method it does not serve
+        // too: the request is checked with its verb, then answered 405, as
+        // the API server answers 403 before 405. (A route serving every
+        // method, the Kubernetes API's, keeps its own answer.)
+        let one = Router::new()
+            .route(&route.path, route.methods)
+            .method_not_allowed_fallback(method_not_allowed)
+            .layer(check(route.rule));
+        router = router.merge(one);
+    }
+    router
+        .fallback(not_found.layer(check(access::Rule::NotFound)))
         .layer(axum::extract::DefaultBodyLimit::max(max_body))
-        .layer(middleware::from_fn_with_state(
-            (state.clone(), guard),
-            access::check,
-        ))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             record_metrics,

@@ -10,16 +10,16 @@
 //!
 //! `{kind}` is any form [`KindRef::parse`] accepts (`pods`, `Deployment`,
 //! `deployments.apps`, `Deployment.v1.apps`); without a version, the
-//! group's preferred one answers. Answers carry the cache's freshness in
-//! `grw-resource-version` and `grw-ready` headers, and the kind answered
-//! in `grw-gvk`; lists also in `metadata`. Lists search by name and owner
-//! ([`super::search`]).
+//! group's preferred one answers. The access check resolves it, once, and
+//! the routes serve what it resolved ([`RouteKind`]). Answers carry the
+//! cache's freshness in `grw-resource-version` and `grw-ready` headers, and
+//! the kind answered in `grw-gvk`; lists also in `metadata`. Lists search
+//! by name and owner ([`super::search`]).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
-use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderValue, header};
@@ -27,10 +27,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Value, json};
 
-use super::kinds::{dedicated_watch, resolve, synced_watch};
+use super::access::Rule;
+use super::kinds::{RouteKind, dedicated_watch, resolve, synced_watch};
 use super::list_body::json_list;
 use super::search::Search;
 use super::stream::{self, StreamOptions};
+use super::table::Routes;
 use super::{AppState, Params, Problem};
 use crate::config::{Parsed, PluginName, WatchOptions};
 use crate::gvk::{Gvk, KindRef, ResourceInfo};
@@ -60,24 +62,34 @@ const LIST_PARAMS: [&str; 15] = [
     "timeoutSeconds",
 ];
 
-pub(super) fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/api/v1/objects/{kind}", get(list_cluster))
-        .route("/api/v1/objects/{kind}/{name}", get(get_cluster))
+pub(super) fn routes() -> Routes {
+    let own = |resource| Rule::Own {
+        resource,
+        subresource: "",
+    };
+    Routes::new()
+        .route("/api/v1/objects/{kind}", Rule::Objects, get(list_cluster))
+        .route(
+            "/api/v1/objects/{kind}/{name}",
+            Rule::Objects,
+            get(get_cluster),
+        )
         .route(
             "/api/v1/namespaces/{namespace}/objects/{kind}",
+            Rule::Objects,
             get(list_namespaced),
         )
         .route(
             "/api/v1/namespaces/{namespace}/objects/{kind}/{name}",
+            Rule::Objects,
             get(get_namespaced),
         )
-        .route("/api/v1/kinds", get(kinds))
+        .route("/api/v1/kinds", own("kinds"), get(kinds))
 }
 
 async fn list_cluster(
     State(state): State<Arc<AppState>>,
-    Path(kind): Path<String>,
+    kind: RouteKind,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, Problem> {
     list(&state, None, &kind, raw.as_deref()).await
@@ -85,7 +97,8 @@ async fn list_cluster(
 
 async fn list_namespaced(
     State(state): State<Arc<AppState>>,
-    Path((namespace, kind)): Path<(String, String)>,
+    Path((namespace, _)): Path<(String, String)>,
+    kind: RouteKind,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, Problem> {
     list(&state, Some(namespace), &kind, raw.as_deref()).await
@@ -93,7 +106,8 @@ async fn list_namespaced(
 
 async fn get_cluster(
     State(state): State<Arc<AppState>>,
-    Path((kind, name)): Path<(String, String)>,
+    Path((_, name)): Path<(String, String)>,
+    kind: RouteKind,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, Problem> {
     get_one(&state, None, &kind, &name, raw.as_deref()).await
@@ -101,13 +115,15 @@ async fn get_cluster(
 
 async fn get_namespaced(
     State(state): State<Arc<AppState>>,
-    Path((namespace, kind, name)): Path<(String, String, String)>,
+    Path((namespace, _, name)): Path<(String, String, String)>,
+    kind: RouteKind,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, Problem> {
     get_one(&state, Some(namespace), &kind, &name, raw.as_deref()).await
 }
 
-/// Parses `{kind}` and resolves it, checking the route fits its scope.
+/// Parses `kind` and resolves it, checking the route fits its scope: for
+/// a route whose kind the access check does not resolve.
 pub(super) async fn resource(
     state: &AppState,
     kind: &str,
@@ -115,7 +131,12 @@ pub(super) async fn resource(
 ) -> Result<ResourceInfo, Problem> {
     let kind =
         KindRef::parse(kind).map_err(|e| Problem::bad_request("InvalidKind", e.to_string()))?;
-    let resource = resolve(state, &kind).await?;
+    in_scope(resolve(state, &kind).await?, namespace)
+}
+
+/// `resource`, if a route in `namespace` (`None`: at the cluster scope)
+/// may read it.
+fn in_scope(resource: ResourceInfo, namespace: Option<&str>) -> Result<ResourceInfo, Problem> {
     if namespace.is_some() && !resource.namespaced {
         return Err(Problem::bad_request(
             "ClusterScoped",
@@ -131,12 +152,12 @@ pub(super) async fn resource(
 async fn list(
     state: &AppState,
     namespace: Option<String>,
-    kind: &str,
+    kind: &RouteKind,
     raw: Option<&str>,
 ) -> Result<Response, Problem> {
     let params = Params::parse(raw, &LIST_PARAMS)?;
     let search = Search::parse(|p| params.get(p))?;
-    let resource = resource(state, kind, namespace.as_deref()).await?;
+    let resource = in_scope(kind.resource()?, namespace.as_deref())?;
     let mut query = Query {
         namespace: namespace.clone(),
         labels: selector::<LabelSelector>(&params, "labelSelector")?,
@@ -335,12 +356,12 @@ fn filter_plugins(state: &AppState, params: &Params) -> Result<Vec<Arc<Plugin>>,
 async fn get_one(
     state: &AppState,
     namespace: Option<String>,
-    kind: &str,
+    kind: &RouteKind,
     name: &str,
     raw: Option<&str>,
 ) -> Result<Response, Problem> {
     Params::parse(raw, &[])?;
-    let resource = resource(state, kind, namespace.as_deref()).await?;
+    let resource = in_scope(kind.resource()?, namespace.as_deref())?;
     if namespace.is_none() && resource.namespaced {
         return Err(Problem::bad_request(
             "Namespaced",

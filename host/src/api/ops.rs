@@ -2,19 +2,20 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use super::AppState;
+use super::access::Rule;
+use super::table::Routes;
 
-pub(super) fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
+pub(super) fn routes() -> Routes {
+    Routes::new()
+        .route("/healthz", Rule::Open, get(healthz))
+        .route("/readyz", Rule::Open, get(readyz))
+        .route("/metrics", Rule::Metrics, get(metrics))
 }
 
 /// The process answers.

@@ -3,18 +3,23 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::Router;
 use axum::extract::{Path, RawQuery, State};
 use axum::routing::get;
 use serde_json::{Value, json};
 
+use super::access::Rule;
+use super::table::Routes;
 use super::{AppState, Params, Problem};
 use crate::plugin::{PluginKind, PluginStatus};
 
-pub(super) fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/api/v1/plugins", get(list))
-        .route("/api/v1/plugins/{name}", get(one))
+pub(super) fn routes() -> Routes {
+    let rule = Rule::Own {
+        resource: "plugins",
+        subresource: "",
+    };
+    Routes::new()
+        .route("/api/v1/plugins", rule, get(list))
+        .route("/api/v1/plugins/{name}", rule, get(one))
 }
 
 async fn list(

@@ -26,14 +26,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::routing::get;
-use axum::{Json, Router};
 use serde_json::{Map, Value, json};
 
 use super::access::Permissions;
+use super::access::Rule;
 use super::native::resource;
+use super::table::Routes;
 use super::{AppState, Params, Problem};
 use crate::relations::{Direction, Edge, Graph, NodeKey};
 
@@ -44,12 +46,17 @@ const DEFAULT_LIMIT: u64 = 10_000;
 /// Most edges a query may ask for.
 const MAX_LIMIT: u64 = 1_000_000;
 
-pub(super) fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/api/v1/relations", get(all))
-        .route("/api/v1/relations/{kind}/{name}", get(cluster_scoped))
+pub(super) fn routes() -> Routes {
+    Routes::new()
+        .route("/api/v1/relations", Rule::AllRelations, get(all))
+        .route(
+            "/api/v1/relations/{kind}/{name}",
+            Rule::Relations,
+            get(cluster_scoped),
+        )
         .route(
             "/api/v1/namespaces/{namespace}/relations/{kind}/{name}",
+            Rule::Relations,
             get(namespaced),
         )
 }

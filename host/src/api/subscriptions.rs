@@ -11,7 +11,6 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, RawQuery, State};
@@ -19,20 +18,40 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
+use super::access::Rule;
+use super::table::Routes;
 use super::{AppState, Params, Problem};
 use crate::config::{InvalidKey, SubscriptionConfig, SubscriptionName};
 use crate::notify::{DeadLetter, Delivery, Notifications, SubscriptionError};
 
-pub(super) fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/api/v1/subscriptions", get(list).post(create))
-        .route("/api/v1/subscriptions/{name}", get(one).delete(delete))
+pub(super) fn routes() -> Routes {
+    let subscription = Rule::Own {
+        resource: "subscriptions",
+        subresource: "",
+    };
+    let its_dead_letters = Rule::Own {
+        resource: "subscriptions",
+        subresource: "dead-letters",
+    };
+    Routes::new()
+        .route(
+            "/api/v1/subscriptions",
+            subscription,
+            get(list).post(create),
+        )
+        .route(
+            "/api/v1/subscriptions/{name}",
+            subscription,
+            get(one).delete(delete),
+        )
         .route(
             "/api/v1/subscriptions/{name}/dead-letters",
+            its_dead_letters,
             get(dead_letters).delete(drop_dead),
         )
         .route(
             "/api/v1/subscriptions/{name}/dead-letters/replay",
+            its_dead_letters,
             post(replay_dead),
         )
 }

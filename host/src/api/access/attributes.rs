@@ -1,9 +1,8 @@
 //! The pieces every route group's request attributes are made of, read the
-//! way the Kubernetes API server reads them: the verb of a method, path
-//! segments percent-decoded, and the few query parameters that change what
-//! a request does (`watch`, a `fieldSelector` naming one object).
-
-use std::borrow::Cow;
+//! way the Kubernetes API server reads them: the verb of a method, and the
+//! few query parameters that change what a request does (`watch`, a
+//! `fieldSelector` naming one object). Path parameters are the router's,
+//! percent-decoded as the routes read them.
 
 use axum::http::Method;
 
@@ -100,43 +99,6 @@ pub(super) fn path_verb(method: &Method) -> String {
     method.as_str().to_ascii_lowercase()
 }
 
-/// The segments of a path after its leading `/`, each percent-decoded as
-/// the router decodes path parameters. A segment that does not decode to
-/// UTF-8 is kept as written (the route refuses it).
-pub(super) fn segments(path: &str) -> Vec<Cow<'_, str>> {
-    let path = path.strip_prefix('/').unwrap_or(path);
-    if path.is_empty() {
-        return Vec::new();
-    }
-    path.split('/').map(decode).collect()
-}
-
-fn decode(segment: &str) -> Cow<'_, str> {
-    if !segment.contains('%') {
-        return Cow::Borrowed(segment);
-    }
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
-            (b'%', Some(&hi), Some(&lo)) if hex(hi).is_some() && hex(lo).is_some() => {
-                out.push((hex(hi).unwrap_or(0) * 16 + hex(lo).unwrap_or(0)) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    match String::from_utf8(out) {
-        Ok(decoded) => Cow::Owned(decoded),
-        Err(_) => Cow::Borrowed(segment),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,16 +184,5 @@ mod tests {
             );
         }
         assert_eq!(path_verb(&Method::GET), "get");
-    }
-
-    #[test]
-    fn segments_are_decoded_like_path_parameters() {
-        assert!(segments("/").is_empty());
-        assert_eq!(segments("/api/v1/x%20y"), ["api", "v1", "x y"]);
-        assert_eq!(segments("/a%2Fb/c"), ["a/b", "c"]);
-        assert_eq!(segments("/a//b/"), ["a", "", "b", ""]);
-        // Not UTF-8, or not an escape: kept as written.
-        assert_eq!(segments("/%ff"), ["%ff"]);
-        assert_eq!(segments("/100%/%zz"), ["100%", "%zz"]);
     }
 }

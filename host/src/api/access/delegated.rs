@@ -50,10 +50,18 @@ pub(super) enum Unanswered {
     #[error(transparent)]
     Review(#[from] ReviewError),
     /// Too many reviews are in flight and waiting.
+    #[error(transparent)]
+    Busy(#[from] Busy),
+}
+
+/// Why a review cannot be asked now: the caller is answered 429.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum Busy {
+    /// Every place in flight and in the queue is taken ([`Limiter`]).
     #[error(
         "{in_flight} reviews are under way with the API server and {queued} more wait (delegatedAuth.maxConcurrentReviews, maxQueuedReviews)"
     )]
-    Busy {
+    QueueFull {
         /// `maxConcurrentReviews`.
         in_flight: usize,
         /// `maxQueuedReviews`.
@@ -119,10 +127,11 @@ impl Limiter {
                 running: self.running.clone(),
                 gauges: self.gauges.clone(),
             }),
-            Err(_) => Err(Unanswered::Busy {
+            Err(_) => Err(Busy::QueueFull {
                 in_flight: self.in_flight,
                 queued: self.queued,
-            }),
+            }
+            .into()),
         }
     }
 }
@@ -158,8 +167,8 @@ pub(super) enum Identity {
     Rejected(Arc<str>),
     /// The API server could not say; why.
     Unknown(NoAnswer),
-    /// Too many reviews are under way to ask now; why.
-    Busy(String),
+    /// Too many reviews are under way to ask now.
+    Busy(Busy),
 }
 
 /// Whether the caller may make the request.
@@ -170,8 +179,8 @@ pub(super) enum Decision {
     Denied(AccessVerdict),
     /// The API server could not say; why.
     Unknown(NoAnswer),
-    /// Too many reviews are under way to ask now; why.
-    Busy(String),
+    /// Too many reviews are under way to ask now.
+    Busy(Busy),
 }
 
 /// Why the API server gave no answer about a caller.
@@ -238,8 +247,10 @@ impl Delegated {
         match answer {
             Ok(Ok(user)) => Identity::Known(user),
             Ok(Err(error)) => Identity::Rejected(error),
-            Err(failed) if is_busy(&failed) => Identity::Busy(explain(&failed)),
-            Err(failed) => Identity::Unknown(failed.into()),
+            Err(failed) => match busy(&failed) {
+                Some(busy) => Identity::Busy(busy),
+                None => Identity::Unknown(failed.into()),
+            },
         }
     }
 
@@ -268,8 +279,10 @@ impl Delegated {
         match answer {
             Ok(verdict) if verdict.allowed => Decision::Allowed,
             Ok(verdict) => Decision::Denied(verdict),
-            Err(failed) if is_busy(&failed) => Decision::Busy(explain(&failed)),
-            Err(failed) => Decision::Unknown(failed.into()),
+            Err(failed) => match busy(&failed) {
+                Some(busy) => Decision::Busy(busy),
+                None => Decision::Unknown(failed.into()),
+            },
         }
     }
 
@@ -368,14 +381,14 @@ fn token_answer(verdict: TokenVerdict) -> TokenAnswer {
     }
 }
 
-fn is_busy(failed: &Failed<Unanswered>) -> bool {
-    matches!(failed, Failed::Review(e) if matches!(**e, Unanswered::Busy { .. }))
-}
-
-fn explain(failed: &Failed<Unanswered>) -> String {
+/// Why a review was not asked, if it was refused for want of a place.
+fn busy(failed: &Failed<Unanswered>) -> Option<Busy> {
     match failed {
-        Failed::Review(e) => crate::error::Report(&**e).to_string(),
-        Failed::Lost => "the review failed unexpectedly; the daemon logged it".to_string(),
+        Failed::Review(e) => match &**e {
+            Unanswered::Busy(busy) => Some(busy.clone()),
+            Unanswered::Review(_) => None,
+        },
+        Failed::Lost => None,
     }
 }
 
@@ -469,7 +482,13 @@ mod tests {
         let Err(failed) = answer else {
             panic!("answered while no place was free");
         };
-        assert!(is_busy(&failed));
+        assert_eq!(
+            busy(&failed),
+            Some(Busy::QueueFull {
+                in_flight: 1,
+                queued: 0
+            })
+        );
         drop(held);
         let ask = || {
             let ticket = limiter.admit();

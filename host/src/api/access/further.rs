@@ -80,7 +80,7 @@ impl Permissions {
                 )))
             }
             (Decision::Unknown(why), _) => Err(FurtherRefusal::Unknown(Report(&why).to_string())),
-            (Decision::Busy(why), _) => Err(FurtherRefusal::Unknown(why)),
+            (Decision::Busy(why), _) => Err(FurtherRefusal::Unknown(why.to_string())),
         }
     }
 
@@ -108,7 +108,7 @@ impl Permissions {
                 }
                 Decision::Denied(_) => {}
                 Decision::Unknown(why) => return Err(Unanswered(Report(&why).to_string())),
-                Decision::Busy(why) => return Err(Unanswered(why)),
+                Decision::Busy(why) => return Err(Unanswered(why.to_string())),
             }
         }
         Ok(allowed)

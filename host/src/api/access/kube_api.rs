@@ -1,8 +1,9 @@
 //! What a request to the Kubernetes API (below `kubeApiPathPrefix`) asks
-//! for, as authorization attributes. The path is read by the same
-//! [`KubePath`] that the routes serve it with, and the query by the same
-//! [`ListOptions`], so that what is checked is what is served; the rest is
-//! filled in as the API server's request-info parser fills it in:
+//! for, as authorization attributes. The path is read once, into the
+//! [`KubePath`] that the routes are then handed ([`KubeTarget`]), and the
+//! query by the same [`ListOptions`] that the routes read it with, so that
+//! what is checked is what is served; the rest is filled in as the API
+//! server's request-info parser fills it in:
 //!
 //! - discovery (`/api`, `/apis`, `/apis/{group}`, `/api/{version}`,
 //!   `/apis/{group}/{version}`) and `/version` are non-resource URLs,
@@ -27,39 +28,36 @@
 use axum::http::Method;
 
 use super::attributes::{Query, exact_name, path_verb, resource_verb};
+use crate::api::kubernetes::KubeTarget;
 use crate::api::kubernetes::options::ListOptions;
 use crate::api::kubernetes::path::{KubePath, ResourcePath};
 use crate::kube::{AccessAttributes, NonResourceAttributes, ResourceAttributes};
 
-/// The attributes of a request to the Kubernetes API; `path` is without
-/// GRW's prefix, `query` the raw query string.
+/// The attributes of a request to the Kubernetes API to `target`; `query`
+/// is the raw query string.
 pub(super) fn attributes(
     method: &Method,
-    path: &str,
+    target: &KubeTarget,
     query: Option<&str>,
 ) -> Option<AccessAttributes> {
-    match KubePath::parse(path) {
+    match &target.path {
         KubePath::Version
         | KubePath::CoreVersions
         | KubePath::Groups
         | KubePath::Group(_)
         | KubePath::Resources(_) => Some(AccessAttributes::NonResource(NonResourceAttributes {
-            path: path.to_string(),
+            path: target.raw.clone(),
             verb: path_verb(method),
         })),
         KubePath::Resource(resource) => Some(AccessAttributes::Resource(of_resource(
-            method, &resource, query,
+            method, resource, query,
         ))),
         KubePath::Unknown => None,
     }
 }
 
-fn of_resource(
-    method: &Method,
-    path: &ResourcePath<'_>,
-    query: Option<&str>,
-) -> ResourceAttributes {
-    let named = path.name.unwrap_or_default();
+fn of_resource(method: &Method, path: &ResourcePath, query: Option<&str>) -> ResourceAttributes {
+    let named = path.name.as_deref().unwrap_or_default();
     let reading = *method == Method::GET || *method == Method::HEAD;
     if path.watch_segment {
         return attributes_of(path, "watch", named);
@@ -79,7 +77,7 @@ fn of_resource(
         Err(_) => (Query::parse(query).is_watch(), None),
     };
     let selected = selected.as_deref().unwrap_or_default();
-    match (watch, path.name) {
+    match (watch, path.name.as_deref()) {
         (true, Some(name)) => attributes_of(path, "watch", name),
         (false, Some(name)) => attributes_of(path, "get", name),
         (true, None) => attributes_of(path, "watch", selected),
@@ -89,18 +87,18 @@ fn of_resource(
 
 /// The attributes of `path` for `verb` on the object `name` (empty: the
 /// collection).
-fn attributes_of(path: &ResourcePath<'_>, verb: &str, name: &str) -> ResourceAttributes {
-    let namespace = match (path.namespace, path.resource, path.name) {
+fn attributes_of(path: &ResourcePath, verb: &str, name: &str) -> ResourceAttributes {
+    let namespace = match (&path.namespace, path.resource.as_str(), &path.name) {
         (Some(namespace), _, _) => namespace,
         (None, "namespaces", Some(own)) => own,
         (None, _, _) => "",
     };
     ResourceAttributes {
         verb: verb.to_string(),
-        group: path.group_version.group.to_string(),
-        version: path.group_version.version.to_string(),
-        resource: path.resource.to_string(),
-        subresource: path.subresource.unwrap_or_default().to_string(),
+        group: path.group_version.group.clone(),
+        version: path.group_version.version.clone(),
+        resource: path.resource.clone(),
+        subresource: path.subresource.clone().unwrap_or_default(),
         namespace: namespace.to_string(),
         name: name.to_string(),
     }
@@ -109,6 +107,13 @@ fn attributes_of(path: &ResourcePath<'_>, verb: &str, name: &str) -> ResourceAtt
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kube::Catalog;
+
+    /// `path` as the check reads it; the catalog does not matter to the
+    /// attributes, which are the path's.
+    fn read(path: &str) -> KubeTarget {
+        KubeTarget::read(path, &Catalog::default())
+    }
 
     fn resource(
         verb: &str,
@@ -201,7 +206,7 @@ mod tests {
             (get.clone(), "/api/v1/proxy/namespaces/a/pods/p/x", "", None),
         ];
         for (method, target, query, want) in cases {
-            let got = attributes(&method, target, Some(query));
+            let got = attributes(&method, &read(target), Some(query));
             assert_eq!(got, want, "{method} {target}?{query}");
         }
     }
@@ -229,21 +234,22 @@ mod tests {
             ("/api/v1/watch/namespaces/a/pods/web", "", "pods", "a", "web"),
         ];
         for (target, group, resource, namespace, name) in cases {
-            let KubePath::Resource(served) = KubePath::parse(target) else {
+            let read = read(target);
+            let KubePath::Resource(served) = &read.path else {
                 panic!("{target}: not served as a resource");
             };
             let served = (
-                served.group_version.group,
-                served.resource,
-                served.namespace.unwrap_or_default(),
-                served.name.unwrap_or_default(),
+                served.group_version.group.as_str(),
+                served.resource.as_str(),
+                served.namespace.as_deref().unwrap_or_default(),
+                served.name.as_deref().unwrap_or_default(),
             );
             assert_eq!(
                 served,
                 (group, resource, namespace, name),
                 "{target}: served"
             );
-            let Some(AccessAttributes::Resource(checked)) = attributes(&Method::GET, target, None)
+            let Some(AccessAttributes::Resource(checked)) = attributes(&Method::GET, &read, None)
             else {
                 panic!("{target}: not a resource");
             };

@@ -12,7 +12,15 @@
 //!   request names (an object's relations, into other namespaces) asks
 //!   about the rest through [`Permissions`].
 //!
-//! `/healthz` and `/readyz` are open in every mode: the kubelet probes them.
+//! Each route is registered with its [`Rule`] ([`crate::api::table`]), and
+//! checked by it: the check reads the route the router matched, never the
+//! path again. In every mode it resolves the kind the request names once,
+//! and hands it to the route, so that the resource checked is the resource
+//! served. A path no route serves is answered 404 once the caller is
+//! known, without a review.
+//!
+//! `/healthz` and `/readyz` are open in every mode ([`Rule::Open`]): the
+//! kubelet probes them.
 
 mod attributes;
 mod bearer;
@@ -24,27 +32,26 @@ mod refusal;
 mod routes;
 mod token;
 
-use std::cell::Cell;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
+use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 pub use delegated::Delegated;
 pub use further::{Permissions, Unanswered};
 pub use routes::OWN_GROUP;
+pub(crate) use routes::Rule;
 pub use token::{ApiToken, TokenError};
 
-use self::attributes::Query;
 use self::delegated::{Decision, Identity};
-use self::routes::{Asked, Described};
+use self::routes::{Asked, Described, Target, describe};
 use super::AppState;
 use super::kinds::REFRESH_ON_MISS;
 use super::kubernetes::status::KubeError;
 use crate::config::{ApiAuth, Config};
-use crate::gvk::KindRef;
-use crate::kube::{AccessAttributes, Catalog, KubeClient, ResolveError, UserInfo};
+use crate::kube::{AccessAttributes, KubeClient, UserInfo};
 use crate::metrics::Metrics;
 
 /// The access check of one listener.
@@ -166,88 +173,134 @@ impl Access {
     }
 }
 
-/// Routes that answer without a token: probes must work for the kubelet.
-const OPEN_ROUTES: [&str; 2] = ["/healthz", "/readyz"];
+/// What the check of one route needs: the API's state, the listener's
+/// guard, and the route's rule.
+#[derive(Clone)]
+pub(super) struct RouteCheck {
+    /// The API's state: discovery, and `kubeApiPathPrefix`.
+    pub state: Arc<AppState>,
+    /// The listener's check.
+    pub guard: Guard,
+    /// The rule the route was registered with.
+    pub rule: Rule,
+}
 
-/// The middleware: lets a request through, or answers it.
+/// Who the caller is, as far as the listener asks.
+enum Admission {
+    /// Anyone the listener lets in: `none`, or the shared token.
+    Admitted,
+    /// The user the API server says the token belongs to (`delegated`).
+    User(Arc<Delegated>, Arc<UserInfo>),
+}
+
+/// The middleware of every route: lets a request through, or answers it.
+/// In every mode, the request's kind is resolved here once ([`Target`])
+/// and handed to the route; in `delegated`, the caller is then asked
+/// about in Kubernetes' terms ([`describe`]).
 pub(super) async fn check(
-    State((state, guard)): State<(Arc<AppState>, Guard)>,
+    State(route): State<RouteCheck>,
     request: Request,
     next: Next,
 ) -> Response {
-    match guard {
-        Guard::Open => next.run(request).await,
-        Guard::Token(token) => {
-            if OPEN_ROUTES.contains(&request.uri().path()) || token.admits(&request) {
-                next.run(request).await
-            } else {
-                token::refusal()
-            }
+    let RouteCheck { state, guard, rule } = route;
+    if rule == Rule::Open {
+        return next.run(request).await;
+    }
+    let (mut parts, body) = request.into_parts();
+    let caller = match authenticate(&guard, &parts).await {
+        Ok(caller) => caller,
+        Err(refusal) => return refusal,
+    };
+    let asked = match Asked::read(rule, &mut parts).await {
+        Ok(asked) => asked,
+        Err(rejection) => return rejection.into_response(),
+    };
+    let mut request = Request::from_parts(parts, body);
+    let target = resolve(&state, rule, &asked).await;
+    let attributes = match describe(rule, &asked, &target) {
+        Described::Open => return next.run(request).await,
+        Described::Check(attributes) => attributes,
+        // The answer of the routes themselves to a path they do not serve.
+        Described::Unknown if rule == Rule::KubeApi => {
+            return KubeError::PageNotFound.into_response();
         }
-        Guard::Delegated(delegated) => check_delegated(&state, delegated, request, next).await,
+        Described::Unknown => return super::not_found(request).await.into_response(),
+    };
+    target.hand_over(request.extensions_mut());
+    match caller {
+        Admission::Admitted => next.run(request).await,
+        Admission::User(delegated, user) => {
+            authorize(delegated, user, attributes, request, next).await
+        }
     }
 }
 
-async fn check_delegated(
-    state: &AppState,
-    delegated: Arc<Delegated>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    let (mut described, missed) = describe(state, &request, &state.discovery.catalog());
-    if described == Described::Open {
-        return next.run(request).await;
+/// What `asked` names, for a route checked by `rule`. A kind discovery does
+/// not know makes it read discovery again first (at most every
+/// `REFRESH_ON_MISS`, and only for a caller the listener let in), so that
+/// a CRD just installed is checked and served as the resource it is.
+async fn resolve(state: &AppState, rule: Rule, asked: &Asked) -> Target {
+    let prefix = &state.config.kube_api_path_prefix;
+    let target = Target::read(rule, asked, prefix, &state.discovery.catalog());
+    if !target.missed() {
+        return target;
     }
+    let catalog = state.discovery.refresh_if_older(REFRESH_ON_MISS).await;
+    Target::read(rule, asked, prefix, &catalog)
+}
+
+/// Who makes `request`, or the refusal: 401 without the listener's token,
+/// and in `delegated` 429 or 503 when the API server cannot be asked.
+async fn authenticate(guard: &Guard, request: &Parts) -> Result<Admission, Response> {
+    let delegated = match guard {
+        Guard::Open => return Ok(Admission::Admitted),
+        Guard::Token(token) if token.admits(&request.headers) => return Ok(Admission::Admitted),
+        Guard::Token(_) => return Err(token::refusal()),
+        Guard::Delegated(delegated) => delegated,
+    };
     let metrics = delegated.metrics();
-    let Some(token) = bearer::bearer_token(request.headers()) else {
+    let Some(token) = bearer::bearer_token(&request.headers) else {
         metrics.refused(401);
         tracing::info!(
-            path = request.uri().path(),
+            path = request.uri.path(),
             "request refused: no bearer token"
         );
-        return refusal::unauthorized();
+        return Err(refusal::unauthorized());
     };
-    let user = match delegated.authenticate(token).await {
-        Identity::Known(user) => user,
+    match delegated.authenticate(token).await {
+        Identity::Known(user) => Ok(Admission::User(delegated.clone(), user)),
         Identity::Rejected(error) => {
             metrics.refused(401);
-            tracing::info!(path = request.uri().path(), reason = %error, "request refused: the API server did not accept the bearer token");
-            return refusal::unauthorized();
+            tracing::info!(path = request.uri.path(), reason = %error, "request refused: the API server did not accept the bearer token");
+            Err(refusal::unauthorized())
         }
         Identity::Busy(why) => {
             metrics.refused(429);
-            return refusal::too_many_requests(format!(
+            Err(refusal::too_many_requests(format!(
                 "GRW cannot check the caller's token now: {why}; try again later"
-            ));
+            )))
         }
         Identity::Unknown(why) => {
             let why = crate::error::Report(&why);
             metrics.refused(503);
             tracing::warn!(error = %why, "cannot check a caller's token");
-            return refusal::unavailable(format!(
+            Err(refusal::unavailable(format!(
                 "GRW cannot check the caller's token with the API server: {why}; try again later"
-            ));
+            )))
         }
-    };
-    if missed {
-        // A kind discovery did not know: read discovery again first, as the
-        // route will (at most every `REFRESH_ON_MISS`, and only for an
-        // authenticated caller), so that a CRD just installed is checked as
-        // the resource it is, not as named.
-        let catalog = state.discovery.refresh_if_older(REFRESH_ON_MISS).await;
-        described = describe(state, &request, &catalog).0;
     }
-    let attributes = match described {
-        Described::Check(attributes) => attributes,
-        Described::Open | Described::Unknown => {
-            // The answer of the routes themselves to a path they do not serve.
-            let prefix = &state.config.kube_api_path_prefix;
-            if routes::below(prefix, request.uri().path()).is_some() {
-                return KubeError::PageNotFound.into_response();
-            }
-            return super::not_found(request).await.into_response();
-        }
-    };
+}
+
+/// Lets `request` through if the API server allows `user` what
+/// `attributes` describe, or answers it.
+async fn authorize(
+    delegated: Arc<Delegated>,
+    user: Arc<UserInfo>,
+    attributes: AccessAttributes,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let metrics = delegated.metrics();
     let (decision, question) = delegated.authorize_widely(user, attributes).await;
     match decision {
         Decision::Allowed => {
@@ -276,27 +329,6 @@ async fn check_delegated(
             ))
         }
     }
-}
-
-/// What `request` needs, its kinds resolved in `catalog`; and whether a
-/// kind was not found there.
-fn describe(state: &AppState, request: &Request, catalog: &Catalog) -> (Described, bool) {
-    let asked = Asked {
-        method: request.method(),
-        path: request.uri().path(),
-        raw_query: request.uri().query(),
-        query: Query::parse(request.uri().query()),
-    };
-    let missed = Cell::new(false);
-    let resolve = |kind: &KindRef| match catalog.resolve(kind) {
-        Ok(info) => Some(info),
-        Err(error) => {
-            missed.set(matches!(error, ResolveError::NotFound { .. }));
-            None
-        }
-    };
-    let described = routes::describe(&asked, &state.config.kube_api_path_prefix, &resolve);
-    (described, missed.get())
 }
 
 fn log_denial(

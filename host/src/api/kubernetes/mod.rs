@@ -21,8 +21,8 @@ mod watch;
 
 use std::sync::Arc;
 
-use axum::Router;
-use axum::extract::State;
+use axum::extract::{FromRequestParts, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
@@ -35,13 +35,65 @@ use self::path::{GroupVersion, KubePath, ResourcePath};
 use self::read::json_response;
 use self::status::{KubeError, Status, Subject};
 use super::AppState;
+use super::access::Rule;
+use super::table::Routes;
 use crate::gvk::ResourceInfo;
+use crate::kube::Catalog;
 
-/// The routes, under `prefix`.
-pub(super) fn routes(prefix: &str) -> Router<Arc<AppState>> {
-    Router::new()
-        .route(prefix, any(handle))
-        .route(&format!("{prefix}/{{*path}}"), any(handle))
+/// The routes, under `prefix`: every path below it, each checked as the
+/// API server reads it ([`Rule::KubeApi`]).
+pub(super) fn routes(prefix: &str) -> Routes {
+    Routes::new()
+        .route(prefix, Rule::KubeApi, any(handle))
+        .route(&format!("{prefix}/{{*path}}"), Rule::KubeApi, any(handle))
+}
+
+/// A request's path below the prefix, read once by the access check, with
+/// the resource it names as discovery knows it; the check hands it to the
+/// routes in the request's extensions, so that what is checked is what is
+/// served.
+#[derive(Debug, Clone)]
+pub(crate) struct KubeTarget {
+    /// The path without the prefix, as written: a discovery request's
+    /// non-resource URL.
+    pub raw: String,
+    /// What the path names.
+    pub path: KubePath,
+    /// The resource of a [`KubePath::Resource`], if discovery has it.
+    pub resource: Option<ResourceInfo>,
+}
+
+impl KubeTarget {
+    /// Reads `path` (without GRW's prefix), its resource found in `catalog`.
+    pub(crate) fn read(path: &str, catalog: &Catalog) -> KubeTarget {
+        let parsed = KubePath::parse(path);
+        let resource = match &parsed {
+            KubePath::Resource(named) => find(catalog, &named.group_version, &named.resource),
+            _ => None,
+        };
+        KubeTarget {
+            raw: path.to_string(),
+            path: parsed,
+            resource,
+        }
+    }
+
+    /// Whether the path names a resource discovery did not know: discovery
+    /// is read again before it is answered 404 (a CRD just installed).
+    pub(crate) fn missed(&self) -> bool {
+        matches!(self.path, KubePath::Resource(_)) && self.resource.is_none()
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for KubeTarget {
+    type Rejection = KubeError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<KubeTarget, KubeError> {
+        parts
+            .extensions
+            .remove::<KubeTarget>()
+            .ok_or_else(|| Status::internal("the access check did not read the path").into())
+    }
 }
 
 /// One request to a resource, resolved.
@@ -72,10 +124,9 @@ async fn handle(
     method: Method,
     uri: Uri,
     headers: HeaderMap,
+    target: KubeTarget,
 ) -> Response {
-    let prefix = state.config.kube_api_path_prefix.as_str();
-    let path = uri.path().strip_prefix(prefix).unwrap_or_default();
-    match serve(&state, &method, path, uri.query(), &headers).await {
+    match serve(&state, &method, target, uri.query(), &headers).await {
         Ok(response) => response,
         Err(error) => error.into_response(),
     }
@@ -84,15 +135,14 @@ async fn handle(
 async fn serve(
     state: &AppState,
     method: &Method,
-    path: &str,
+    target: KubeTarget,
     query: Option<&str>,
     headers: &HeaderMap,
 ) -> Result<Response, KubeError> {
     if method != Method::GET && method != Method::HEAD {
         return Err(Status::method_not_allowed(method.as_str()).into());
     }
-    let path = KubePath::parse(path);
-    let endpoint = match path {
+    let endpoint = match target.path {
         KubePath::CoreVersions | KubePath::Groups => Endpoint::Discovery,
         KubePath::Resource(_) => Endpoint::Resource,
         _ => Endpoint::Other,
@@ -100,13 +150,13 @@ async fn serve(
     let representation =
         negotiate(headers, endpoint).map_err(|_| KubeError::from(Status::not_acceptable()))?;
     let served = || Served::new(&state.discovery.catalog());
-    let document = match path {
-        KubePath::Resource(resource) => {
-            return serve_resource(state, resource, representation, query).await;
+    let document = match &target.path {
+        KubePath::Resource(path) => {
+            return serve_resource(state, path, target.resource, representation, query).await;
         }
         KubePath::Version => version(&state.discovery.catalog().version),
         KubePath::CoreVersions | KubePath::Groups => {
-            let core = path == KubePath::CoreVersions;
+            let core = target.path == KubePath::CoreVersions;
             return Ok(match representation {
                 Representation::Aggregated(version) => {
                     discovery_response(&served().aggregated(core, version), representation, headers)
@@ -193,13 +243,12 @@ fn discovery_response(
 
 async fn serve_resource(
     state: &AppState,
-    path: ResourcePath<'_>,
+    path: &ResourcePath,
+    resource: Option<ResourceInfo>,
     representation: Representation,
     query: Option<&str>,
 ) -> Result<Response, KubeError> {
-    let resource = resolve(state, path.group_version, path.resource)
-        .await
-        .ok_or(KubeError::PageNotFound)?;
+    let resource = resource.ok_or(KubeError::PageNotFound)?;
     // The API server has no route for a namespace path of a cluster-scoped
     // resource, nor for a namespaced object outside a namespace.
     if path.namespace.is_some() && !resource.namespaced
@@ -207,14 +256,14 @@ async fn serve_resource(
     {
         return Err(KubeError::PageNotFound);
     }
-    if let Some(subresource) = path.subresource {
+    if let Some(subresource) = &path.subresource {
         return Err(Status::no_subresource(&resource, subresource).into());
     }
     let options = ListOptions::parse(query, path.watch_segment)?;
     let request = KubeRequest {
         resource,
-        namespace: path.namespace,
-        name: path.name,
+        namespace: path.namespace.as_deref(),
+        name: path.name.as_deref(),
         representation,
     };
     if options.watch {
@@ -224,31 +273,16 @@ async fn serve_resource(
     }
 }
 
-/// The resource a path names, exactly; one discovery does not know yet
-/// (a CRD just installed) makes discovery be read again first.
-async fn resolve(
-    state: &AppState,
-    group_version: GroupVersion<'_>,
-    plural: &str,
-) -> Option<ResourceInfo> {
-    let find = |catalog: &crate::kube::Catalog| {
-        catalog
-            .resources
-            .iter()
-            .map(|e| &e.info)
-            .find(|info| {
-                info.plural == plural
-                    && info.gvk.group == group_version.group
-                    && info.gvk.version == group_version.version
-            })
-            .cloned()
-    };
-    if let Some(found) = find(&state.discovery.catalog()) {
-        return Some(found);
-    }
-    let catalog = state
-        .discovery
-        .refresh_if_older(super::kinds::REFRESH_ON_MISS)
-        .await;
-    find(&catalog)
+/// The resource a path names, exactly.
+fn find(catalog: &Catalog, group_version: &GroupVersion, plural: &str) -> Option<ResourceInfo> {
+    catalog
+        .resources
+        .iter()
+        .map(|e| &e.info)
+        .find(|info| {
+            info.plural == plural
+                && info.gvk.group == group_version.group
+                && info.gvk.version == group_version.version
+        })
+        .cloned()
 }

@@ -1,11 +1,12 @@
 //! What a path below the Kubernetes API's prefix names, read as the API
 //! server reads it: a discovery document, or a resource (a collection or one
 //! object, in a namespace or not, possibly through the legacy `/watch/`
-//! segment).
+//! segment). Read once, by the access check ([`super::KubeTarget`]), which
+//! hands it to the routes: it owns its parts.
 
 /// A path of the Kubernetes API, without GRW's prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum KubePath<'a> {
+pub(crate) enum KubePath {
     /// `/version`.
     Version,
     /// `/api`: the core group's versions.
@@ -13,57 +14,68 @@ pub(crate) enum KubePath<'a> {
     /// `/apis`: every group.
     Groups,
     /// `/apis/{group}`.
-    Group(&'a str),
+    Group(String),
     /// `/api/{version}` or `/apis/{group}/{version}`: the resources of a
     /// group version.
-    Resources(GroupVersion<'a>),
+    Resources(GroupVersion),
     /// A collection or an object.
-    Resource(ResourcePath<'a>),
+    Resource(ResourcePath),
     /// Anything else: the API server answers these `404 page not found`.
     Unknown,
 }
 
 /// A group and version; the core group is `""`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct GroupVersion<'a> {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct GroupVersion {
     /// API group, `""` for the core group.
-    pub group: &'a str,
+    pub group: String,
     /// Version, e.g. `v1`.
-    pub version: &'a str,
+    pub version: String,
+}
+
+impl GroupVersion {
+    fn new(group: &str, version: &str) -> GroupVersion {
+        GroupVersion {
+            group: group.to_string(),
+            version: version.to_string(),
+        }
+    }
 }
 
 /// A collection or an object of one resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ResourcePath<'a> {
+pub(crate) struct ResourcePath {
     /// Its group version.
-    pub group_version: GroupVersion<'a>,
+    pub group_version: GroupVersion,
     /// `namespaces/{ns}/...`; `None` for cluster-scoped paths and lists
     /// across namespaces.
-    pub namespace: Option<&'a str>,
+    pub namespace: Option<String>,
     /// The resource's plural name, e.g. `pods`.
-    pub resource: &'a str,
+    pub resource: String,
     /// The object's name; `None` for the collection.
-    pub name: Option<&'a str>,
+    pub name: Option<String>,
     /// A subresource such as `status` or `log`, which GRW does not serve.
-    pub subresource: Option<&'a str>,
+    pub subresource: Option<String>,
     /// Reached through the legacy `/watch/` segment
     /// (`/api/v1/watch/namespaces/a/pods`).
     pub watch_segment: bool,
 }
 
-impl<'a> KubePath<'a> {
+impl KubePath {
     /// Reads `path` (starting with `/`, GRW's prefix removed).
-    pub(crate) fn parse(path: &'a str) -> KubePath<'a> {
+    pub(crate) fn parse(path: &str) -> KubePath {
         let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
         match segments.as_slice() {
             ["version"] => KubePath::Version,
             ["api"] => KubePath::CoreVersions,
             ["apis"] => KubePath::Groups,
-            ["apis", group] => KubePath::Group(group),
-            ["api", version] => KubePath::Resources(GroupVersion { group: "", version }),
-            ["apis", group, version] => KubePath::Resources(GroupVersion { group, version }),
-            ["api", version, rest @ ..] => resource(GroupVersion { group: "", version }, rest),
-            ["apis", group, version, rest @ ..] => resource(GroupVersion { group, version }, rest),
+            ["apis", group] => KubePath::Group(group.to_string()),
+            ["api", version] => KubePath::Resources(GroupVersion::new("", version)),
+            ["apis", group, version] => KubePath::Resources(GroupVersion::new(group, version)),
+            ["api", version, rest @ ..] => resource(GroupVersion::new("", version), rest),
+            ["apis", group, version, rest @ ..] => {
+                resource(GroupVersion::new(group, version), rest)
+            }
             _ => KubePath::Unknown,
         }
     }
@@ -73,7 +85,7 @@ impl<'a> KubePath<'a> {
 /// Namespace's status, not a resource `status` in that namespace.
 const NAMESPACE_SUBRESOURCES: [&str; 2] = ["status", "finalize"];
 
-fn resource<'a>(group_version: GroupVersion<'a>, rest: &[&'a str]) -> KubePath<'a> {
+fn resource(group_version: GroupVersion, rest: &[&str]) -> KubePath {
     let (watch_segment, rest) = match rest {
         ["watch", rest @ ..] => (true, rest),
         rest => (false, rest),
@@ -93,10 +105,10 @@ fn resource<'a>(group_version: GroupVersion<'a>, rest: &[&'a str]) -> KubePath<'
     };
     KubePath::Resource(ResourcePath {
         group_version,
-        namespace,
-        resource,
-        name,
-        subresource,
+        namespace: namespace.map(str::to_string),
+        resource: resource.to_string(),
+        name: name.map(str::to_string),
+        subresource: subresource.map(str::to_string),
         watch_segment,
     })
 }
@@ -105,23 +117,25 @@ fn resource<'a>(group_version: GroupVersion<'a>, rest: &[&'a str]) -> KubePath<'
 mod tests {
     use super::*;
 
-    fn core(version: &str) -> GroupVersion<'_> {
-        GroupVersion { group: "", version }
+    fn core(version: &str) -> GroupVersion {
+        GroupVersion::new("", version)
     }
 
     #[test]
     fn paths_read_as_the_api_server_reads_them() {
-        let apps = GroupVersion {
-            group: "apps",
-            version: "v1",
-        };
-        let at = |group_version, namespace, resource, name, subresource, watch_segment| {
+        let apps = || GroupVersion::new("apps", "v1");
+        let at = |group_version,
+                  namespace: Option<&str>,
+                  resource: &str,
+                  name: Option<&str>,
+                  subresource: Option<&str>,
+                  watch_segment| {
             KubePath::Resource(ResourcePath {
                 group_version,
-                namespace,
-                resource,
-                name,
-                subresource,
+                namespace: namespace.map(str::to_string),
+                resource: resource.to_string(),
+                name: name.map(str::to_string),
+                subresource: subresource.map(str::to_string),
                 watch_segment,
             })
         };
@@ -130,9 +144,9 @@ mod tests {
             ("/api", KubePath::CoreVersions),
             ("/api/", KubePath::CoreVersions),
             ("/apis", KubePath::Groups),
-            ("/apis/apps", KubePath::Group("apps")),
+            ("/apis/apps", KubePath::Group("apps".into())),
             ("/api/v1", KubePath::Resources(core("v1"))),
-            ("/apis/apps/v1", KubePath::Resources(apps)),
+            ("/apis/apps/v1", KubePath::Resources(apps())),
             (
                 "/api/v1/pods",
                 at(core("v1"), None, "pods", None, None, false),
@@ -185,7 +199,7 @@ mod tests {
             ),
             (
                 "/apis/apps/v1/namespaces/a/deployments",
-                at(apps, Some("a"), "deployments", None, None, false),
+                at(apps(), Some("a"), "deployments", None, None, false),
             ),
             (
                 "/api/v1/watch/namespaces/a/pods",
@@ -193,7 +207,7 @@ mod tests {
             ),
             (
                 "/apis/apps/v1/watch/deployments",
-                at(apps, None, "deployments", None, None, true),
+                at(apps(), None, "deployments", None, None, true),
             ),
             ("/api/v1/namespaces/a/pods/web/log/more", KubePath::Unknown),
             ("/", KubePath::Unknown),
