@@ -53,6 +53,10 @@ fn core(kind: &str) -> Gvk {
     Gvk::new("", "v1", kind)
 }
 
+fn storage_class(name: String) -> ObjectRef {
+    ObjectRef::new(Gvk::new("storage.k8s.io", "v1", "StorageClass"), "", name)
+}
+
 impl Analyzer for References {
     fn init(config: &str) -> Result<(Self, Interest), String> {
         let _: serde::de::IgnoredAny = grw_sdk::parse_config(config)?;
@@ -89,9 +93,7 @@ impl Analyzer for References {
                 ObjectRef::new(core("PersistentVolume"), "", name)
             }),
             ("", "PersistentVolume") => {
-                named(object, "spec.storageClassName", "of-class", |name| {
-                    ObjectRef::new(Gvk::new("storage.k8s.io", "v1", "StorageClass"), "", name)
-                })
+                named(object, "spec.storageClassName", "of-class", storage_class)
             }
             ("networking.k8s.io", "Ingress") => ingress(object),
             _ => Vec::new(),
@@ -335,11 +337,7 @@ fn claim_templates(set: &ObjectView) -> Vec<Relationship> {
     classes
         .into_iter()
         .map(|class| {
-            Relationship::outgoing(
-                "uses",
-                ObjectRef::new(Gvk::new("storage.k8s.io", "v1", "StorageClass"), "", class),
-            )
-            .with("via", "volumeClaimTemplate")
+            Relationship::outgoing("uses", storage_class(class)).with("via", "volumeClaimTemplate")
         })
         .collect()
 }
