@@ -20,6 +20,30 @@ def host_matches(pattern; host):
   else pattern == host end;
 def strip_port: sub(":[0-9]+$"; "");
 
+# What a pod spec (the input) names, from the object `from` in its
+# namespace: its ServiceAccount, and each ConfigMap, Secret and PVC it uses,
+# once per target and `via`.
+def pod_spec_edges($from):
+  ($from | split(" ")[1] | split("/")[0]) as $ns
+  | ( (.serviceAccountName // empty) | edge($from; "runs-as"; node("core"; "ServiceAccount"; $ns; .)) ),
+    ( [ ( (.imagePullSecrets // [])[] | (.name // empty) | select(length > 0) | ["Secret", ., "imagePullSecret"] ),
+        ( (.volumes // [])[]
+          | ( (.configMap.name // empty) | ["ConfigMap", ., "volume"] ),
+            ( (.secret.secretName // empty) | ["Secret", ., "volume"] ),
+            ( (.persistentVolumeClaim.claimName // empty) | ["PersistentVolumeClaim", ., "volume"] ),
+            ( (.projected.sources // [])[]
+              | ( (.configMap.name // empty) | ["ConfigMap", ., "projected"] ),
+                ( (.secret.name // empty) | ["Secret", ., "projected"] ) ) ),
+        ( ((.containers // []) + (.initContainers // []) + (.ephemeralContainers // []))[]
+          | ( (.env // [])[] | .valueFrom // empty
+              | ( (.configMapKeyRef.name // empty) | ["ConfigMap", ., "env"] ),
+                ( (.secretKeyRef.name // empty) | ["Secret", ., "env"] ) ),
+            ( (.envFrom // [])[]
+              | ( (.configMapRef.name // empty) | ["ConfigMap", ., "envFrom"] ),
+                ( (.secretRef.name // empty) | ["Secret", ., "envFrom"] ) ) ) ]
+      | unique[]
+      | edge($from; "uses"; node("core"; .[0]; $ns; .[1])) + " via=\(.[2])" );
+
 . as $snapshot
 | (
   # Ownership: every ownerReferences entry, owner -> owned.
@@ -51,27 +75,26 @@ def strip_port: sub(":[0-9]+$"; "");
 
   # Pod -> Node, ServiceAccount, and what it reads: ConfigMaps, Secrets, PVCs.
   ( $snapshot.pods.items[]
-    | . as $pod
-    | ($pod | self_node("core"; "Pod")) as $from
-    | .metadata.namespace as $ns
+    | (self_node("core"; "Pod")) as $from
     | ( (.spec.nodeName // empty) | edge($from; "runs-on"; node("core"; "Node"; null; .)) ),
-      ( (.spec.serviceAccountName // empty) | edge($from; "runs-as"; node("core"; "ServiceAccount"; $ns; .)) ),
-      ( [ ( (.spec.volumes // [])[]
-            | ( (.configMap.name // empty) | ["ConfigMap", ., "volume"] ),
-              ( (.secret.secretName // empty) | ["Secret", ., "volume"] ),
-              ( (.persistentVolumeClaim.claimName // empty) | ["PersistentVolumeClaim", ., "volume"] ),
-              ( (.projected.sources // [])[]
-                | ( (.configMap.name // empty) | ["ConfigMap", ., "projected"] ),
-                  ( (.secret.name // empty) | ["Secret", ., "projected"] ) ) ),
-          ( ((.spec.containers // []) + (.spec.initContainers // []) + (.spec.ephemeralContainers // []))[]
-            | ( (.env // [])[] | .valueFrom // empty
-                | ( (.configMapKeyRef.name // empty) | ["ConfigMap", ., "env"] ),
-                  ( (.secretKeyRef.name // empty) | ["Secret", ., "env"] ) ),
-              ( (.envFrom // [])[]
-                | ( (.configMapRef.name // empty) | ["ConfigMap", ., "envFrom"] ),
-                  ( (.secretRef.name // empty) | ["Secret", ., "envFrom"] ) ) ) ]
-        | unique[]
-        | edge($from; "uses"; node("core"; .[0]; $ns; .[1])) + " via=\(.[2])" ) ),
+      ( .spec | pod_spec_edges($from) ) ),
+
+  # Workloads: the same from their pod templates, but no node.
+  ( ( ($snapshot["deployments.apps"].items // [])[] | [self_node("apps"; "Deployment"), .spec.template.spec] ),
+    ( ($snapshot["replicasets.apps"].items // [])[] | [self_node("apps"; "ReplicaSet"), .spec.template.spec] ),
+    ( ($snapshot["statefulsets.apps"].items // [])[] | [self_node("apps"; "StatefulSet"), .spec.template.spec] ),
+    ( ($snapshot["daemonsets.apps"].items // [])[] | [self_node("apps"; "DaemonSet"), .spec.template.spec] ),
+    ( ($snapshot["jobs.batch"].items // [])[] | [self_node("batch"; "Job"), .spec.template.spec] ),
+    ( ($snapshot["cronjobs.batch"].items // [])[] | [self_node("batch"; "CronJob"), .spec.jobTemplate.spec.template.spec] )
+    | . as [$from, $spec]
+    | $spec // empty | pod_spec_edges($from) ),
+
+  # StatefulSet -> the StorageClass of each claim template that names one.
+  ( ($snapshot["statefulsets.apps"].items // [])[]
+    | self_node("apps"; "StatefulSet") as $from
+    | [ (.spec.volumeClaimTemplates // [])[] | .spec.storageClassName // empty | select(length > 0) ]
+    | unique[]
+    | edge($from; "uses"; node("storage.k8s.io"; "StorageClass"; null; .)) + " via=volumeClaimTemplate" ),
 
   # PersistentVolumeClaim -> PersistentVolume -> StorageClass.
   ( $snapshot.persistentvolumeclaims.items[]

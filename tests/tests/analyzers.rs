@@ -94,5 +94,5 @@ fn the_shipped_analyzers_find_the_recorded_clusters_edges() {
         missing.len(),
         extra.len()
     );
-    assert_eq!(found.len(), 368);
+    assert_eq!(found.len(), 420);
 }

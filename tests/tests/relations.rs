@@ -99,7 +99,7 @@ async fn the_daemon_finds_the_recorded_clusters_expected_edges() {
         missing.is_empty() && extra.is_empty(),
         "missing {missing:#?}\nextra {extra:#?}"
     );
-    assert_eq!(found.len(), 368);
+    assert_eq!(found.len(), 420);
 
     // Each analyzer's share shows in the plugin status.
     let (_, plugins) = grw.get("/api/v1/plugins").await;
@@ -111,7 +111,7 @@ async fn the_daemon_finds_the_recorded_clusters_expected_edges() {
         assert_eq!(analysis["staleObjects"], 0);
         total += analysis["edges"].as_u64().unwrap();
     }
-    assert_eq!(total, 368);
+    assert_eq!(total, 420);
 
     // One Deployment, three steps out: its ReplicaSets, their Pods, and
     // what the Pods use.
@@ -224,7 +224,8 @@ async fn the_built_in_analyzers_find_the_same_edges_with_nothing_installed() {
         ["istio-gateways", "ownership", "references", "services"]
     );
 
-    // A Deployment: its ReplicaSet, and one step further its Pods.
+    // A Deployment: its ReplicaSets and what its pod template names, and
+    // one step further its Pods.
     let kinds_around = |around: &Value| -> BTreeSet<String> {
         around["edges"]
             .as_array()
@@ -244,11 +245,16 @@ async fn the_built_in_analyzers_find_the_same_edges_with_nothing_installed() {
         .await;
     assert_eq!(status, 200, "{around}");
     let one_step = kinds_around(&around);
-    assert!(!one_step.is_empty(), "{around}");
-    assert!(
-        one_step
-            .iter()
-            .all(|e| e.starts_with("owns apps/ReplicaSet shop/frontend-")),
+    let (owned, used): (Vec<&String>, Vec<&String>) = one_step
+        .iter()
+        .partition(|e| e.starts_with("owns apps/ReplicaSet shop/frontend-"));
+    assert!(!owned.is_empty(), "{around}");
+    assert_eq!(
+        used,
+        [
+            "uses core/ConfigMap shop/frontend-nginx",
+            "uses core/ConfigMap shop/shop-config"
+        ],
         "{around}"
     );
     let (_, around) = grw
@@ -652,6 +658,101 @@ async fn a_services_edges_follow_changes_at_either_end() {
         watched.contains(&"v1/Pod") && watched.contains(&"v1/Service"),
         "{watched:?}"
     );
+}
+
+fn deployment(replicas: u32, config_map: &str) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"namespace": "shop", "name": "web"},
+        "spec": {"replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "shop:1",
+                             "volumeMounts": [{"name": "settings", "mountPath": "/etc/web"}]}],
+                         "volumes": [{"name": "settings", "configMap": {"name": config_map}}]}}}})
+}
+
+/// `relation to via` of each edge of an answer.
+fn edges_via(body: &Value) -> Vec<String> {
+    body["edges"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no edges: {body}"))
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {} {} via={}",
+                e["from"].as_str().unwrap(),
+                e["relation"].as_str().unwrap(),
+                e["to"].as_str().unwrap(),
+                e["attributes"]["via"].as_str().unwrap_or("-")
+            )
+        })
+        .collect()
+}
+
+/// A Deployment scaled to zero has no ReplicaSet with Pods to reach its
+/// ConfigMap through, yet deleting the ConfigMap breaks its next Pod: the
+/// built-in `references` reads its pod template, so it `uses` the
+/// ConfigMap itself, one step out, and follows the template's changes.
+#[tokio::test]
+async fn a_deployment_scaled_to_zero_uses_the_config_map_its_template_mounts() {
+    let fake = cluster().await;
+    fake.create(deployment(0, "settings")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let config = json!({
+        "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": fake.url(), "tokenFilePath": token_file},
+        "initialWatchingResources": [],
+        "apiGroupsSyncIntervalSecond": 3600,
+        "builtinAnalyzers": ["references"],
+    });
+    let grw = Grw::start_in(dir, config, &[]).await;
+    grw.wait_ready(Duration::from_secs(60)).await;
+
+    let route = "/api/v1/namespaces/shop/relations/deployments/web?direction=out";
+    let uses = |config_map: &str| {
+        vec![format!(
+            "apps/Deployment shop/web uses core/ConfigMap shop/{config_map} via=volume"
+        )]
+    };
+    let found = eventually(SETTLE, || async {
+        edges_via(&grw.get(route).await.1) == uses("settings")
+    })
+    .await;
+    let (status, body) = grw.get(route).await;
+    assert!(found, "{status} {body:#}");
+    assert_eq!(body["depth"], 1, "{body}");
+    let nodes = body["nodes"].as_array().unwrap();
+    let root = nodes
+        .iter()
+        .find(|n| n["id"] == "apps/Deployment shop/web")
+        .unwrap_or_else(|| panic!("no root: {body}"));
+    assert_eq!(root["exists"], true, "{body}");
+    assert_eq!(body["edges"][0]["analyzer"], "references", "{body}");
+
+    // From the ConfigMap's side, what would break if it went.
+    let (_, body) = grw
+        .get("/api/v1/namespaces/shop/relations/configmaps/settings?direction=in")
+        .await;
+    assert_eq!(edges_via(&body), uses("settings"), "{body}");
+
+    // The Deployments kind was watched for the analyzer alone.
+    let (_, kinds) = grw.get("/api/v1/kinds").await;
+    let watched: Vec<&str> = kinds["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|k| k["gvk"].as_str())
+        .collect();
+    assert!(watched.contains(&"apps/v1/Deployment"), "{watched:?}");
+
+    // The template mounts another ConfigMap: the edge moves with it.
+    fake.update(deployment(0, "settings-v2")).unwrap();
+    let moved = eventually(Duration::from_secs(10), || async {
+        edges_via(&grw.get(route).await.1) == uses("settings-v2")
+    })
+    .await;
+    assert!(moved, "{}", grw.get(route).await.1);
 }
 
 fn config_map(name: &str, labels: Value) -> Value {

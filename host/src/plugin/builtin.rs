@@ -69,6 +69,12 @@ pub const BUILT_IN: [BuiltIn; 4] = [
         manifest: include_str!("../../../plugins/references/references.json"),
         follows: &[
             ("", "Pod"),
+            ("apps", "Deployment"),
+            ("apps", "ReplicaSet"),
+            ("apps", "StatefulSet"),
+            ("apps", "DaemonSet"),
+            ("batch", "Job"),
+            ("batch", "CronJob"),
             ("", "PersistentVolumeClaim"),
             ("", "PersistentVolume"),
             ("networking.k8s.io", "Ingress"),

@@ -6,9 +6,22 @@
 //!   (`spec.serviceAccountName`);
 //! - Pod `uses` ConfigMap, Secret or PersistentVolumeClaim, with attribute
 //!   `via`: `volume` (a volume of that type), `projected` (a source of a
-//!   projected volume), `env` (one variable's `valueFrom`) or `envFrom`,
-//!   over containers, init containers and ephemeral containers; one edge
-//!   per target and `via`;
+//!   projected volume), `env` (one variable's `valueFrom`), `envFrom`
+//!   (over containers, init containers and ephemeral containers) or
+//!   `imagePullSecret` (a Secret of `spec.imagePullSecrets`); one edge per
+//!   target and `via`;
+//! - the same `runs-as` and `uses` edges from each workload, read from its
+//!   pod template: Deployment, ReplicaSet, StatefulSet, DaemonSet and Job
+//!   (`spec.template.spec`), CronJob (`spec.jobTemplate.spec.template.spec`).
+//!   So a Deployment `uses` the ConfigMap its Pods mount at depth 1, and
+//!   still does when scaled to zero, when deleting that ConfigMap would
+//!   break its next Pod all the same. A template has no node: no `runs-on`;
+//! - StatefulSet `uses` StorageClass (`via` `volumeClaimTemplate`), the
+//!   `storageClassName` of each of its `spec.volumeClaimTemplates`: the
+//!   class its claims will be made in. `uses`, not the PersistentVolume's
+//!   `of-class`, because the StatefulSet is of no class: it needs the
+//!   class to exist to get its next claim, as it needs its ConfigMaps. A
+//!   template without a class (the cluster's default) names none;
 //! - PersistentVolumeClaim `bound-to` PersistentVolume (`spec.volumeName`);
 //! - PersistentVolume `of-class` StorageClass (`spec.storageClassName`);
 //! - Ingress `routes-to` Service: the default backend and every path's
@@ -26,6 +39,7 @@ use grw_sdk::{
     Analyzer, Cache, FieldPath, Gvk, Interest, KindPattern, ObjectRef, ObjectView, Relationship,
 };
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 /// The analyzer; it has no state.
@@ -39,6 +53,10 @@ fn core(kind: &str) -> Gvk {
     Gvk::new("", "v1", kind)
 }
 
+fn storage_class(name: String) -> ObjectRef {
+    ObjectRef::new(Gvk::new("storage.k8s.io", "v1", "StorageClass"), "", name)
+}
+
 impl Analyzer for References {
     fn init(config: &str) -> Result<(Self, Interest), String> {
         let _: serde::de::IgnoredAny = grw_sdk::parse_config(config)?;
@@ -46,6 +64,12 @@ impl Analyzer for References {
             References,
             Interest::all().kinds([
                 KindPattern::group_kind("", "Pod"),
+                KindPattern::group_kind("apps", "Deployment"),
+                KindPattern::group_kind("apps", "ReplicaSet"),
+                KindPattern::group_kind("apps", "StatefulSet"),
+                KindPattern::group_kind("apps", "DaemonSet"),
+                KindPattern::group_kind("batch", "Job"),
+                KindPattern::group_kind("batch", "CronJob"),
                 KindPattern::group_kind("", "PersistentVolumeClaim"),
                 KindPattern::group_kind("", "PersistentVolume"),
                 KindPattern::group_kind("networking.k8s.io", "Ingress"),
@@ -56,13 +80,20 @@ impl Analyzer for References {
     fn analyze(&self, object: &ObjectView, _cache: &dyn Cache) -> Vec<Relationship> {
         match (object.gvk().group.as_str(), object.gvk().kind.as_str()) {
             ("", "Pod") => pod(object),
+            ("apps", "Deployment" | "ReplicaSet" | "DaemonSet") | ("batch", "Job") => {
+                template(object, "spec.template.spec")
+            }
+            ("apps", "StatefulSet") => {
+                let mut edges = template(object, "spec.template.spec");
+                edges.extend(claim_templates(object));
+                edges
+            }
+            ("batch", "CronJob") => template(object, "spec.jobTemplate.spec.template.spec"),
             ("", "PersistentVolumeClaim") => named(object, "spec.volumeName", "bound-to", |name| {
                 ObjectRef::new(core("PersistentVolume"), "", name)
             }),
             ("", "PersistentVolume") => {
-                named(object, "spec.storageClassName", "of-class", |name| {
-                    ObjectRef::new(Gvk::new("storage.k8s.io", "v1", "StorageClass"), "", name)
-                })
+                named(object, "spec.storageClassName", "of-class", storage_class)
             }
             ("networking.k8s.io", "Ingress") => ingress(object),
             _ => Vec::new(),
@@ -91,6 +122,7 @@ fn named(
 struct PodSpec {
     node_name: Option<String>,
     service_account_name: Option<String>,
+    image_pull_secrets: Vec<Named>,
     volumes: Vec<Volume>,
     containers: Vec<Container>,
     init_containers: Vec<Container>,
@@ -164,27 +196,52 @@ struct EnvFrom {
     secret_ref: Option<Named>,
 }
 
-fn pod(pod: &ObjectView) -> Vec<Relationship> {
-    let spec: PodSpec = match pod.field(&path("spec")).map(serde_json::from_value) {
-        Some(Ok(spec)) => spec,
+/// The part of `object` at `field`, or `None` when it is absent or
+/// unreadable (with a warning, since the object's edges then go missing).
+fn read<T: DeserializeOwned>(object: &ObjectView, field: &str) -> Option<T> {
+    match object.field(&path(field)).map(serde_json::from_value) {
+        Some(Ok(part)) => Some(part),
         Some(Err(e)) => {
             grw_sdk::log::warn(format!(
-                "Pod {}/{}: unreadable spec ({e}); no reference edges",
-                pod.namespace(),
-                pod.name()
+                "{} {}/{}: unreadable {field} ({e}); no reference edges from it",
+                object.gvk().kind,
+                object.namespace(),
+                object.name()
             ));
-            return Vec::new();
+            None
         }
-        None => return Vec::new(),
+        None => None,
+    }
+}
+
+/// A Pod: its node, and what its spec names.
+fn pod(pod: &ObjectView) -> Vec<Relationship> {
+    let Some(mut spec) = read::<PodSpec>(pod, "spec") else {
+        return Vec::new();
     };
-    let namespace = pod.namespace();
     let mut edges = Vec::new();
-    if let Some(node) = spec.node_name.filter(|n| !n.is_empty()) {
+    if let Some(node) = spec.node_name.take().filter(|n| !n.is_empty()) {
         edges.push(Relationship::outgoing(
             "runs-on",
             ObjectRef::new(core("Node"), "", node),
         ));
     }
+    edges.extend(pod_spec(pod.namespace(), spec));
+    edges
+}
+
+/// A workload: what the pod template at `field` names, as a Pod made from
+/// it would (it has no node yet).
+fn template(workload: &ObjectView, field: &str) -> Vec<Relationship> {
+    read::<PodSpec>(workload, field)
+        .map(|spec| pod_spec(workload.namespace(), spec))
+        .unwrap_or_default()
+}
+
+/// The ServiceAccount a pod spec runs as and what it uses, in `namespace`:
+/// one path for Pods and pod templates alike.
+fn pod_spec(namespace: &str, spec: PodSpec) -> Vec<Relationship> {
+    let mut edges = Vec::new();
     if let Some(account) = spec.service_account_name.filter(|n| !n.is_empty()) {
         edges.push(Relationship::outgoing(
             "runs-as",
@@ -198,6 +255,9 @@ fn pod(pod: &ObjectView) -> Vec<Relationship> {
             uses.insert((kind, name, via));
         }
     };
+    for secret in spec.image_pull_secrets {
+        add("Secret", secret.name, "imagePullSecret");
+    }
     for volume in spec.volumes {
         add(
             "ConfigMap",
@@ -250,6 +310,36 @@ fn pod(pod: &ObjectView) -> Vec<Relationship> {
         Relationship::outgoing("uses", ObjectRef::new(core(kind), namespace, name)).with("via", via)
     }));
     edges
+}
+
+/// The part of a StatefulSet's claim template that names another object.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ClaimTemplate {
+    spec: ClaimSpec,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct ClaimSpec {
+    storage_class_name: Option<String>,
+}
+
+/// A StatefulSet's claim templates: the StorageClasses its claims will be
+/// made in, each once.
+fn claim_templates(set: &ObjectView) -> Vec<Relationship> {
+    let templates: Vec<ClaimTemplate> = read(set, "spec.volumeClaimTemplates").unwrap_or_default();
+    let classes: BTreeSet<String> = templates
+        .into_iter()
+        .filter_map(|t| t.spec.storage_class_name)
+        .filter(|n| !n.is_empty())
+        .collect();
+    classes
+        .into_iter()
+        .map(|class| {
+            Relationship::outgoing("uses", storage_class(class)).with("via", "volumeClaimTemplate")
+        })
+        .collect()
 }
 
 /// The parts of an Ingress's spec that name Services.
