@@ -265,6 +265,18 @@ impl Grw {
         .await
     }
 
+    /// The kinds `/api/v1/kinds` lists a watch of, as `group/version/Kind`
+    /// (`v1/Kind` for the core group).
+    pub async fn watched_kinds(&self) -> Vec<String> {
+        let (_, kinds) = self.get("/api/v1/kinds").await;
+        kinds["items"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no kinds: {kinds}"))
+            .iter()
+            .filter_map(|k| k["gvk"].as_str().map(str::to_string))
+            .collect()
+    }
+
     /// Waits until `/readyz` answers 200.
     pub async fn wait_ready(&self, timeout: Duration) {
         let ok = self.wait_for_status("/readyz", 200, timeout).await;
@@ -359,6 +371,16 @@ pub fn summary(event: &Value) -> String {
             meta["name"].as_str().unwrap_or("?")
         ),
     }
+}
+
+/// `from relation to` of an edge the relations routes answer.
+pub fn edge_line(edge: &Value) -> String {
+    format!(
+        "{} {} {}",
+        edge["from"].as_str().unwrap_or("?"),
+        edge["relation"].as_str().unwrap_or("?"),
+        edge["to"].as_str().unwrap_or("?")
+    )
 }
 
 /// Polls `check` every 50 ms until it holds or `timeout` passes.

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use grw_e2e::daemon::{EventStream, Grw, eventually, run_to_exit};
+use grw_e2e::daemon::{EventStream, Grw, edge_line, eventually, run_to_exit};
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer, Rule, Subject};
 use grw_e2e::kubectl::Kubectl;
 use serde_json::{Value, json};
@@ -822,16 +822,22 @@ async fn widening_is_an_option_that_a_denying_webhook_needs_off() {
     }
 }
 
-/// A kind named as written (`Widget`), installed after discovery was last
-/// read: the check reads discovery again, as the route does, and asks
-/// about the resource it is (`widgets.example.com`), which the Role names.
-#[tokio::test]
-async fn a_kind_installed_since_discovery_is_checked_as_the_resource_it_is() {
+/// A cluster where `jane` may list `widgets.example.com` in `a`.
+async fn jane_may_list_widgets_in_a() -> Cluster {
     let cluster = Cluster::start(json!({})).await;
     cluster.fake.grant(
         Subject::User("jane".into()),
         Rule::namespaced("a", &["list"], "example.com", &["widgets"]),
     );
+    cluster
+}
+
+/// A kind named as written (`Widget`), installed after discovery was last
+/// read: the check reads discovery again, as the route does, and asks
+/// about the resource it is (`widgets.example.com`), which the Role names.
+#[tokio::test]
+async fn a_kind_installed_since_discovery_is_checked_as_the_resource_it_is() {
+    let cluster = jane_may_list_widgets_in_a().await;
     // Without a watch of CRDs to notice the new one (their reads refused
     // from now on), only the read on a miss does; and that at most every
     // 5 s after the last one, which the watch's end makes within a second.
@@ -865,11 +871,7 @@ async fn a_kind_installed_since_discovery_is_checked_as_the_resource_it_is() {
 /// route resolving it again (400) instead of serving what was allowed.
 #[tokio::test]
 async fn the_resource_checked_is_the_resource_served() {
-    let cluster = Cluster::start(json!({})).await;
-    cluster.fake.grant(
-        Subject::User("jane".into()),
-        Rule::namespaced("a", &["list"], "example.com", &["widgets"]),
-    );
+    let cluster = jane_may_list_widgets_in_a().await;
     cluster
         .fake
         .add_crd("example.com", "v1", "Widget", "widgets", true);
@@ -990,14 +992,7 @@ fn edge_lines(body: &Value) -> Vec<String> {
         .iter()
         .map(|e| {
             let host = e["attributes"]["host"].as_str().unwrap_or_default();
-            format!(
-                "{} {} {} {host}",
-                e["from"].as_str().unwrap(),
-                e["relation"].as_str().unwrap(),
-                e["to"].as_str().unwrap()
-            )
-            .trim_end()
-            .to_string()
+            format!("{} {host}", edge_line(e)).trim_end().to_string()
         })
         .collect()
 }

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use grw_e2e::daemon::{EventStream, Grw, eventually};
+use grw_e2e::daemon::{EventStream, Grw, edge_line, eventually};
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer, Rule, Subject};
 use serde_json::{Value, json};
 
@@ -136,16 +136,18 @@ async fn config_map_edges(grw: &Grw) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| {
-            format!(
-                "{} {} {}",
-                e["from"].as_str().unwrap(),
-                e["relation"].as_str().unwrap(),
-                e["to"].as_str().unwrap()
-            )
-        })
+        .map(edge_line)
         .filter(|line| line.contains("/ConfigMap "))
         .collect()
+}
+
+/// Waits until the ConfigMaps' edges are `want`; else fails saying `why`.
+async fn until_config_map_edges(grw: &Grw, want: &[&str], why: &str) {
+    let reached = eventually(REMOVED_WITHIN, || async {
+        config_map_edges(grw).await == want
+    })
+    .await;
+    assert!(reached, "{why}: {:?}", config_map_edges(grw).await);
 }
 
 const CONFIG_MAP_OWNED: &str = "apps/Deployment a/web owns core/ConfigMap a/owned";
@@ -172,15 +174,7 @@ async fn analyzers_of_every_kind_follow_a_watch_a_query_started_without_keeping_
     assert_eq!(status, 200, "{body}");
     assert_eq!(fake.open_watches(), configured + 1);
     // While the watch lasts, the analyzer reads its objects...
-    let analyzed = eventually(REMOVED_WITHIN, || async {
-        config_map_edges(&grw).await == [CONFIG_MAP_OWNED]
-    })
-    .await;
-    assert!(
-        analyzed,
-        "no edge from the ConfigMap: {:?}",
-        config_map_edges(&grw).await
-    );
+    until_config_map_edges(&grw, &[CONFIG_MAP_OWNED], "the ConfigMap is not analyzed").await;
 
     // ...and it is removed all the same, its edges with it.
     let removed = eventually(REMOVED_WITHIN, || async {
@@ -193,28 +187,12 @@ async fn analyzers_of_every_kind_follow_a_watch_a_query_started_without_keeping_
         listed(&grw).await,
         fake.open_watches()
     );
-    let dropped = eventually(REMOVED_WITHIN, || async {
-        config_map_edges(&grw).await.is_empty()
-    })
-    .await;
-    assert!(
-        dropped,
-        "edges of objects no longer watched: {:?}",
-        config_map_edges(&grw).await
-    );
+    until_config_map_edges(&grw, &[], "edges of objects no longer watched").await;
 
     // Watched again, analyzed again.
     let (status, _) = grw.get("/api/v1/objects/configmaps").await;
     assert_eq!(status, 200);
-    let again = eventually(REMOVED_WITHIN, || async {
-        config_map_edges(&grw).await == [CONFIG_MAP_OWNED]
-    })
-    .await;
-    assert!(
-        again,
-        "not analyzed again: {:?}",
-        config_map_edges(&grw).await
-    );
+    until_config_map_edges(&grw, &[CONFIG_MAP_OWNED], "not analyzed again").await;
 }
 
 #[tokio::test]

@@ -647,15 +647,9 @@ async fn a_services_edges_follow_changes_at_either_end() {
     assert!(gone, "{}", grw.get("/api/v1/relations").await.1);
 
     // The Pods kind was watched for the analyzer's lookups, unasked.
-    let (_, kinds) = grw.get("/api/v1/kinds").await;
-    let watched: Vec<&str> = kinds["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|k| k["gvk"].as_str())
-        .collect();
+    let watched = grw.watched_kinds().await;
     assert!(
-        watched.contains(&"v1/Pod") && watched.contains(&"v1/Service"),
+        watched.iter().any(|k| k == "v1/Pod") && watched.iter().any(|k| k == "v1/Service"),
         "{watched:?}"
     );
 }
@@ -737,14 +731,11 @@ async fn a_deployment_scaled_to_zero_uses_the_config_map_its_template_mounts() {
     assert_eq!(edges_via(&body), uses("settings"), "{body}");
 
     // The Deployments kind was watched for the analyzer alone.
-    let (_, kinds) = grw.get("/api/v1/kinds").await;
-    let watched: Vec<&str> = kinds["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|k| k["gvk"].as_str())
-        .collect();
-    assert!(watched.contains(&"apps/v1/Deployment"), "{watched:?}");
+    let watched = grw.watched_kinds().await;
+    assert!(
+        watched.iter().any(|k| k == "apps/v1/Deployment"),
+        "{watched:?}"
+    );
 
     // The template mounts another ConfigMap: the edge moves with it.
     fake.update(deployment(0, "settings-v2")).unwrap();
