@@ -72,7 +72,7 @@ fn main() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     println!(
-        "| relist | `replace` | changes | reader's longest wait | reader's p99.9 wait | gets during it |"
+        "| relist | `replace` | changes | reader's longest wait | reader's waits over 1 ms | gets during it |"
     );
     println!("|---|---:|---:|---:|---:|---:|");
     let cases: [(&str, u64, Box<dyn Fn(usize) -> bool>); 3] = [

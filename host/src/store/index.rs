@@ -89,18 +89,10 @@ impl Indexes {
             }
         }
         for (k, v) in object.labels() {
-            self.by_label
-                .entry(k.into())
-                .or_default()
-                .entry(v.into())
-                .or_default()
-                .insert(key.clone());
+            slot(slot(&mut self.by_label, k), v).insert(key.clone());
         }
         for owner in object.owner_uids() {
-            self.by_owner
-                .entry(owner.into())
-                .or_default()
-                .insert(key.clone());
+            slot(&mut self.by_owner, owner).insert(key.clone());
         }
         match (object.uid(), uuid(object.uid())) {
             ("", _) => {}
@@ -240,6 +232,19 @@ fn uuid(text: &str) -> Option<u128> {
         number = number << 4 | u128::from(digit);
     }
     Some(number)
+}
+
+/// The entry of `key` in `map`, made empty if there is none. Unlike
+/// `entry`, it allocates the key only when it makes the entry: most
+/// changes touch labels and owners the index has, and an allocation under
+/// the cache's write lock may be the one that sorts the memory the
+/// allocator was given back (see `Cache::replace`).
+fn slot<'m, V: Default>(map: &'m mut HashMap<Box<str>, V>, key: &str) -> &'m mut V {
+    if !map.contains_key(key) {
+        map.insert(key.into(), V::default());
+    }
+    map.get_mut(key)
+        .expect("the entry exists: made above if it did not")
 }
 
 fn remove_from(map: &mut HashMap<Box<str>, KeySet>, value: &str, key: &ObjectKey) {
