@@ -250,7 +250,7 @@ async fn stream_list(
                     storing.start(batch);
                 }
                 objects.extend(storing.finish().await);
-                replace(watch, objects, &resource_version, first);
+                replace(watch, objects, &resource_version, first).await;
                 return Ok(Streamed::Synced(resource_version, stream));
             }
             Ok(WatchLine::Bookmark { .. }) => {
@@ -341,22 +341,39 @@ async fn list(
         }
     };
     objects.extend(storing.finish().await);
-    replace(watch, objects, &rv, first);
+    replace(watch, objects, &rv, first).await;
     Ok(rv)
 }
 
 /// Replaces the cache with a sync's `objects` at `rv` and marks it synced.
-fn replace(watch: &Watch, objects: Vec<StoredObject>, rv: &str, first: bool) {
+/// On a blocking thread: at 100,000 Pods the diff takes a third of a
+/// second of CPU, during which a runtime thread would answer nothing (an
+/// exact GET waited 180 ms behind a relist; BENCHMARKS.md).
+async fn replace(watch: &Watch, objects: Vec<StoredObject>, rv: &str, first: bool) {
     let origin = if first {
         Origin::Initial
     } else {
         Origin::Relist
     };
-    let changes = watch.cache.replace(objects, rv, origin);
-    // The sync's pages, parsed lines and replaced objects are freed: give
-    // the memory back before the cache counts as synced, rather than keep
-    // it for a sync that may not come.
-    crate::store::release_free_memory();
+    let (cache, listed_rv) = (watch.cache.clone(), rv.to_string());
+    let replacing = tokio::task::spawn_blocking(move || {
+        let changes = cache.replace(objects, &listed_rv, origin);
+        // The sync's pages, parsed lines and replaced objects are freed:
+        // give the memory back before the cache counts as synced, rather
+        // than keep it for a sync that may not come.
+        crate::store::release_free_memory();
+        changes
+    });
+    let changes = match replacing.await {
+        Ok(changes) => changes,
+        Err(failed) => match failed.try_into_panic() {
+            // A panic in the diff is a GRW bug: the watch loop sees it as
+            // it would have on its own thread.
+            Ok(panic) => std::panic::resume_unwind(panic),
+            // The runtime is shutting down.
+            Err(_) => return,
+        },
+    };
     watch.cache.mark_synced();
     let count = watch.cache.read().len();
     watch.update_status(|s| {
