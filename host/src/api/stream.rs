@@ -252,8 +252,10 @@ pub(super) fn events(stream: Stream, events: impl Events) -> Body {
                 return;
             };
             events = returned;
-            for (rv, line) in lines {
+            if let Some(rv) = lines.last_rv {
                 last_rv = rv;
+            }
+            for line in lines.lines {
                 yield Ok::<Bytes, std::convert::Infallible>(line);
             }
         }
@@ -319,20 +321,29 @@ impl Check {
         self.filters.iter().all(|f| f.decide(&self.gvk, change))
     }
 
-    /// The lines of the changes of `chunk` the client is sent, each with
-    /// its object's resourceVersion. Blocks: checking an object may read
-    /// its JSON, and a filter plugin may take up to its deadline.
-    fn write(&self, events: &mut impl Events, chunk: Vec<Arc<Change>>) -> Vec<(String, Bytes)> {
-        chunk
+    /// The lines of the changes of `chunk` the client is sent. Blocks:
+    /// checking an object may read its JSON, and a filter plugin may take
+    /// up to its deadline.
+    fn write(&self, events: &mut impl Events, chunk: Vec<Arc<Change>>) -> Written {
+        let sent: Vec<Arc<Change>> = chunk
             .iter()
             .filter_map(|change| selected(change, &self.query, &self.paths, &self.gvk))
             .filter(|change| self.plugins_pass(change))
-            .map(|change| {
-                let rv = change.object.resource_version().to_string();
-                (rv, events.change(&change))
-            })
-            .collect()
+            .collect();
+        Written {
+            last_rv: sent
+                .last()
+                .map(|change| change.object.resource_version().to_string()),
+            lines: sent.iter().map(|change| events.change(change)).collect(),
+        }
     }
+}
+
+/// The lines written of a chunk of a stream's first changes.
+struct Written {
+    lines: Vec<Bytes>,
+    /// The resourceVersion of the last change written, if any.
+    last_rv: Option<String>,
 }
 
 /// The options of one native stream request.
