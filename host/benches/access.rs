@@ -128,6 +128,7 @@ async fn state(config: &Config) -> Arc<AppState> {
         notifications,
         relations,
         queries,
+        journal: None,
     })
 }
 

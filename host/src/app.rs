@@ -13,6 +13,7 @@ use crate::api::tls::{ReloadingCertificate, TlsListener};
 use crate::api::{self, Access, AppState};
 use crate::config::{Config, WatchOptions};
 use crate::gvk::{Gvk, KindRef, ResourceInfo};
+use crate::journal::{EdgeRecord, Journal};
 use crate::kube::{Catalog, CrdFollowing, Discovery, KubeClient};
 use crate::leader::{Candidate, Elector};
 use crate::metrics::Metrics;
@@ -57,6 +58,9 @@ pub enum RunError {
     /// The plugins cannot be set up.
     #[error(transparent)]
     Plugins(#[from] crate::plugin::PluginError),
+    /// The journal cannot open.
+    #[error(transparent)]
+    Journal(#[from] crate::journal::OpenError),
     /// The notification engine cannot start.
     #[error(transparent)]
     Notifications(#[from] crate::notify::OpenError),
@@ -96,8 +100,22 @@ pub async fn run(
 ) -> Result<(), RunError> {
     let config = Arc::new(config);
     let metrics = Arc::new(Metrics::new());
+    let journal_scope = config.journal.enabled.then(|| {
+        Arc::new(crate::journal::Scope::new(
+            &config.journal,
+            config.data_dir.is_some(),
+        ))
+    });
+    let who = match &journal_scope {
+        Some(scope) => {
+            let scope = scope.clone();
+            crate::watch::WhoKinds::new(move |gvk| scope.covers(&gvk.group, &gvk.kind))
+        }
+        None => crate::watch::WhoKinds::none(),
+    };
     let settings = WatchSettings {
         keep_managed_fields: config.keep_managed_fields,
+        who,
         streaming_list: config.streaming_list,
         history_size: config.event_history_size,
         history_bytes: config.event_history_bytes,
@@ -106,11 +124,18 @@ pub async fn run(
         max_on_demand: config.max_on_demand_watches,
         ..WatchSettings::default()
     };
+    let journal = match &journal_scope {
+        Some(scope) => Some(Journal::open(scope.clone(), config.data_dir.as_deref())?),
+        None => None,
+    };
     let (discovery, watches, client) = match &config.replay_file {
         Some(path) => {
             let recording = Recording::read(path)?;
             let watches = Arc::new(Watches::new(None, settings, metrics.clone()));
-            replay(&recording, &watches, &metrics, config.keep_managed_fields);
+            let replayed = replay(&recording, &watches, &metrics, config.keep_managed_fields);
+            if let Some(journal) = &journal {
+                journal.replayed(replayed).await;
+            }
             tracing::info!(file = %path.display(), events = recording.events.len(), kinds = recording.resources.len(), "serving a recording");
             let discovery = Arc::new(Discovery::fixed(Catalog::fixed(recording.resources)));
             (discovery, watches, None)
@@ -135,6 +160,18 @@ pub async fn run(
                     reason: "waiting for discovery".into(),
                 });
             }
+            if journal.is_some() && config.journal.events {
+                // Timelines show Events: watched as a configured kind is.
+                watches.add_pending(Pending {
+                    kind: KindRef {
+                        group: Some("events.k8s.io".into()),
+                        version: None,
+                        name: "Event".into(),
+                    },
+                    options: WatchOptions::default(),
+                    reason: "waiting for discovery (journal.events)".into(),
+                });
+            }
             (discovery, watches, Some(client))
         }
     };
@@ -148,6 +185,24 @@ pub async fn run(
     )?;
     notifications.start();
     let relations = Relations::start(watches.clone(), discovery.clone(), plugins.clone());
+    if let Some(journal) = &journal {
+        journal.follow_watches(&watches);
+        let recording = journal.clone();
+        relations.on_edge_changes(Arc::new(move |changes| {
+            recording.edges(
+                changes
+                    .into_iter()
+                    .map(|(edge, added)| EdgeRecord {
+                        from: crate::journal::node_key(&edge.from),
+                        relation: edge.relation.to_string(),
+                        to: crate::journal::node_key(&edge.to),
+                        analyzer: edge.analyzer.to_string(),
+                        added,
+                    })
+                    .collect(),
+            );
+        }));
+    }
     let elector = match (&config.leader_election, &client) {
         (Some(election), Some(client)) => {
             let candidate = Candidate::new(election, &|name| std::env::var(name).ok());
@@ -188,6 +243,7 @@ pub async fn run(
         notifications,
         relations,
         queries,
+        journal,
     });
     // The TLS listener's certificate is read before anything listens: a
     // file that cannot be used stops GRW at once.
@@ -308,7 +364,21 @@ async fn load_plugins(config: &Config, metrics: &Arc<Metrics>) -> Result<Arc<Plu
     Ok(plugins)
 }
 
-fn replay(recording: &Recording, watches: &Watches, metrics: &Metrics, keep_managed_fields: bool) {
+/// Applies the recording to caches, and returns its changes for the
+/// journal, each at a time that keeps their spacing (read from who wrote
+/// each, `managedFields`) and ends now.
+fn replay(
+    recording: &Recording,
+    watches: &Watches,
+    metrics: &Metrics,
+    keep_managed_fields: bool,
+) -> Vec<(Gvk, Arc<Change>, u64)> {
+    let mut replayed: Vec<(Gvk, Arc<Change>, u64)> = Vec::new();
+    let mut last_time = 0u64;
+    let ingest = crate::store::Ingest {
+        keep_managed_fields,
+        who: true,
+    };
     let caches: Vec<_> = recording
         .resources
         .iter()
@@ -322,11 +392,14 @@ fn replay(recording: &Recording, watches: &Watches, metrics: &Metrics, keep_mana
     let cache_of = |gvk: &Gvk| caches.iter().find(|(g, _)| g == gvk).map(|(_, w)| w);
     for (gvk, kind, object) in &recording.events {
         let Some(watch) = cache_of(gvk) else { continue };
-        match StoredObject::from_value(object.clone(), gvk, keep_managed_fields) {
+        match StoredObject::from_value(object.clone(), gvk, ingest) {
             Ok(object) => {
-                if watch.cache.apply(*kind, object, Origin::Watch).is_some() {
+                let written = object.managers().entries().iter().map(|m| m.time).max();
+                last_time = last_time.max(written.map_or(0, |t| u64::from(t) * 1_000_000));
+                if let Some(change) = watch.cache.apply(*kind, object, Origin::Watch) {
                     metrics.event(&gvk.to_string(), kind.as_str());
                     watch.update_status(|s| s.events += 1);
+                    replayed.push((gvk.clone(), change, last_time));
                 }
             }
             Err(e) => tracing::warn!(gvk = %gvk, error = %e, "recorded event skipped"),
@@ -337,6 +410,13 @@ fn replay(recording: &Recording, watches: &Watches, metrics: &Metrics, keep_mana
         watch.update_status(|s| s.phase = crate::watch::Phase::Ready);
         metrics.objects(&gvk.to_string(), watch.cache.read().len());
     }
+    // The recording's times, moved so that its last change is now, each
+    // after the one before.
+    let shift = crate::journal::now_micros().saturating_sub(last_time);
+    for (_, _, seen) in &mut replayed {
+        *seen = seen.saturating_add(shift);
+    }
+    replayed
 }
 
 /// Keeps discovery current: at start (retrying until the server answers),

@@ -23,6 +23,7 @@ pub mod config;
 pub mod error;
 pub mod event;
 pub mod gvk;
+pub mod journal;
 pub mod kube;
 pub mod leader;
 pub mod metrics;

@@ -7,6 +7,7 @@
 
 pub mod access;
 mod compat;
+mod journal;
 mod kinds;
 mod kubernetes;
 mod list_body;
@@ -65,6 +66,8 @@ pub struct AppState {
     pub relations: Arc<Relations>,
     /// The threads that run the costly part of queries.
     pub queries: Arc<QueryPool>,
+    /// The journal of changes; `None` when `journal.enabled` is false.
+    pub journal: Option<Arc<crate::journal::Journal>>,
 }
 
 /// The whole HTTP API, behind `guard`: the one router of every listener,

@@ -360,7 +360,10 @@ async fn get_one(
     name: &str,
     raw: Option<&str>,
 ) -> Result<Response, Problem> {
-    Params::parse(raw, &[])?;
+    let params = Params::parse(raw, &["asOf"])?;
+    if let Some(at) = params.get("asOf") {
+        return super::journal::as_of(state, namespace.as_deref(), kind, name, at).await;
+    }
     let resource = in_scope(kind.resource()?, namespace.as_deref())?;
     if namespace.is_none() && resource.namespaced {
         return Err(Problem::bad_request(

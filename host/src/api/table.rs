@@ -71,5 +71,6 @@ pub(super) fn all(kube_prefix: &str) -> Routes {
         .merge(super::ops::routes())
         .merge(super::plugins::routes())
         .merge(super::relations::routes())
+        .merge(super::journal::routes())
         .merge(super::subscriptions::routes())
 }

@@ -34,8 +34,8 @@ use super::de::{self, show};
 use super::error::ConfigError;
 use super::subscription::SubscriptionConfig;
 use super::types::{
-    ClientConfig, Config, DelegatedAuth, IndexedFields, LeaderElection, NotifierConfig, Queries,
-    TlsListener, WatchOptions, WatchedResource,
+    ClientConfig, Config, DelegatedAuth, IndexedFields, JournalConfig, JournalKind, LeaderElection,
+    NotifierConfig, Queries, TlsListener, WatchOptions, WatchedResource,
 };
 use super::values::{
     ApiGroup, Count, FieldPath, HttpUrl, ListenAddress, Name, Parsed, PathPrefix, Port, Seconds,
@@ -87,6 +87,7 @@ impl Default for Config {
             subscription_dead_letter_bytes: 64 << 20,
             leader_election: None,
             queries: Queries::default(),
+            journal: JournalConfig::default(),
         }
     }
 }
@@ -153,6 +154,33 @@ fn delegated_auth(file: Option<DelegatedAuthFile>) -> DelegatedAuth {
         max_queued_reviews: file
             .max_queued_reviews
             .map_or(defaults.max_queued_reviews, |c| c.0),
+    }
+}
+
+fn journal(file: Option<JournalFile>) -> JournalConfig {
+    let defaults = JournalConfig::default();
+    let file = file.unwrap_or_default();
+    JournalConfig {
+        enabled: file.enabled.unwrap_or(defaults.enabled),
+        max_age: file
+            .max_age_seconds
+            .map_or(defaults.max_age, Seconds::duration),
+        max_bytes: file.max_bytes.map(|c| c.0 as u64),
+        events: file.events.unwrap_or(defaults.events),
+        kinds: file
+            .kinds
+            .into_iter()
+            .map(|k| JournalKind {
+                group: k
+                    .group
+                    .map(|g| crate::gvk::normalize_group(&g.0).to_string())
+                    .unwrap_or_default(),
+                kind: k.kind.0,
+                journal: k.journal,
+                max_age: k.max_age_seconds.map(Seconds::duration),
+                max_bytes: k.max_bytes.map(|c| c.0 as u64),
+            })
+            .collect(),
     }
 }
 
@@ -327,6 +355,34 @@ struct File {
     subscription_dead_letter_bytes: Option<Count<0>>,
     leader_election: Option<LeaderElectionFile>,
     queries: Option<QueriesFile>,
+    journal: Option<JournalFile>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default, expecting = "an object")]
+struct JournalFile {
+    enabled: Option<bool>,
+    max_age_seconds: Option<Seconds>,
+    max_bytes: Option<Count<1>>,
+    events: Option<bool>,
+    kinds: Vec<JournalKindFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "an object with `kind` and any of `group`, `journal`, `maxAgeSeconds`, `maxBytes`"
+)]
+struct JournalKindFile {
+    #[serde(default)]
+    group: Option<ApiGroup>,
+    kind: Name,
+    #[serde(default)]
+    journal: Option<bool>,
+    #[serde(default)]
+    max_age_seconds: Option<Seconds>,
+    #[serde(default)]
+    max_bytes: Option<Count<1>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -683,6 +739,7 @@ impl Resolver<'_> {
                 .map_or(defaults.subscription_dead_letter_bytes, |c| c.0 as u64),
             leader_election,
             queries: queries(file.queries),
+            journal: journal(file.journal),
         };
         check_access(&config)?;
         let token_used = config.api_auth() == ApiAuth::Token

@@ -120,6 +120,8 @@ pub struct Config {
     pub leader_election: Option<LeaderElection>,
     /// How queries are run and which fields are indexed (`queries`).
     pub queries: Queries,
+    /// The journal of changes (`journal`).
+    pub journal: JournalConfig,
 }
 
 impl Config {
@@ -225,6 +227,53 @@ impl Default for Queries {
             indexed_fields: Vec::new(),
         }
     }
+}
+
+/// `journal`: the record of every change of the watched kinds (see the
+/// README's "Timeline" section).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JournalConfig {
+    /// `enabled` (true): keep a journal.
+    pub enabled: bool,
+    /// `maxAgeSeconds` (7 days): changes older than this are dropped.
+    pub max_age: Duration,
+    /// `maxBytes`: the most bytes the journal holds; the oldest changes go
+    /// first. `None` is the default: 1 GiB on disk (with `dataDir`), 64 MiB
+    /// in memory.
+    pub max_bytes: Option<u64>,
+    /// `events` (true): watch Kubernetes Events (`events.k8s.io/v1`) so
+    /// that timelines show them.
+    pub events: bool,
+    /// `kinds`: per-kind settings, over the defaults.
+    pub kinds: Vec<JournalKind>,
+}
+
+impl Default for JournalConfig {
+    fn default() -> Self {
+        JournalConfig {
+            enabled: true,
+            max_age: Duration::from_secs(7 * 24 * 3600),
+            max_bytes: None,
+            events: true,
+            kinds: Vec::new(),
+        }
+    }
+}
+
+/// One entry of `journal.kinds`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JournalKind {
+    /// `group` (`""`, the core group).
+    pub group: String,
+    /// `kind`.
+    pub kind: String,
+    /// `journal`: whether its changes are kept (Leases, Endpoints and
+    /// EndpointSlices are not, unless set to true here).
+    pub journal: Option<bool>,
+    /// `maxAgeSeconds`: its own age limit.
+    pub max_age: Option<Duration>,
+    /// `maxBytes`: the most bytes its changes may hold.
+    pub max_bytes: Option<u64>,
 }
 
 /// One kind's fields to index: `{"group", "kind", "fields"}`.

@@ -75,7 +75,14 @@ pub struct Relations {
     discovery_seen: AtomicU64,
     /// The index was complete once: relationship changes are news since.
     settled: AtomicBool,
+    /// Told of the edges that appear (`true`) or go once the index has
+    /// settled (the journal).
+    on_edges: std::sync::OnceLock<EdgeHook>,
 }
+
+/// What [`Relations::on_edge_changes`] calls: edges that appeared (`true`)
+/// or went.
+pub type EdgeHook = Arc<dyn Fn(Vec<(Arc<Edge>, bool)>) + Send + Sync>;
 
 impl Relations {
     /// Starts the engine: a worker thread, and the tasks that feed it.
@@ -109,6 +116,7 @@ impl Relations {
             plugins_seen: AtomicU64::new(0),
             discovery_seen: AtomicU64::new(0),
             settled: AtomicBool::new(false),
+            on_edges: std::sync::OnceLock::new(),
         });
         let weak = Arc::downgrade(&relations);
         watches.on_new_watch(Arc::new(move |watch| {
@@ -134,6 +142,12 @@ impl Relations {
             .spawn(move || worker.run(inbox))
             .expect("the relations worker thread starts");
         relations
+    }
+
+    /// Calls `hook` with the edges that appear or go once the index has
+    /// settled (before, what is found is what was there). Set once.
+    pub fn on_edge_changes(&self, hook: EdgeHook) {
+        let _ = self.on_edges.set(hook);
     }
 
     /// Changes, new watches and plugin or discovery updates waiting to be

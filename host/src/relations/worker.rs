@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 use tokio::sync::{mpsc, watch};
 
 use super::feed::{Queue, Work};
-use super::graph::{self, KindKey, Lookup, NodeKey, SubjectKey};
+use super::graph::{self, Edge, KindKey, Lookup, NodeKey, SubjectKey};
 use super::mirror::Mirror;
 use super::reader::{Asked, Env, RawLookup, Reader};
 use super::{Relations, SETTLE_AFTER};
@@ -212,6 +212,42 @@ impl Worker {
         }
     }
 
+    /// One analysis changed (see [`Mirror::update`]): the mirror follows,
+    /// and once the index has settled, whoever listens is told which edges
+    /// appeared or went.
+    fn edges_changed(
+        &mut self,
+        subject: &SubjectKey,
+        before: &[Arc<Edge>],
+        after: &[Arc<Edge>],
+        gone: bool,
+    ) {
+        self.mirror.update(subject, before, after, gone);
+        let Some(hook) = self.relations.on_edges.get() else {
+            return;
+        };
+        if !self.relations.settled.load(Ordering::SeqCst) {
+            return;
+        }
+        let identity = |e: &Edge| (e.from.clone(), e.relation.clone(), e.to.clone());
+        let had: HashSet<_> = before.iter().map(|e| identity(e)).collect();
+        let has: HashSet<_> = after.iter().map(|e| identity(e)).collect();
+        let mut changes: Vec<(Arc<Edge>, bool)> = after
+            .iter()
+            .filter(|e| !had.contains(&identity(e)))
+            .map(|e| (e.clone(), true))
+            .collect();
+        changes.extend(
+            before
+                .iter()
+                .filter(|e| !has.contains(&identity(e)))
+                .map(|e| (e.clone(), false)),
+        );
+        if !changes.is_empty() {
+            hook(changes);
+        }
+    }
+
     /// Removes an analysis (its object is gone, or its analyzer).
     fn remove(&mut self, analyzer: &Arc<str>, node: &NodeKey) {
         let removed = self.relations.graph.write().remove(analyzer, node);
@@ -219,7 +255,7 @@ impl Worker {
             analyzer: analyzer.clone(),
             node: Arc::new(node.clone()),
         };
-        self.mirror.update(&subject, &removed, &[], true);
+        self.edges_changed(&subject, &removed, &[], true);
     }
 
     fn plugins_changed(&mut self) {
@@ -240,7 +276,7 @@ impl Worker {
             tracing::info!(analyzer = %name, "analyzer removed; its edges are removed");
             let removed = self.relations.graph.write().remove_analyzer(&name);
             for (subject, edges) in removed {
-                self.mirror.update(&subject, &edges, &[], true);
+                self.edges_changed(&subject, &edges, &[], true);
             }
             self.analyzers.remove(&name);
         }
@@ -654,7 +690,7 @@ impl Worker {
             analyzer: analyzer.name.clone(),
             node,
         };
-        self.mirror.update(&subject, &before, &after, false);
+        self.edges_changed(&subject, &before, &after, false);
     }
 
     /// A relationship as the index keeps it: the target's namespace

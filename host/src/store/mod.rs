@@ -34,7 +34,7 @@ pub use change::{Change, ChangeType, Origin};
 pub use codec::{CompressionStats, Dictionary, Packer};
 pub use fields::FieldPaths;
 pub use name_index::{NameIndex, fold_name};
-pub use object::{ObjectError, ObjectKey, StoredObject};
+pub use object::{Ingest, Managed, Managers, ObjectError, ObjectKey, StoredObject, Writer};
 pub use tap::{Tap, TapReceiver, TapStatus, Tapped};
 
 use tap::TapSender;

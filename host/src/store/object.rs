@@ -19,6 +19,9 @@ use serde_json::Value;
 
 mod header;
 mod ingest;
+mod managers;
+
+pub use managers::{Managed, Managers, Writer};
 
 use super::codec::{Body, Dictionary};
 use super::fields::FieldPaths;
@@ -113,6 +116,29 @@ pub struct StoredObject {
     /// The values of the fields its cache indexes, in the order of its
     /// [`FieldPaths`]; empty until [`StoredObject::index_fields`].
     fields: Box<[FieldValue]>,
+    /// Who wrote it, from `metadata.managedFields` when read with
+    /// [`Ingest::who`]; empty otherwise.
+    managers: Managers,
+}
+
+/// How an object is read into the cache.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ingest {
+    /// Keep `metadata.managedFields` in the stored text.
+    pub keep_managed_fields: bool,
+    /// Summarize `metadata.managedFields` ([`StoredObject::managers`]) for
+    /// the journal.
+    pub who: bool,
+}
+
+impl From<bool> for Ingest {
+    /// Whether to keep managed fields; no summary.
+    fn from(keep_managed_fields: bool) -> Ingest {
+        Ingest {
+            keep_managed_fields,
+            who: false,
+        }
+    }
 }
 
 impl StoredObject {
@@ -122,8 +148,9 @@ impl StoredObject {
     pub fn from_value(
         mut value: Value,
         gvk: &Gvk,
-        keep_managed_fields: bool,
+        ingest: impl Into<Ingest>,
     ) -> Result<StoredObject, ObjectError> {
+        let ingest = ingest.into();
         let map = value.as_object_mut().ok_or(ObjectError::NotAnObject)?;
         if !map.get("kind").is_some_and(Value::is_string) {
             map.insert("kind".into(), Value::String(gvk.kind.clone()));
@@ -135,7 +162,11 @@ impl StoredObject {
         let Some(metadata) = metadata else {
             return Err(ObjectError::NoName);
         };
-        if !keep_managed_fields {
+        let managers = match metadata.get("managedFields") {
+            Some(fields) if ingest.who => Managers::from_value(fields),
+            _ => Managers::default(),
+        };
+        if !ingest.keep_managed_fields {
             metadata.remove("managedFields");
         }
         let text = |key: &str| metadata.get(key).and_then(Value::as_str).unwrap_or("");
@@ -175,6 +206,7 @@ impl StoredObject {
             body: Body::Plain(json.into_boxed_slice()),
             index,
             fields: Box::default(),
+            managers,
         })
     }
 
@@ -214,6 +246,7 @@ impl StoredObject {
             body: Body::Plain(json.into()),
             index,
             fields: Box::default(),
+            managers: Managers::default(),
         })
     }
 
@@ -240,6 +273,12 @@ impl StoredObject {
     /// `metadata.resourceVersion`.
     pub fn resource_version(&self) -> &str {
         self.header.resource_version()
+    }
+
+    /// Who wrote it (see [`Managers`]); empty unless read with
+    /// [`Ingest::who`].
+    pub fn managers(&self) -> &Managers {
+        &self.managers
     }
 
     /// The value of one label.
@@ -360,6 +399,7 @@ impl StoredObject {
             + self.index.heap_bytes()
             + self.header.heap_bytes()
             + self.fields.iter().map(field_heap_bytes).sum::<usize>()
+            + self.managers.heap_bytes()
     }
 }
 

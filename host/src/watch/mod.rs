@@ -249,6 +249,9 @@ pub struct WatchSettings {
     pub denied_backoff: (Duration, Duration),
     /// Keep `metadata.managedFields`.
     pub keep_managed_fields: bool,
+    /// The kinds whose objects are read with a summary of who wrote them
+    /// (for the journal).
+    pub who: WhoKinds,
     /// Sync with a streaming list first (see [`crate::kube::KubeClient::watch_list`]).
     pub streaming_list: bool,
     /// Changes kept per cache for resuming event streams.
@@ -272,6 +275,7 @@ impl Default for WatchSettings {
             backoff: (Duration::from_millis(250), Duration::from_secs(30)),
             denied_backoff: (Duration::from_secs(5), Duration::from_secs(300)),
             keep_managed_fields: false,
+            who: WhoKinds::none(),
             streaming_list: true,
             history_size: 10_000,
             history_bytes: 64 << 20,
@@ -279,6 +283,36 @@ impl Default for WatchSettings {
             on_demand_idle: Duration::from_secs(600),
             max_on_demand: 100,
         }
+    }
+}
+
+/// Which kinds' objects are read with [`Ingest::who`](crate::store::Ingest).
+#[derive(Clone)]
+pub struct WhoKinds(Arc<dyn Fn(&Gvk) -> bool + Send + Sync>);
+
+impl WhoKinds {
+    /// No kind.
+    pub fn none() -> WhoKinds {
+        WhoKinds(Arc::new(|_| false))
+    }
+
+    /// The kinds `covers` says.
+    pub fn new(covers: impl Fn(&Gvk) -> bool + Send + Sync + 'static) -> WhoKinds {
+        WhoKinds(Arc::new(covers))
+    }
+
+    /// How objects of `gvk` are read.
+    pub fn ingest(&self, gvk: &Gvk, keep_managed_fields: bool) -> crate::store::Ingest {
+        crate::store::Ingest {
+            keep_managed_fields,
+            who: (self.0)(gvk),
+        }
+    }
+}
+
+impl std::fmt::Debug for WhoKinds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WhoKinds")
     }
 }
 

@@ -27,7 +27,7 @@ use crate::event::ChangeType;
 use crate::gvk::Gvk;
 use crate::kube::{ApiError, INITIAL_EVENTS_END, ListWatch, WatchLine, WatchStream};
 use crate::metrics::Metrics;
-use crate::store::{Cache, Origin, StoredObject};
+use crate::store::{Cache, Ingest, Origin, StoredObject};
 
 /// A watch that ends sooner than this without any event counts as a failure
 /// for backoff, so a server that closes watches at once is not hammered.
@@ -112,7 +112,9 @@ pub(super) async fn run<C: ListWatch>(
                     match StoredObject::from_raw(
                         &text,
                         &watch.key.gvk,
-                        settings.keep_managed_fields,
+                        settings
+                            .who
+                            .ingest(&watch.key.gvk, settings.keep_managed_fields),
                     ) {
                         Ok(object) => {
                             last_rv = object.resource_version().to_string();
@@ -392,7 +394,7 @@ async fn replace(watch: &Watch, objects: Vec<StoredObject>, rv: &str, first: boo
 /// objects handed back in the order of the pages.
 struct Storing<'w> {
     watch: &'w Watch,
-    keep_managed_fields: bool,
+    ingest: Ingest,
     in_flight: std::collections::VecDeque<tokio::task::JoinHandle<Vec<StoredObject>>>,
     limit: usize,
 }
@@ -401,7 +403,9 @@ impl<'w> Storing<'w> {
     fn new(watch: &'w Watch, settings: &WatchSettings) -> Self {
         Storing {
             watch,
-            keep_managed_fields: settings.keep_managed_fields,
+            ingest: settings
+                .who
+                .ingest(&watch.key.gvk, settings.keep_managed_fields),
             in_flight: Default::default(),
             limit: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
@@ -410,10 +414,10 @@ impl<'w> Storing<'w> {
     fn start(&mut self, items: Vec<Box<RawValue>>) {
         let cache = self.watch.cache.clone();
         let gvk = self.watch.key.gvk.clone();
-        let keep = self.keep_managed_fields;
+        let ingest = self.ingest;
         self.in_flight
             .push_back(tokio::task::spawn_blocking(move || {
-                store_page(&items, &gvk, keep, &cache)
+                store_page(&items, &gvk, ingest, &cache)
             }));
     }
 
@@ -451,7 +455,7 @@ fn joined<T>(result: Result<T, tokio::task::JoinError>) -> T {
 fn store_page(
     items: &[Box<RawValue>],
     gvk: &Gvk,
-    keep_managed_fields: bool,
+    ingest: Ingest,
     cache: &Cache,
 ) -> Vec<StoredObject> {
     // Compressed as they are read once the cache has a dictionary; the
@@ -461,7 +465,7 @@ fn store_page(
     let mut objects: Vec<StoredObject> = items
         .iter()
         .filter_map(|item| {
-            match StoredObject::from_raw_packed(item, gvk, keep_managed_fields, packer.as_ref()) {
+            match StoredObject::from_raw_packed(item, gvk, ingest, packer.as_ref()) {
                 Ok(o) => Some(o),
                 Err(e) => {
                     tracing::warn!(gvk = %gvk, error = %e, "listed object skipped");

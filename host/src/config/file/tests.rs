@@ -96,7 +96,9 @@ const FULL: &str = r#"{
   "maxRequestBodyBytes": 4096,
   "notificationBufferBytes": 1000000,
   "subscriptionPendingBytes": 5000000,
-  "subscriptionDeadLetterBytes": 0
+  "subscriptionDeadLetterBytes": 0,
+  "journal": {"enabled": false, "maxAgeSeconds": 3600, "maxBytes": 5000, "events": false,
+    "kinds": [{"group": "coordination.k8s.io", "kind": "Lease", "journal": true, "maxAgeSeconds": 60, "maxBytes": 100}]}
 }"#;
 
 #[test]
@@ -219,6 +221,19 @@ fn full_config_sets_every_key() {
         subscription_dead_letter_bytes: 0,
         leader_election: None,
         queries: Queries::default(),
+        journal: JournalConfig {
+            enabled: false,
+            max_age: Duration::from_secs(3600),
+            max_bytes: Some(5000),
+            events: false,
+            kinds: vec![JournalKind {
+                group: "coordination.k8s.io".into(),
+                kind: "Lease".into(),
+                journal: Some(true),
+                max_age: Some(Duration::from_secs(60)),
+                max_bytes: Some(100),
+            }],
+        },
     };
     assert_eq!(config, want);
     assert_eq!(config.initial_resources[0].gvk.group_or_core(), "core");

@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 
 use super::super::json_index::TopLevel;
 use super::header::Header;
-use super::{Metadata, ObjectError, ObjectKey, StoredObject};
+use super::{Ingest, Managers, Metadata, ObjectError, ObjectKey, StoredObject};
 use crate::gvk::Gvk;
 use crate::store::codec::{Body, Packer};
 
@@ -32,9 +32,9 @@ impl StoredObject {
     pub fn from_raw(
         raw: &RawValue,
         gvk: &Gvk,
-        keep_managed_fields: bool,
+        ingest: impl Into<Ingest>,
     ) -> Result<StoredObject, ObjectError> {
-        Self::from_raw_packed(raw, gvk, keep_managed_fields, None)
+        Self::from_raw_packed(raw, gvk, ingest, None)
     }
 
     /// As [`StoredObject::from_raw`], compressing the object with `packer`
@@ -45,18 +45,24 @@ impl StoredObject {
     pub fn from_raw_packed(
         raw: &RawValue,
         gvk: &Gvk,
-        keep_managed_fields: bool,
+        ingest: impl Into<Ingest>,
         packer: Option<&Packer<'_>>,
     ) -> Result<StoredObject, ObjectError> {
+        let ingest = ingest.into();
         // A `RawValue` is valid JSON: only its layout is left to check.
         let json = raw.get().as_bytes();
         let Some(received) = Received::read(json) else {
-            return by_value(json, gvk, keep_managed_fields);
+            return by_value(json, gvk, ingest);
         };
         STORED.with_borrow_mut(|out| {
-            let stored = received.store(out, gvk, keep_managed_fields);
+            let stored = received.store(out, gvk, ingest);
             let object = match stored? {
-                Read::Parts { key, header, index } => StoredObject {
+                Read::Parts {
+                    key,
+                    header,
+                    index,
+                    managers,
+                } => StoredObject {
                     key,
                     header,
                     body: match packer {
@@ -65,6 +71,7 @@ impl StoredObject {
                     },
                     index,
                     fields: Box::default(),
+                    managers,
                 },
                 Read::Whole(object) => object,
             };
@@ -86,14 +93,10 @@ thread_local! {
     static STORED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-fn by_value(
-    json: &[u8],
-    gvk: &Gvk,
-    keep_managed_fields: bool,
-) -> Result<StoredObject, ObjectError> {
+fn by_value(json: &[u8], gvk: &Gvk, ingest: Ingest) -> Result<StoredObject, ObjectError> {
     let value: Value =
         serde_json::from_slice(json).map_err(|e| ObjectError::InvalidJson(Arc::new(e)))?;
-    StoredObject::from_value(value, gvk, keep_managed_fields)
+    StoredObject::from_value(value, gvk, ingest)
 }
 
 /// What [`Received::store`] read: the parts of an object whose JSON it
@@ -103,6 +106,7 @@ enum Read {
         key: ObjectKey,
         header: Header,
         index: TopLevel,
+        managers: Managers,
     },
     Whole(StoredObject),
 }
@@ -139,12 +143,8 @@ impl<'j> Received<'j> {
 
     /// Writes the JSON to store to `out` (emptied first) and reads its
     /// header.
-    fn store(
-        self,
-        out: &mut Vec<u8>,
-        gvk: &Gvk,
-        keep_managed_fields: bool,
-    ) -> Result<Read, ObjectError> {
+    fn store(self, out: &mut Vec<u8>, gvk: &Gvk, ingest: Ingest) -> Result<Read, ObjectError> {
+        let keep_managed_fields = ingest.keep_managed_fields;
         if self
             .member("metadata")
             .is_none_or(|text| text.first() != Some(&b'{'))
@@ -181,6 +181,7 @@ impl<'j> Received<'j> {
         // Where the stored `metadata` is: read from there, without the
         // managedFields the header does not need (a third of a Pod's text).
         let mut metadata_at = 0..0;
+        let mut managers = Managers::default();
         for (key, value) in &self.members {
             let replaced = (&key[1..key.len() - 1] == b"apiVersion" && !is_string("apiVersion"))
                 || (&key[1..key.len() - 1] == b"kind" && !is_string("kind"));
@@ -190,6 +191,18 @@ impl<'j> Received<'j> {
             if &key[1..key.len() - 1] == b"metadata" {
                 put(out, key, &mut |out| {
                     let start = out.len();
+                    if ingest.who {
+                        let at = value.as_ptr() as usize - self.json.as_ptr() as usize;
+                        let fields = match self.metadata.as_ref().filter(|(start, _)| *start == at)
+                        {
+                            Some((_, index)) => index.get(value, &["managedFields"]),
+                            None => TopLevel::scan(value)
+                                .and_then(|index| index.get(value, &["managedFields"])),
+                        };
+                        if let Some(fields) = fields {
+                            managers = Managers::read(fields);
+                        }
+                    }
                     if keep_managed_fields {
                         out.extend_from_slice(value);
                     } else {
@@ -210,13 +223,14 @@ impl<'j> Received<'j> {
         // Labels that are not a map of strings and the like: the `Value`
         // way reads what it can of them.
         let Ok(metadata) = serde_json::from_slice::<Metadata>(&out[metadata_at]) else {
-            return by_value(self.json, gvk, keep_managed_fields).map(Read::Whole);
+            return by_value(self.json, gvk, ingest).map(Read::Whole);
         };
         let (key, header) = metadata.read()?;
         Ok(Read::Parts {
             key,
             header,
             index: TopLevel::new(offsets),
+            managers,
         })
     }
 }

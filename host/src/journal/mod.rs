@@ -1,0 +1,634 @@
+//! The journal: every change of every watched kind (unless excluded), who
+//! made it, and the edges of the relationship index that appeared or went,
+//! kept on disk under `dataDir` (`journal.redb`) or, without it, in memory
+//! within a byte bound; read back as an object's history, its state at a
+//! time, recent changes, and timelines of an object and what relates to it.
+//!
+//! How changes reach it: one task per followed kind reads its cache's live
+//! changes, as the relations engine does, into one bounded queue; a task
+//! that finds the queue full waits, falls behind its cache's broadcast and
+//! then starts over from the cache's state: one snapshot, compared object
+//! by object with what the journal last saw, so a missed change is an
+//! entry of origin `relist`, never lost and never a stall of the cache or
+//! of a request. One thread ([`write`]) writes the queue in batches.
+//!
+//! Which kinds: those watched as a whole (no namespace or selector),
+//! except Leases, Endpoints and EndpointSlices, whose changes are mostly
+//! heartbeats (`journal.kinds` includes them), and GRW's own kinds (their
+//! edges are journaled as edges).
+
+mod read;
+mod record;
+mod tables;
+mod write;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use redb::{Database, ReadableDatabase, ReadableTable};
+use serde_json::{Value, json};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::{mpsc, oneshot};
+
+pub use read::{AsOf, ChangesFilter, Listed, Version};
+pub use tables::EdgeRecord;
+pub use write::{Counts, StoreError};
+
+use crate::config::{JournalConfig, WatchOptions};
+use crate::gvk::{Gvk, is_grw_kind};
+use crate::relations::{Direction, Graph, NodeKey};
+use crate::store::{Change, Since};
+use crate::watch::{Watch, Watches};
+use record::{kind_key, object_key};
+use tables::*;
+pub use write::now_micros;
+use write::{Item, Writer};
+
+/// Items that may wait for the writer: each holds a change (two objects)
+/// or a snapshot (pointers to the cache's objects).
+pub const QUEUE_CAPACITY: usize = 1024;
+
+/// The file under `dataDir`.
+pub const FILE_NAME: &str = "journal.redb";
+
+/// Kinds left out unless `journal.kinds` includes them: their changes are
+/// heartbeats.
+const CHURN: [(&str, &str); 3] = [
+    ("coordination.k8s.io", "Lease"),
+    ("", "Endpoints"),
+    ("discovery.k8s.io", "EndpointSlice"),
+];
+
+/// The default bound of a journal on disk.
+const DISK_BYTES: u64 = 1 << 30;
+/// The default bound of a journal in memory.
+const MEMORY_BYTES: u64 = 64 << 20;
+
+/// Why the journal cannot open.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// `dataDir` cannot be made.
+    #[error("cannot create the journal's directory {}", path.display())]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file cannot be opened.
+    #[error("cannot open the journal {}", path.display())]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: redb::DatabaseError,
+    },
+    /// The file was written by a newer GRW.
+    #[error("the journal {} has format {found}; this GRW reads format {} and older: move it away or run a newer GRW", path.display(), FORMAT)]
+    NewerFormat {
+        /// The file.
+        path: PathBuf,
+        /// Its format.
+        found: u64,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Which kinds are journaled, and how long each is kept.
+#[derive(Debug)]
+pub struct Scope {
+    max_age: Duration,
+    max_bytes: u64,
+    kinds: HashMap<String, KindSettings>,
+}
+
+/// `journal.kinds`' `journal`, `maxAgeSeconds` and `maxBytes` of a kind.
+type KindSettings = (Option<bool>, Option<Duration>, Option<u64>);
+
+impl Scope {
+    /// The scope `journal` configures; `persistent` when kept on disk
+    /// (the default byte bound differs).
+    pub fn new(config: &JournalConfig, persistent: bool) -> Scope {
+        Scope {
+            max_age: config.max_age,
+            max_bytes: config.max_bytes.unwrap_or(if persistent {
+                DISK_BYTES
+            } else {
+                MEMORY_BYTES
+            }),
+            kinds: config
+                .kinds
+                .iter()
+                .map(|k| {
+                    (
+                        kind_key(&k.group, &k.kind),
+                        (k.journal, k.max_age, k.max_bytes),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// Whether changes of this kind are journaled.
+    pub fn covers(&self, group: &str, kind: &str) -> bool {
+        if is_grw_kind(&Gvk::new(group, "", kind)) {
+            return false;
+        }
+        match self.kinds.get(&kind_key(group, kind)).and_then(|k| k.0) {
+            Some(journal) => journal,
+            None => !CHURN.contains(&(group, kind)),
+        }
+    }
+
+    /// The age and bytes a kind's entries are kept within.
+    fn retention(&self, kind: &str) -> (Duration, u64) {
+        let own = self.kinds.get(kind);
+        (
+            own.and_then(|k| k.1).unwrap_or(self.max_age),
+            own.and_then(|k| k.2).unwrap_or(u64::MAX),
+        )
+    }
+}
+
+/// The journal.
+pub struct Journal {
+    db: Arc<Database>,
+    path: Option<PathBuf>,
+    scope: Arc<Scope>,
+    queue: mpsc::Sender<Item>,
+    /// Kinds followed now (`group/Kind`), one watch each.
+    followed: Mutex<HashSet<String>>,
+    counts: Arc<Mutex<Counts>>,
+    /// Edge changes that found the queue full.
+    edges_dropped: std::sync::atomic::AtomicU64,
+}
+
+/// A time as answers show it: RFC 3339 with milliseconds.
+pub fn rfc3339_micros(stamp: u64) -> String {
+    crate::time::rfc3339_millis(Duration::from_micros(stamp))
+}
+
+impl Journal {
+    /// Opens (or creates) `dir/journal.redb`, or a journal in memory, and
+    /// starts its writer thread.
+    pub fn open(scope: Arc<Scope>, dir: Option<&Path>) -> Result<Arc<Journal>, OpenError> {
+        let (db, path) = match dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(|source| OpenError::CreateDir {
+                    path: dir.to_path_buf(),
+                    source,
+                })?;
+                let path = dir.join(FILE_NAME);
+                let db = Database::create(&path).map_err(|source| OpenError::Open {
+                    path: path.clone(),
+                    source,
+                })?;
+                (db, Some(path))
+            }
+            None => (
+                Database::builder()
+                    .create_with_backend(redb::backends::InMemoryBackend::new())
+                    .map_err(|source| OpenError::Open {
+                        path: PathBuf::from("(memory)"),
+                        source,
+                    })?,
+                None,
+            ),
+        };
+        let txn = db.begin_write().map_err(StoreError::from)?;
+        {
+            let mut meta = txn.open_table(META).map_err(StoreError::from)?;
+            let found = meta
+                .get("format")
+                .map_err(StoreError::from)?
+                .map(|v| v.value());
+            match found {
+                Some(found) if found > FORMAT => {
+                    return Err(OpenError::NewerFormat {
+                        path: path.unwrap_or_default(),
+                        found,
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    meta.insert("format", FORMAT).map_err(StoreError::from)?;
+                }
+            }
+        }
+        macro_rules! create {
+            ($($t:expr),*) => {$( txn.open_table($t).map_err(StoreError::from)?; )*};
+        }
+        create!(
+            ENTRIES, OBJECTS, KINDS, NAMESPACES, ABOUT, LATEST, BASES, EDGES
+        );
+        txn.commit().map_err(StoreError::from)?;
+
+        let db = Arc::new(db);
+        let counts = Arc::new(Mutex::new(Counts::default()));
+        let writer = Writer::open(db.clone(), scope.clone(), counts.clone())?;
+        let (queue, rx) = mpsc::channel(QUEUE_CAPACITY);
+        std::thread::Builder::new()
+            .name("grw-journal".into())
+            .spawn(move || writer.run(rx))
+            .expect("the journal's writer thread starts");
+        Ok(Arc::new(Journal {
+            db,
+            path,
+            scope,
+            queue,
+            followed: Mutex::new(HashSet::new()),
+            counts,
+            edges_dropped: Default::default(),
+        }))
+    }
+
+    /// Where the journal is kept; `None` in memory.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Which kinds are journaled.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// Follows every watch of a whole kind that exists or will.
+    pub fn follow_watches(self: &Arc<Self>, watches: &Watches) {
+        let weak = Arc::downgrade(self);
+        watches.on_new_watch(Arc::new(move |watch| {
+            if let Some(journal) = weak.upgrade() {
+                journal.follow(watch.clone());
+            }
+        }));
+        for watch in watches.all() {
+            self.follow(watch);
+        }
+    }
+
+    fn follow(self: &Arc<Self>, watch: Arc<Watch>) {
+        let gvk = watch.key.gvk.clone();
+        if watch.key.options != WatchOptions::default() || !self.scope.covers(&gvk.group, &gvk.kind)
+        {
+            return;
+        }
+        let kind = kind_key(&gvk.group, &gvk.kind);
+        if !self.followed.lock().insert(kind.clone()) {
+            return;
+        }
+        let journal = self.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = journal.feed(&watch, &gvk) => {},
+                () = watch.removed() => {},
+            }
+            journal.followed.lock().remove(&kind);
+        });
+    }
+
+    /// A snapshot once the cache has synced, then each change, and a new
+    /// snapshot whenever the feed fell behind the cache's broadcast.
+    async fn feed(&self, watch: &Watch, gvk: &Gvk) {
+        watch.cache.until_synced().await;
+        loop {
+            let Ok(tail) = watch.cache.tail(Since::Snapshot) else {
+                return;
+            };
+            let objects = tail.backlog.iter().map(|c| c.object.clone()).collect();
+            let snapshot = Item::Snapshot {
+                gvk: gvk.clone(),
+                objects,
+                seen: now_micros(),
+            };
+            if self.queue.send(snapshot).await.is_err() {
+                return;
+            }
+            let mut live = tail.live;
+            loop {
+                match live.recv().await {
+                    Ok(change) => {
+                        let item = Item::Change {
+                            gvk: gvk.clone(),
+                            change,
+                            seen: now_micros(),
+                        };
+                        if self.queue.send(item).await.is_err() {
+                            return;
+                        }
+                    }
+                    Err(RecvError::Lagged(missed)) => {
+                        tracing::warn!(gvk = %gvk, missed, "the journal fell behind this kind's changes; comparing it with the cache again");
+                        break;
+                    }
+                    Err(RecvError::Closed) => return,
+                }
+            }
+        }
+    }
+
+    /// Writes changes a recording replays, each at its time (µs since the
+    /// epoch), before the caches are followed.
+    pub async fn replayed(&self, changes: Vec<(Gvk, Arc<Change>, u64)>) {
+        for (gvk, change, seen) in changes {
+            if self
+                .queue
+                .send(Item::Change { gvk, change, seen })
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+    }
+
+    /// Records edges of the relationship index that appeared or went.
+    /// Never waits: when the queue is full they are counted and left out.
+    pub fn edges(&self, edges: Vec<EdgeRecord>) {
+        if edges.is_empty() {
+            return;
+        }
+        let item = Item::Edges {
+            edges,
+            seen: now_micros(),
+        };
+        if self.queue.try_send(item).is_err() {
+            self.edges_dropped
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Waits until everything queued so far is written.
+    pub async fn flush(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.queue.send(Item::Flush(done)).await.is_ok() {
+            let _ = wait.await;
+        }
+    }
+
+    /// What the writer did, and the journal's size per kind.
+    pub fn status(&self) -> Value {
+        let counts = self.counts.lock().clone();
+        let kinds = self
+            .db
+            .begin_read()
+            .map_err(StoreError::from)
+            .and_then(|txn| read::kinds(&txn))
+            .unwrap_or_default();
+        json!({
+            "persistent": self.path.is_some(),
+            "maxBytes": self.scope.max_bytes,
+            "maxAgeSeconds": self.scope.max_age.as_secs(),
+            "counts": counts,
+            "edgesDropped": self.edges_dropped.load(std::sync::atomic::Ordering::Relaxed),
+            "kinds": kinds.into_iter().map(|(kind, (bytes, from))| json!({
+                "kind": kind,
+                "bytes": bytes,
+                "from": (from > 0).then(|| rfc3339_micros(from)),
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The versions of one object in `since..=until` (µs), newest first.
+    pub fn history(
+        &self,
+        object: &NodeKey,
+        since: u64,
+        until: u64,
+        limit: usize,
+    ) -> Result<Vec<Version>, StoreError> {
+        let txn = self.db.begin_read()?;
+        read::history(&txn, &node_key(object), since, until, limit)
+    }
+
+    /// One object as it was at `at` (µs).
+    pub fn as_of(&self, object: &NodeKey, at: u64) -> Result<AsOf, StoreError> {
+        let txn = self.db.begin_read()?;
+        read::as_of(
+            &txn,
+            &kind_key(&object.group, &object.kind),
+            &node_key(object),
+            at,
+        )
+    }
+
+    /// Recent changes, newest first.
+    pub fn changes(&self, filter: &ChangesFilter) -> Result<Vec<Listed>, StoreError> {
+        let txn = self.db.begin_read()?;
+        read::changes(&txn, filter)
+    }
+
+    /// The entries of `root` and of everything within `depth` steps of it
+    /// in the relationship index as it was anywhere in the window (the
+    /// index now, and every edge that appeared or went since `since`),
+    /// with the Events about each, newest first.
+    pub fn timeline(&self, graph: &Graph, asked: &TimelineQuery) -> Result<Timeline, StoreError> {
+        let txn = self.db.begin_read()?;
+        let mut journaled: HashMap<String, Vec<(EdgeRecord, u64)>> = HashMap::new();
+        let edge_changes = read::edges(&txn, asked.since, asked.until)?;
+        for (stamp, edge) in &edge_changes {
+            journaled
+                .entry(edge.from.clone())
+                .or_default()
+                .push((edge.clone(), *stamp));
+            journaled
+                .entry(edge.to.clone())
+                .or_default()
+                .push((edge.clone(), *stamp));
+        }
+        let wanted = |relation: &str| {
+            asked.relations.is_empty() || asked.relations.iter().any(|r| r == relation)
+        };
+        let root_key = node_key(&asked.root);
+        let mut paths: HashMap<String, Vec<Step>> = HashMap::from([(root_key.clone(), Vec::new())]);
+        let mut order = vec![root_key.clone()];
+        let mut frontier = VecDeque::from([(root_key, asked.root.clone(), 0u32)]);
+        while let Some((key, node, depth)) = frontier.pop_front() {
+            if depth >= asked.depth || order.len() >= asked.max_objects {
+                continue;
+            }
+            let mut next: Vec<(String, String, bool)> = Vec::new();
+            let (_, edges, _) = graph.around(&node, Direction::Both, 1, &asked.relations, 10_000);
+            for edge in edges {
+                let out = *edge.from == node;
+                let other = if out { &edge.to } else { &edge.from };
+                next.push((node_key(other), edge.relation.to_string(), out));
+            }
+            for (edge, _) in journaled.get(&key).into_iter().flatten() {
+                if !wanted(&edge.relation) {
+                    continue;
+                }
+                let out = edge.from == key;
+                next.push((
+                    if out {
+                        edge.to.clone()
+                    } else {
+                        edge.from.clone()
+                    },
+                    edge.relation.clone(),
+                    out,
+                ));
+            }
+            for (other, relation, out) in next {
+                if paths.contains_key(&other) {
+                    continue;
+                }
+                let Some(other_node) = parse_node(&other) else {
+                    continue;
+                };
+                let mut path = paths[&key].clone();
+                path.push(Step {
+                    relation,
+                    out,
+                    node: other.clone(),
+                });
+                paths.insert(other.clone(), path);
+                order.push(other.clone());
+                frontier.push_back((other, other_node, depth + 1));
+            }
+        }
+        let mut entries: Vec<TimelineEntry> = Vec::new();
+        for key in &order {
+            let Some((group, kind, namespace, name)) = record::split_object_key(key) else {
+                continue;
+            };
+            for version in read::history(&txn, key, asked.since, asked.until, asked.limit)? {
+                entries.push(TimelineEntry::Change {
+                    object: key.clone(),
+                    version,
+                });
+            }
+            for event in read::events_about(&txn, key, asked.since, asked.until)? {
+                entries.push(TimelineEntry::Event {
+                    object: key.clone(),
+                    event,
+                });
+            }
+            let _ = (group, kind, namespace, name);
+        }
+        for (stamp, edge) in edge_changes {
+            if (paths.contains_key(&edge.from) || paths.contains_key(&edge.to))
+                && wanted(&edge.relation)
+            {
+                entries.push(TimelineEntry::Edge { stamp, edge });
+            }
+        }
+        entries.sort_by_key(|e| std::cmp::Reverse(e.stamp()));
+        let truncated = entries.len() > asked.limit;
+        entries.truncate(asked.limit);
+        Ok(Timeline {
+            paths,
+            objects: order,
+            entries,
+            truncated,
+        })
+    }
+}
+
+/// What a timeline is asked for.
+#[derive(Debug, Clone)]
+pub struct TimelineQuery {
+    /// The object asked about.
+    pub root: NodeKey,
+    /// From (µs).
+    pub since: u64,
+    /// Up to (µs).
+    pub until: u64,
+    /// Steps of the relationship index followed.
+    pub depth: u32,
+    /// Only these relations (empty: any).
+    pub relations: Vec<String>,
+    /// At most this many entries.
+    pub limit: usize,
+    /// At most this many related objects.
+    pub max_objects: usize,
+}
+
+/// One step of the path from the asked-for object to another.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// The relation followed.
+    pub relation: String,
+    /// Whether it was followed from its `from` end.
+    pub out: bool,
+    /// The object reached (an object key).
+    pub node: String,
+}
+
+/// One entry of a timeline.
+pub enum TimelineEntry {
+    /// A version of an object.
+    Change {
+        /// Its object key.
+        object: String,
+        /// The version.
+        version: Version,
+    },
+    /// An Event about an object.
+    Event {
+        /// The object it is about.
+        object: String,
+        /// The Event's entry.
+        event: Listed,
+    },
+    /// An edge appeared or went.
+    Edge {
+        /// When (µs).
+        stamp: u64,
+        /// Which.
+        edge: EdgeRecord,
+    },
+}
+
+impl TimelineEntry {
+    /// When (µs).
+    pub fn stamp(&self) -> u64 {
+        match self {
+            TimelineEntry::Change { version, .. } => version.stamp,
+            TimelineEntry::Event { event, .. } => event.stamp,
+            TimelineEntry::Edge { stamp, .. } => *stamp,
+        }
+    }
+}
+
+/// A timeline: the objects reached, how, and the entries.
+pub struct Timeline {
+    /// The path from the asked-for object to each object reached.
+    pub paths: HashMap<String, Vec<Step>>,
+    /// The objects reached, the asked-for one first.
+    pub objects: Vec<String>,
+    /// Newest first.
+    pub entries: Vec<TimelineEntry>,
+    /// More entries than the limit.
+    pub truncated: bool,
+}
+
+/// The object key of a node.
+pub fn node_key(node: &NodeKey) -> String {
+    object_key(&node.group, &node.kind, &node.namespace, &node.name)
+}
+
+/// The node of an object key.
+pub fn parse_node(key: &str) -> Option<NodeKey> {
+    let (group, kind, namespace, name) = record::split_object_key(key)?;
+    Some(NodeKey {
+        group: group.into(),
+        kind: kind.into(),
+        namespace: namespace.into(),
+        name: name.into(),
+    })
+}
+
+/// `group/Kind namespace/name` of an object key, as the relations routes
+/// write nodes.
+pub fn show_key(key: &str) -> String {
+    parse_node(key).map_or_else(|| key.to_string(), |n| n.to_string())
+}
+
+#[cfg(test)]
+mod tests;

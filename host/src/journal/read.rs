@@ -1,0 +1,462 @@
+//! Reading the journal: an object's versions with their diffs, its state
+//! at a time, recent changes across the cluster, and the entries of a set
+//! of objects (for timelines).
+
+use std::collections::BTreeMap;
+
+use redb::{ReadTransaction, ReadableTable};
+use serde_json::{Value, json};
+
+use super::record::{self, Record, object_key};
+use super::tables::*;
+use super::write::{StoreError, decode_state};
+
+/// The state of the object `key` after its last entry at or before
+/// `stamp`, and that entry's stamp; `None` if it has none (or was deleted).
+pub(super) fn state_at(
+    objects: &impl ReadableTable<(&'static str, u64), u8>,
+    entries: &impl ReadableTable<u64, &'static [u8]>,
+    bases: &impl ReadableTable<&'static str, &'static [u8]>,
+    key: &str,
+    stamp: u64,
+) -> Result<Option<(Value, u64)>, StoreError> {
+    let mut chain = Vec::new();
+    let mut from_base = true;
+    for row in objects.range((key, 0)..=(key, stamp))?.rev() {
+        let (k, flags) = row?;
+        chain.push(k.value().1);
+        if flags.value() & FULL != 0 {
+            from_base = false;
+            break;
+        }
+    }
+    let Some(&last) = chain.first() else {
+        return Ok(None);
+    };
+    let mut state = if from_base {
+        bases.get(key)?.and_then(|v| decode_state(v.value()))
+    } else {
+        None
+    };
+    for stamp in chain.iter().rev() {
+        let record = entries
+            .get(*stamp)?
+            .and_then(|v| Record::decode(v.value()))
+            .unwrap_or_default();
+        state = if record.change == "DELETED" {
+            None
+        } else {
+            record.state_after(state)
+        };
+    }
+    Ok(state.map(|s| (s, last)))
+}
+
+/// One version of an object, as answers show it.
+pub struct Version {
+    /// When GRW saw it, µs since the epoch.
+    pub stamp: u64,
+    pub(super) record: Record,
+    /// The state after it (none after a deletion).
+    pub state: Option<Value>,
+    /// RFC 6902 patch from the version before.
+    pub patch: Value,
+    /// The patch as lines.
+    pub lines: Vec<String>,
+}
+
+impl Version {
+    /// The version as JSON; `full` adds the whole object.
+    pub fn to_json(&self, full: bool) -> Value {
+        let r = &self.record;
+        let mut out = json!({
+            "time": super::rfc3339_micros(self.stamp),
+            "type": r.change,
+            "origin": r.origin,
+            "kind": r.kind.rsplit_once('/').map_or(r.kind.as_str(), |(_, k)| k),
+            "group": r.kind.split_once('/').map_or("", |(g, _)| g),
+            "namespace": r.namespace,
+            "name": r.name,
+            "uid": r.uid,
+            "resourceVersion": r.resource_version,
+            "who": record::who_json(r),
+            "diff": self.patch,
+            "diffText": self.lines,
+        });
+        if let Some((from, until)) = r.gap {
+            out["gap"] =
+                json!({"from": super::rfc3339_micros(from), "until": super::rfc3339_micros(until)});
+        }
+        if full {
+            out["object"] = self.state.clone().unwrap_or(Value::Null);
+        }
+        out
+    }
+
+    /// Who made it: the manager, if known.
+    pub fn manager(&self) -> Option<&str> {
+        self.record.who.as_ref().map(|w| w.manager.as_str())
+    }
+
+    /// `ADDED`, `MODIFIED`, `DELETED` or `GAP`.
+    pub fn change(&self) -> &str {
+        &self.record.change
+    }
+}
+
+/// The versions of object `key` seen in `since..=until`, newest first, at
+/// most `limit`, each with its diff from the one before.
+pub(super) fn history(
+    txn: &ReadTransaction,
+    key: &str,
+    since: u64,
+    until: u64,
+    limit: usize,
+) -> Result<Vec<Version>, StoreError> {
+    let objects = txn.open_table(OBJECTS)?;
+    let entries = txn.open_table(ENTRIES)?;
+    let bases = txn.open_table(BASES)?;
+    let mut stamps = Vec::new();
+    for row in objects
+        .range((key, since)..=(key, until))?
+        .rev()
+        .take(limit)
+    {
+        stamps.push(row?.0.value().1);
+    }
+    stamps.reverse();
+    let Some(&oldest) = stamps.first() else {
+        return Ok(Vec::new());
+    };
+    let mut before = match oldest.checked_sub(1) {
+        Some(previous) => state_at(&objects, &entries, &bases, key, previous)?.map(|(s, _)| s),
+        None => None,
+    };
+    // A first entry that is a patch builds on the object's base.
+    if before.is_none() && objects.range((key, 0)..(key, oldest))?.next().is_none() {
+        before = bases.get(key)?.and_then(|v| decode_state(v.value()));
+    }
+    let mut versions = Vec::with_capacity(stamps.len());
+    for stamp in stamps {
+        let record = entries
+            .get(stamp)?
+            .and_then(|v| Record::decode(v.value()))
+            .unwrap_or_default();
+        let state = if record.change == "DELETED" {
+            None
+        } else {
+            record.state_after(before.clone())
+        };
+        let (patch, lines) = match (&before, &state) {
+            (Some(b), Some(a)) => {
+                let (patch, _) = record::diff(b, a);
+                let lines = record::readable(Some(b), &patch);
+                (patch, lines)
+            }
+            (None, Some(_)) => (Value::Array(Vec::new()), vec!["created".to_string()]),
+            (_, None) if record.change == "DELETED" => {
+                (Value::Array(Vec::new()), vec!["deleted".to_string()])
+            }
+            _ => (Value::Array(Vec::new()), Vec::new()),
+        };
+        versions.push(Version {
+            stamp,
+            record,
+            state: state.clone(),
+            patch,
+            lines,
+        });
+        before = state;
+    }
+    versions.reverse();
+    Ok(versions)
+}
+
+/// What [`super::Journal::as_of`] found.
+#[derive(Debug)]
+pub enum AsOf {
+    /// The object as it was, and the resourceVersion it had.
+    Found(Value),
+    /// It was the version the cache holds now: no entry after.
+    Current {
+        /// Its resourceVersion, to compare with the cache's.
+        resource_version: String,
+    },
+    /// It did not exist then; the message says why.
+    Missing(String),
+    /// The journal no longer reaches that time (or never did).
+    Gone(String),
+}
+
+pub(super) fn as_of(
+    txn: &ReadTransaction,
+    kind: &str,
+    key: &str,
+    at: u64,
+) -> Result<AsOf, StoreError> {
+    let meta = txn.open_table(META)?;
+    let first = meta
+        .get(format!("first/{kind}").as_str())?
+        .map(|v| v.value());
+    let reach = meta
+        .get(format!("reach/{kind}").as_str())?
+        .map_or(0, |v| v.value());
+    let Some(first) = first else {
+        return Ok(AsOf::Gone(format!(
+            "the journal holds no changes of kind {} (not watched, or excluded from the journal)",
+            kind.trim_start_matches('/')
+        )));
+    };
+    let floor = first.max(reach);
+    if at < floor {
+        return Ok(AsOf::Gone(format!(
+            "the journal reaches back to {} for this kind; {} is before",
+            super::rfc3339_micros(floor),
+            super::rfc3339_micros(at)
+        )));
+    }
+    let objects = txn.open_table(OBJECTS)?;
+    let entries = txn.open_table(ENTRIES)?;
+    let bases = txn.open_table(BASES)?;
+    let last = objects
+        .range((key, 0)..=(key, at))?
+        .next_back()
+        .transpose()?;
+    if let Some((k, flags)) = last {
+        let stamp = k.value().1;
+        if flags.value() & DELETED != 0 {
+            return Ok(AsOf::Missing(format!(
+                "it was deleted at {}",
+                super::rfc3339_micros(stamp)
+            )));
+        }
+        return Ok(match state_at(&objects, &entries, &bases, key, at)? {
+            Some((state, _)) => AsOf::Found(state),
+            None => AsOf::Gone("its state at that time is no longer kept".into()),
+        });
+    }
+    if let Some(state) = bases.get(key)?.and_then(|base| decode_state(base.value())) {
+        return Ok(AsOf::Found(state));
+    }
+    let next = objects
+        .range((key, at)..=(key, u64::MAX))?
+        .next()
+        .transpose()?;
+    if let Some((k, _)) = next {
+        let stamp = k.value().1;
+        let record = entries
+            .get(stamp)?
+            .and_then(|v| Record::decode(v.value()))
+            .unwrap_or_default();
+        return Ok(if record.change == "ADDED" && record.origin != "initial" {
+            AsOf::Missing(format!(
+                "it did not exist yet: it was created at {}",
+                super::rfc3339_micros(stamp)
+            ))
+        } else {
+            AsOf::Gone("its state at that time is no longer kept".into())
+        });
+    }
+    let latest = txn
+        .open_table(LATEST)?
+        .get(key)?
+        .and_then(|v| Latest::decode(v.value()));
+    Ok(match latest {
+        Some(l) if !l.deleted => AsOf::Current {
+            resource_version: l.resource_version,
+        },
+        Some(_) => AsOf::Missing("it had been deleted by then".into()),
+        None => {
+            AsOf::Missing("the journal has never seen it: it did not exist at that time".into())
+        }
+    })
+}
+
+/// Which recent changes to list.
+#[derive(Debug, Clone, Default)]
+pub struct ChangesFilter {
+    /// From this stamp on.
+    pub since: u64,
+    /// Up to this stamp.
+    pub until: u64,
+    /// Only these `group/Kind`s; empty: any.
+    pub kinds: Vec<String>,
+    /// Only this namespace.
+    pub namespace: Option<String>,
+    /// Only versions whose labels match.
+    pub labels: Option<grw_selector::LabelSelector>,
+    /// Only changes whose manager contains this.
+    pub who: Option<String>,
+    /// At most this many.
+    pub limit: usize,
+}
+
+/// One entry of a list of changes (no diff: the changed paths).
+pub struct Listed {
+    /// µs since the epoch.
+    pub stamp: u64,
+    pub(super) record: Record,
+}
+
+impl Listed {
+    /// The object key of the entry (`None` for a gap).
+    pub fn object_key(&self) -> Option<String> {
+        let (group, kind) = self.record.kind.split_once('/')?;
+        Some(object_key(
+            group,
+            kind,
+            &self.record.namespace,
+            &self.record.name,
+        ))
+    }
+
+    /// `group`, `Kind`, namespace of the entry.
+    pub fn kind_and_namespace(&self) -> (&str, &str, &str) {
+        let (group, kind) = self.record.kind.split_once('/').unwrap_or(("", ""));
+        (group, kind, &self.record.namespace)
+    }
+
+    /// As JSON.
+    pub fn to_json(&self) -> Value {
+        let r = &self.record;
+        let (group, kind, _) = self.kind_and_namespace();
+        let mut out = json!({
+            "time": super::rfc3339_micros(self.stamp),
+            "type": r.change,
+            "origin": r.origin,
+            "group": group,
+            "kind": kind,
+            "namespace": r.namespace,
+            "name": r.name,
+            "resourceVersion": r.resource_version,
+            "who": record::who_json(r),
+            "changed": r.changed_paths(),
+        });
+        if let Some((from, until)) = r.gap {
+            out["gap"] =
+                json!({"from": super::rfc3339_micros(from), "until": super::rfc3339_micros(until)});
+        }
+        out
+    }
+}
+
+pub(super) fn changes(
+    txn: &ReadTransaction,
+    filter: &ChangesFilter,
+) -> Result<Vec<Listed>, StoreError> {
+    let entries = txn.open_table(ENTRIES)?;
+    let wanted = |stamp: u64, record: &Record| {
+        (filter.kinds.is_empty() || filter.kinds.contains(&record.kind))
+            && filter
+                .namespace
+                .as_ref()
+                .is_none_or(|ns| *ns == record.namespace)
+            && filter.who.as_ref().is_none_or(|who| {
+                record
+                    .who
+                    .as_ref()
+                    .is_some_and(|w| w.manager.contains(who.as_str()))
+            })
+            && filter.labels.as_ref().is_none_or(|selector| {
+                let labels = record.labels.as_ref();
+                selector.matches(|k| labels.and_then(|l| l.get(k)).map(String::as_str))
+            })
+            && stamp >= filter.since
+    };
+    let mut found = Vec::new();
+    let mut take = |stamp: u64| -> Result<bool, StoreError> {
+        if let Some(record) = entries.get(stamp)?.and_then(|v| Record::decode(v.value()))
+            && wanted(stamp, &record)
+        {
+            found.push(Listed { stamp, record });
+        }
+        Ok(found.len() >= filter.limit)
+    };
+    // The narrowest index first.
+    if let Some(namespace) = &filter.namespace {
+        let index = txn.open_table(NAMESPACES)?;
+        for row in index
+            .range((namespace.as_str(), filter.since)..=(namespace.as_str(), filter.until))?
+            .rev()
+        {
+            if take(row?.0.value().1)? {
+                break;
+            }
+        }
+    } else if filter.kinds.len() == 1 {
+        let index = txn.open_table(KINDS)?;
+        let kind = filter.kinds[0].as_str();
+        for row in index
+            .range((kind, filter.since)..=(kind, filter.until))?
+            .rev()
+        {
+            if take(row?.0.value().1)? {
+                break;
+            }
+        }
+    } else {
+        for row in entries.range(filter.since..=filter.until)?.rev() {
+            if take(row?.0.value())? {
+                break;
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The stamps of Events about `key` in the window.
+pub(super) fn events_about(
+    txn: &ReadTransaction,
+    key: &str,
+    since: u64,
+    until: u64,
+) -> Result<Vec<Listed>, StoreError> {
+    let about = txn.open_table(ABOUT)?;
+    let entries = txn.open_table(ENTRIES)?;
+    let mut found = Vec::new();
+    for row in about.range((key, since)..=(key, until))? {
+        let stamp = row?.0.value().1;
+        if let Some(record) = entries.get(stamp)?.and_then(|v| Record::decode(v.value())) {
+            found.push(Listed { stamp, record });
+        }
+    }
+    Ok(found)
+}
+
+/// Edges that appeared or went in the window, oldest first.
+pub(super) fn edges(
+    txn: &ReadTransaction,
+    since: u64,
+    until: u64,
+) -> Result<Vec<(u64, EdgeRecord)>, StoreError> {
+    let table = txn.open_table(EDGES)?;
+    let mut found = Vec::new();
+    for row in table.range(since..=until)? {
+        let (k, v) = row?;
+        if let Ok(edge) = serde_json::from_slice(v.value()) {
+            found.push((k.value(), edge));
+        }
+    }
+    Ok(found)
+}
+
+/// The journal's sizes per kind, and how far back it reaches.
+pub(super) fn kinds(txn: &ReadTransaction) -> Result<BTreeMap<String, (u64, u64)>, StoreError> {
+    let meta = txn.open_table(META)?;
+    let mut out: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for row in meta.range("bytes/"..="bytes/\u{10FFFF}")? {
+        let (k, v) = row?;
+        out.entry(k.value()["bytes/".len()..].to_string())
+            .or_default()
+            .0 = v.value();
+    }
+    for row in meta.range("first/"..="first/\u{10FFFF}")? {
+        let (k, v) = row?;
+        let kind = k.value()["first/".len()..].to_string();
+        let reach = meta
+            .get(format!("reach/{kind}").as_str())?
+            .map_or(0, |r| r.value());
+        out.entry(kind).or_default().1 = v.value().max(reach);
+    }
+    Ok(out)
+}

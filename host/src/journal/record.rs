@@ -1,0 +1,367 @@
+//! One journal entry as it is stored, and the object states it carries.
+//!
+//! An entry holds either the whole state of its object ("full") or an
+//! RFC 6902 JSON Patch from the state before ("delta"): a Pod's status
+//! update is a patch of a few hundred bytes where the Pod is several
+//! thousand. Every [`FULL_EVERY`]th version of an object, and every one
+//! whose patch is not much smaller than the object, is stored whole, so a
+//! state is rebuilt from at most that many patches. Entries are JSON
+//! compressed with zstd.
+//!
+//! What a state is: the object without `metadata.managedFields` (who wrote
+//! what is the entry's `who`), and for a Secret its metadata and type and
+//! a SHA-256 of its `data` only. Its values never reach the journal, nor
+//! does the `kubectl.kubernetes.io/last-applied-configuration` annotation,
+//! which holds them too.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::store::Writer;
+
+/// At most this many versions of an object follow one another as
+/// patches before one is stored whole.
+pub(super) const FULL_EVERY: u32 = 32;
+
+/// zstd level of entries: fast, and what is stored is mostly small.
+const LEVEL: i32 = 3;
+
+/// The annotation `kubectl apply` keeps the applied object in.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// A stored entry. Short member names, and the object's identity in one
+/// key: an entry of a status update is mostly its patch.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub(super) struct Record {
+    /// The object key (see [`object_key`]); empty for a gap.
+    #[serde(rename = "k", default)]
+    pub key: String,
+    /// `group/Kind` (`/Pod` for the core group); empty for a gap. Read
+    /// from `key`.
+    #[serde(skip)]
+    pub kind: String,
+    /// Read from `key`.
+    #[serde(skip)]
+    pub namespace: String,
+    /// Read from `key`.
+    #[serde(skip)]
+    pub name: String,
+    /// The object's `apiVersion` (on whole states).
+    #[serde(rename = "av", default, skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
+    /// The object's uid (on whole states).
+    #[serde(rename = "u", default, skip_serializing_if = "String::is_empty")]
+    pub uid: String,
+    /// `ADDED`, `MODIFIED`, `DELETED`, or `GAP` (GRW was not watching).
+    #[serde(rename = "t")]
+    pub change: String,
+    /// `initial`, `watch` or `relist`.
+    #[serde(rename = "o", default, skip_serializing_if = "String::is_empty")]
+    pub origin: String,
+    #[serde(rename = "rv", default, skip_serializing_if = "String::is_empty")]
+    pub resource_version: String,
+    /// Who made the change, from `managedFields`.
+    #[serde(rename = "w", default, skip_serializing_if = "Option::is_none")]
+    pub who: Option<Writer>,
+    /// The time of that `managedFields` entry, seconds since the epoch.
+    #[serde(rename = "wt", default, skip_serializing_if = "Option::is_none")]
+    pub who_time: Option<u32>,
+    /// For a gap and for what a relist found: the time GRW last saw the
+    /// kind and the time it saw it again, microseconds since the epoch.
+    #[serde(rename = "g", default, skip_serializing_if = "Option::is_none")]
+    pub gap: Option<(u64, u64)>,
+    /// The JSON Pointers of what changed from the version before, at most
+    /// [`MAX_PATHS`], when it is stored whole (a patch says it).
+    #[serde(rename = "c", default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
+    /// The labels of this version, for filters: on whole states and when
+    /// they changed; `None` when they are the version before's.
+    #[serde(rename = "l", default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<BTreeMap<String, String>>,
+    /// For an Event: the object it is about, as an object key.
+    #[serde(rename = "a", default, skip_serializing_if = "Option::is_none")]
+    pub about: Option<String>,
+    /// The whole state.
+    #[serde(rename = "f", default, skip_serializing_if = "Option::is_none")]
+    pub full: Option<Box<RawValue>>,
+    /// The patch from the state before.
+    #[serde(rename = "p", default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<Value>,
+}
+
+/// Where every version differs: left out of what changed (the version
+/// says its resourceVersion), kept in the patch.
+const RESOURCE_VERSION: &str = "/metadata/resourceVersion";
+
+/// Changed paths an entry lists at most.
+pub(super) const MAX_PATHS: usize = 32;
+
+impl Record {
+    pub(super) fn encode(&self) -> Vec<u8> {
+        let mut keyed;
+        let record = if self.key.is_empty() && !self.kind.is_empty() {
+            keyed = self.clone();
+            let (group, kind) = self.kind.split_once('/').unwrap_or(("", &self.kind));
+            keyed.key = object_key(group, kind, &self.namespace, &self.name);
+            &keyed
+        } else {
+            self
+        };
+        // A Record of strings and JSON values always serializes.
+        let json = serde_json::to_vec(record).unwrap_or_default();
+        let mut out = vec![0u8; zstd_safe::compress_bound(json.len())];
+        match zstd_safe::compress(&mut out[..], &json, LEVEL) {
+            Ok(n) => {
+                out.truncate(n);
+                out
+            }
+            Err(_) => json,
+        }
+    }
+
+    pub(super) fn decode(bytes: &[u8]) -> Option<Record> {
+        let size = zstd_safe::get_frame_content_size(bytes).ok()??;
+        let mut json = vec![0u8; usize::try_from(size).ok()?];
+        let n = zstd_safe::decompress(&mut json[..], bytes).ok()?;
+        json.truncate(n);
+        let mut record: Record = serde_json::from_slice(&json).ok()?;
+        if let Some((group, kind, namespace, name)) = split_object_key(&record.key) {
+            record.kind = kind_key(group, kind);
+            record.namespace = namespace.to_string();
+            record.name = name.to_string();
+        }
+        Some(record)
+    }
+
+    /// What changed from the version before: the paths of its patch, or
+    /// those listed.
+    pub(super) fn changed_paths(&self) -> Vec<String> {
+        match self.patch.as_ref().and_then(Value::as_array) {
+            Some(ops) => ops
+                .iter()
+                .filter_map(|op| op["path"].as_str())
+                .filter(|p| *p != RESOURCE_VERSION)
+                .map(str::to_string)
+                .take(MAX_PATHS)
+                .collect(),
+            None => self.changed.clone(),
+        }
+    }
+
+    /// The state after this entry, given the state before.
+    pub(super) fn state_after(&self, before: Option<Value>) -> Option<Value> {
+        if let Some(full) = &self.full {
+            return serde_json::from_str(full.get()).ok();
+        }
+        let mut state = before?;
+        let patch: json_patch::Patch = serde_json::from_value(self.patch.clone()?).ok()?;
+        json_patch::patch(&mut state, &patch).ok()?;
+        Some(state)
+    }
+}
+
+/// The state the journal keeps of an object (see the module's comment).
+pub(super) fn state_of(object: Value, kind: &str) -> Value {
+    let Value::Object(mut map) = object else {
+        return object;
+    };
+    if let Some(Value::Object(metadata)) = map.get_mut("metadata") {
+        metadata.remove("managedFields");
+    }
+    if kind != "/Secret" {
+        return Value::Object(map);
+    }
+    let mut hash = Sha256::new();
+    for key in ["data", "stringData"] {
+        if let Some(value) = map.get(key) {
+            // A map serializes with its keys in order: the same data, the
+            // same hash.
+            hash.update(serde_json::to_vec(value).unwrap_or_default());
+        }
+    }
+    let mut kept = Map::new();
+    for key in ["apiVersion", "kind", "metadata", "type", "immutable"] {
+        if let Some(value) = map.remove(key) {
+            kept.insert(key.to_string(), value);
+        }
+    }
+    if let Some(Value::Object(annotations)) = kept
+        .get_mut("metadata")
+        .and_then(|m| m.get_mut("annotations"))
+    {
+        annotations.remove(LAST_APPLIED);
+    }
+    let digest: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    kept.insert("dataSha256".into(), Value::String(digest));
+    Value::Object(kept)
+}
+
+/// The patch from `before` to `after` and the paths it touches.
+pub(super) fn diff(before: &Value, after: &Value) -> (Value, Vec<String>) {
+    let patch = json_patch::diff(before, after);
+    let mut paths: Vec<String> = patch
+        .0
+        .iter()
+        .map(op_path)
+        .filter(|p| *p != RESOURCE_VERSION)
+        .map(str::to_string)
+        .collect();
+    paths.truncate(MAX_PATHS);
+    (serde_json::to_value(&patch).unwrap_or(Value::Null), paths)
+}
+
+fn op_path(op: &json_patch::PatchOperation) -> &str {
+    use json_patch::PatchOperation::*;
+    match op {
+        Add(o) => o.path.as_str(),
+        Remove(o) => o.path.as_str(),
+        Replace(o) => o.path.as_str(),
+        Move(o) => o.path.as_str(),
+        Copy(o) => o.path.as_str(),
+        Test(o) => o.path.as_str(),
+    }
+}
+
+/// A readable form of the patch from `before` to `after`: one line per
+/// operation, `+ path: value`, `- path: value`, `~ path: old → new`.
+pub(super) fn readable(before: Option<&Value>, patch: &Value) -> Vec<String> {
+    let Some(ops) = patch.as_array() else {
+        return Vec::new();
+    };
+    let short = |v: &Value| {
+        let text = v.to_string();
+        if text.chars().count() > 120 {
+            format!("{}…", text.chars().take(119).collect::<String>())
+        } else {
+            text
+        }
+    };
+    let old = |path: &str| before.and_then(|b| b.pointer(path));
+    ops.iter()
+        .filter(|op| op["path"] != RESOURCE_VERSION)
+        .map(|op| {
+            let path = op["path"].as_str().unwrap_or("");
+            match op["op"].as_str().unwrap_or("") {
+                "add" => format!("+ {path}: {}", short(&op["value"])),
+                "remove" => match old(path) {
+                    Some(v) => format!("- {path}: {}", short(v)),
+                    None => format!("- {path}"),
+                },
+                "replace" => match old(path) {
+                    Some(v) => format!("~ {path}: {} → {}", short(v), short(&op["value"])),
+                    None => format!("~ {path}: {}", short(&op["value"])),
+                },
+                other => format!("{other} {path}"),
+            }
+        })
+        .collect()
+}
+
+/// The object key of what an Event (`events.k8s.io/v1` or `v1`) is about.
+pub(super) fn event_about(event: &Value) -> Option<String> {
+    let about = event
+        .get("regarding")
+        .or_else(|| event.get("involvedObject"))?;
+    let text = |k: &str| about.get(k).and_then(Value::as_str).unwrap_or("");
+    let kind = text("kind");
+    let name = text("name");
+    if kind.is_empty() || name.is_empty() {
+        return None;
+    }
+    let group = text("apiVersion")
+        .rsplit_once('/')
+        .map_or("", |(group, _)| group);
+    Some(object_key(group, kind, text("namespace"), name))
+}
+
+/// `group/Kind`.
+pub(super) fn kind_key(group: &str, kind: &str) -> String {
+    format!("{group}/{kind}")
+}
+
+/// `group/Kind`, the namespace and the name, NUL between.
+pub(super) fn object_key(group: &str, kind: &str, namespace: &str, name: &str) -> String {
+    format!("{group}/{kind}\0{namespace}\0{name}")
+}
+
+/// The parts of an object key: group, kind, namespace, name.
+pub(super) fn split_object_key(key: &str) -> Option<(&str, &str, &str, &str)> {
+    let mut parts = key.split('\0');
+    let (kind, namespace, name) = (parts.next()?, parts.next()?, parts.next()?);
+    let (group, kind) = kind.split_once('/')?;
+    Some((group, kind, namespace, name))
+}
+
+/// A Writer as answers show it.
+pub(super) fn who_json(record: &Record) -> Value {
+    match &record.who {
+        Some(w) => {
+            let mut who = json!({"manager": w.manager, "operation": w.operation});
+            if !w.subresource.is_empty() {
+                who["subresource"] = Value::String(w.subresource.clone());
+            }
+            if let Some(t) = record.who_time {
+                who["time"] = Value::String(crate::time::rfc3339(std::time::Duration::from_secs(
+                    u64::from(t),
+                )));
+            }
+            who
+        }
+        None => Value::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_keeps_its_metadata_and_a_hash_of_its_data() {
+        let secret = json!({
+            "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": "db", "namespace": "shop", "annotations": {
+                LAST_APPLIED: "{\"data\":{\"password\":\"aHVudGVyMg==\"}}", "team": "payments"}},
+            "data": {"password": "aHVudGVyMg=="},
+            "stringData": {"user": "admin"}
+        });
+        let state = state_of(secret.clone(), "/Secret");
+        let text = state.to_string();
+        assert!(!text.contains("aHVudGVyMg"), "{text}");
+        assert!(!text.contains("admin"), "{text}");
+        assert_eq!(state["metadata"]["annotations"]["team"], "payments");
+        assert_eq!(state["type"], "Opaque");
+        assert_eq!(state["dataSha256"].as_str().map(str::len), Some(64));
+        let mut changed = secret;
+        changed["data"]["password"] = json!("b3RoZXI=");
+        assert_ne!(
+            state_of(changed, "/Secret")["dataSha256"],
+            state["dataSha256"]
+        );
+    }
+
+    #[test]
+    fn a_patch_rebuilds_the_state_and_reads_as_lines() {
+        let before = json!({"metadata": {"labels": {"app": "web"}}, "spec": {"replicas": 2}});
+        let after = json!({"metadata": {"labels": {"app": "web", "tier": "front"}}, "spec": {"replicas": 3}});
+        let (patch, paths) = diff(&before, &after);
+        assert_eq!(paths, ["/metadata/labels/tier", "/spec/replicas"]);
+        let record = Record {
+            patch: Some(patch.clone()),
+            ..Record::default()
+        };
+        assert_eq!(record.state_after(Some(before.clone())), Some(after));
+        assert_eq!(
+            readable(Some(&before), &patch),
+            [
+                "+ /metadata/labels/tier: \"front\"",
+                "~ /spec/replicas: 2 → 3"
+            ]
+        );
+        let decoded = Record::decode(&record.encode()).expect("reads back");
+        assert_eq!(decoded.patch, Some(patch));
+    }
+}

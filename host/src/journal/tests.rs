@@ -1,0 +1,618 @@
+//! The journal on real caches: entries, who, diffs, `asOf`, Secrets,
+//! restarts and retention.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use redb::ReadableTable;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::config::{JournalConfig, JournalKind};
+use crate::gvk::ResourceInfo;
+use crate::metrics::Metrics;
+use crate::store::{ChangeType, Ingest, Origin, StoredObject};
+use crate::watch::{Watch, WatchSettings};
+
+const WHO: Ingest = Ingest {
+    keep_managed_fields: false,
+    who: true,
+};
+
+fn resource(group: &str, kind: &str, plural: &str) -> ResourceInfo {
+    ResourceInfo {
+        gvk: Gvk::new(group, "v1", kind),
+        plural: plural.into(),
+        namespaced: true,
+    }
+}
+
+/// A managedFields entry.
+fn managed(manager: &str, subresource: &str, time: &str, fields: Value) -> Value {
+    let mut entry = json!({
+        "manager": manager, "operation": "Update", "apiVersion": "apps/v1",
+        "time": time, "fieldsType": "FieldsV1", "fieldsV1": fields,
+    });
+    if !subresource.is_empty() {
+        entry["subresource"] = json!(subresource);
+    }
+    entry
+}
+
+fn deployment(rv: u32, labels: Value, replicas: u32, ready: u32, managers: Vec<Value>) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "frontend", "namespace": "shop", "uid": "u-1",
+            "resourceVersion": rv.to_string(), "labels": labels, "managedFields": managers},
+        "spec": {"replicas": replicas, "template": {"spec": {"containers": [
+            {"name": "web", "image": "shop/frontend:1.4", "env": environment()}]}}},
+        "status": {"readyReplicas": ready, "observedGeneration": rv},
+    })
+}
+
+/// Forty variables of varied text, as a real template has: about 3 KB
+/// that compresses as real text does, not as a repeated letter.
+fn environment() -> Value {
+    let mut seed = 7u64;
+    let mut word = || {
+        (0..24)
+            .map(|_| {
+                seed = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                char::from(b'a' + (seed >> 59) as u8 % 26)
+            })
+            .collect::<String>()
+    };
+    (0..40)
+        .map(|i| json!({"name": format!("SETTING_{i}"), "value": word()}))
+        .collect()
+}
+
+struct Setup {
+    journal: Arc<Journal>,
+    watches: Arc<Watches>,
+}
+
+fn setup(config: &JournalConfig, dir: Option<&std::path::Path>) -> Setup {
+    let scope = Arc::new(Scope::new(config, dir.is_some()));
+    let journal = Journal::open(scope, dir).expect("the journal opens");
+    let watches = Arc::new(Watches::new(
+        None,
+        WatchSettings::default(),
+        Arc::new(Metrics::new()),
+    ));
+    journal.follow_watches(&watches);
+    Setup { journal, watches }
+}
+
+impl Setup {
+    /// A synced watch of `resource`, its first snapshot journaled.
+    async fn watch(&self, resource: &ResourceInfo) -> Arc<Watch> {
+        let watch = self
+            .watches
+            .ensure(resource, crate::config::WatchOptions::default(), false);
+        watch.cache.mark_synced();
+        let kind = kind_key(&resource.gvk.group, &resource.gvk.kind);
+        for _ in 0..200 {
+            self.journal.flush().await;
+            if self.journal.status()["kinds"]
+                .as_array()
+                .is_some_and(|k| k.iter().any(|k| k["kind"] == kind.as_str()))
+                || self.first(&kind)
+            {
+                return watch;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the journal did not take the first snapshot of {kind}");
+    }
+
+    fn first(&self, kind: &str) -> bool {
+        let txn = self.journal.db.begin_read().unwrap();
+        let meta = txn.open_table(META).unwrap();
+        meta.get(format!("first/{kind}").as_str())
+            .unwrap()
+            .is_some()
+    }
+
+    /// Applies a change and waits until it is journaled; the time just
+    /// before it was made.
+    async fn apply(&self, watch: &Watch, kind: ChangeType, object: Value) -> u64 {
+        let before = now_micros();
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        let object = StoredObject::from_value(object, &watch.key.gvk, WHO).unwrap();
+        watch
+            .cache
+            .apply(kind, object, Origin::Watch)
+            .expect("a change");
+        self.journal.flush().await;
+        // Let the feed hand it over and the writer write it.
+        for _ in 0..100 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            self.journal.flush().await;
+            if self.journal.counts.lock().written > 0 {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        self.journal.flush().await;
+        before
+    }
+
+    /// Every entry, decoded, as text.
+    fn entries_text(&self) -> String {
+        let txn = self.journal.db.begin_read().unwrap();
+        let entries = txn.open_table(ENTRIES).unwrap();
+        entries
+            .iter()
+            .unwrap()
+            .map(|row| {
+                let (_, v) = row.unwrap();
+                serde_json::to_string(&record::Record::decode(v.value()).unwrap()).unwrap()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The stored size of each entry of `kind`, oldest first.
+    fn sizes(&self, kind: &str) -> Vec<u64> {
+        let txn = self.journal.db.begin_read().unwrap();
+        let kinds = txn.open_table(KINDS).unwrap();
+        kinds
+            .range((kind, 0)..=(kind, u64::MAX))
+            .unwrap()
+            .map(|row| row.unwrap().1.value())
+            .collect()
+    }
+}
+
+fn frontend() -> NodeKey {
+    NodeKey {
+        group: "apps".into(),
+        kind: "Deployment".into(),
+        namespace: "shop".into(),
+        name: "frontend".into(),
+    }
+}
+
+#[tokio::test]
+async fn each_version_says_who_made_it_and_what_changed() {
+    let s = setup(&JournalConfig::default(), None);
+    let watch = s
+        .watch(&resource("apps", "Deployment", "deployments"))
+        .await;
+    let before_creation = now_micros();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+
+    let applied = managed(
+        "kubectl-client-side-apply",
+        "",
+        "2026-11-29T10:00:00Z",
+        json!({"f:spec": {}}),
+    );
+    let mut managers = vec![applied.clone()];
+    s.apply(
+        &watch,
+        ChangeType::Added,
+        deployment(1, json!({"app": "web"}), 1, 0, managers.clone()),
+    )
+    .await;
+    managers.push(managed(
+        "kubectl-label",
+        "",
+        "2026-11-29T10:01:00Z",
+        json!({"f:metadata": {"f:labels": {"f:tier": {}}}}),
+    ));
+    let labelled = s
+        .apply(
+            &watch,
+            ChangeType::Modified,
+            deployment(
+                2,
+                json!({"app": "web", "tier": "front"}),
+                1,
+                0,
+                managers.clone(),
+            ),
+        )
+        .await;
+    managers.push(managed(
+        "kubectl",
+        "scale",
+        "2026-11-29T10:02:00Z",
+        json!({"f:spec": {"f:replicas": {}}}),
+    ));
+    let scaled = s
+        .apply(
+            &watch,
+            ChangeType::Modified,
+            deployment(
+                3,
+                json!({"app": "web", "tier": "front"}),
+                3,
+                0,
+                managers.clone(),
+            ),
+        )
+        .await;
+    // The controller's status update in the same second as the scale.
+    managers.push(managed(
+        "kube-controller-manager",
+        "status",
+        "2026-11-29T10:02:00Z",
+        json!({"f:status": {}}),
+    ));
+    s.apply(
+        &watch,
+        ChangeType::Modified,
+        deployment(
+            4,
+            json!({"app": "web", "tier": "front"}),
+            3,
+            3,
+            managers.clone(),
+        ),
+    )
+    .await;
+    s.apply(
+        &watch,
+        ChangeType::Deleted,
+        deployment(
+            4,
+            json!({"app": "web", "tier": "front"}),
+            3,
+            3,
+            managers.clone(),
+        ),
+    )
+    .await;
+    let deleted = now_micros();
+
+    let versions = s.journal.history(&frontend(), 0, u64::MAX, 100).unwrap();
+    let summary: Vec<(String, Option<String>)> = versions
+        .iter()
+        .map(|v| (v.change().to_string(), v.manager().map(str::to_string)))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("DELETED".to_string(), None),
+            (
+                "MODIFIED".to_string(),
+                Some("kube-controller-manager".to_string())
+            ),
+            ("MODIFIED".to_string(), Some("kubectl".to_string())),
+            ("MODIFIED".to_string(), Some("kubectl-label".to_string())),
+            (
+                "ADDED".to_string(),
+                Some("kubectl-client-side-apply".to_string())
+            ),
+        ]
+    );
+    let scale = versions[2].to_json(false);
+    assert_eq!(scale["who"]["subresource"], "scale");
+    assert!(
+        scale["diffText"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l == "~ /spec/replicas: 1 → 3"),
+        "{scale}"
+    );
+    assert!(
+        scale["diff"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"op": "replace", "path": "/spec/replicas", "value": 3})),
+        "{scale}"
+    );
+    assert!(versions[2].to_json(true)["object"]["spec"]["replicas"] == 3);
+
+    // A status update is stored as a patch: a tenth of the object's JSON.
+    let sizes = s.sizes("apps/Deployment");
+    let json = deployment(4, json!({"app": "web", "tier": "front"}), 3, 3, vec![])
+        .to_string()
+        .len() as u64;
+    assert!(
+        sizes[3] * 10 <= json,
+        "a status update took {} bytes, the object's JSON {json}",
+        sizes[3]
+    );
+    assert!(
+        sizes[0] * 2 > json / 2,
+        "the first version is whole: {} bytes",
+        sizes[0]
+    );
+
+    // The object as it was.
+    match s.journal.as_of(&frontend(), before_creation).unwrap() {
+        AsOf::Missing(why) => assert!(why.contains("did not exist yet"), "{why}"),
+        other => panic!("before creation: {other:?}"),
+    }
+    match s.journal.as_of(&frontend(), scaled).unwrap() {
+        AsOf::Found(object) => {
+            assert_eq!(object["metadata"]["labels"]["tier"], "front");
+            assert_eq!(object["spec"]["replicas"], 1);
+            assert!(object["metadata"].get("managedFields").is_none());
+        }
+        other => panic!("between versions: {other:?}"),
+    }
+    match s.journal.as_of(&frontend(), labelled).unwrap() {
+        AsOf::Found(object) => assert!(object["metadata"]["labels"].get("tier").is_none()),
+        other => panic!("after creation: {other:?}"),
+    }
+    match s.journal.as_of(&frontend(), deleted + 1).unwrap() {
+        AsOf::Missing(why) => assert!(why.contains("deleted"), "{why}"),
+        other => panic!("after deletion: {other:?}"),
+    }
+    match s.journal.as_of(&frontend(), 1_000_000).unwrap() {
+        AsOf::Gone(why) => assert!(why.contains("reaches back to"), "{why}"),
+        other => panic!("before the journal: {other:?}"),
+    }
+
+    // Recent changes, filtered by who made them.
+    let filter = ChangesFilter {
+        since: 0,
+        until: u64::MAX,
+        who: Some("kubectl-label".into()),
+        limit: 10,
+        ..ChangesFilter::default()
+    };
+    let listed = s.journal.changes(&filter).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        listed[0].to_json()["changed"],
+        json!(["/metadata/labels/tier", "/status/observedGeneration"])
+    );
+}
+
+#[tokio::test]
+async fn a_secrets_values_never_reach_the_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = setup(&JournalConfig::default(), Some(dir.path()));
+    let watch = s.watch(&resource("", "Secret", "secrets")).await;
+    let secret = |password: &str| {
+        json!({
+            "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": "db", "namespace": "shop", "uid": "s-1", "resourceVersion": password.len().to_string(),
+                "annotations": {"kubectl.kubernetes.io/last-applied-configuration":
+                    format!("{{\"data\":{{\"password\":\"{password}\"}}}}")}},
+            "data": {"password": password},
+        })
+    };
+    s.apply(&watch, ChangeType::Added, secret("c3VwZXJzZWNyZXQ="))
+        .await;
+    s.apply(&watch, ChangeType::Modified, secret("YW5vdGhlcnNlY3JldA=="))
+        .await;
+    let text = s.entries_text();
+    assert!(text.contains("dataSha256"), "{text}");
+    for value in ["c3VwZXJzZWNyZXQ", "YW5vdGhlcnNlY3JldA"] {
+        assert!(!text.contains(value), "{value} in the journal: {text}");
+    }
+    let file = std::fs::read(dir.path().join(FILE_NAME)).unwrap();
+    assert!(memchr::memmem::find(&file, b"c3VwZXJzZWNyZXQ").is_none());
+    let versions = s
+        .journal
+        .history(
+            &NodeKey {
+                group: "".into(),
+                kind: "Secret".into(),
+                namespace: "shop".into(),
+                name: "db".into(),
+            },
+            0,
+            u64::MAX,
+            10,
+        )
+        .unwrap();
+    assert_eq!(versions.len(), 2);
+    assert!(
+        versions[0]
+            .lines
+            .iter()
+            .any(|l| l.starts_with("~ /dataSha256")),
+        "{:?}",
+        versions[0].lines
+    );
+}
+
+fn config_map(name: &str, rv: u64, value: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"), "resourceVersion": rv.to_string()},
+        "data": {"value": value},
+    })
+}
+
+#[tokio::test]
+async fn retention_drops_the_oldest_by_bytes_and_keeps_later_states_exact() {
+    let config = JournalConfig {
+        max_bytes: Some(3_000),
+        ..JournalConfig::default()
+    };
+    let s = setup(&config, None);
+    let watch = s.watch(&resource("", "ConfigMap", "configmaps")).await;
+    let mut times = Vec::new();
+    for rv in 1..=60u64 {
+        let object = config_map("settings", rv, &format!("{rv}-{}", "v".repeat(300)));
+        let kind = if rv == 1 {
+            ChangeType::Added
+        } else {
+            ChangeType::Modified
+        };
+        times.push(s.apply(&watch, kind, object).await);
+    }
+    let bytes = s.journal.status()["counts"]["bytes"].as_u64().unwrap();
+    assert!(bytes <= 3_000, "{bytes} bytes kept");
+    assert!(s.journal.counts.lock().dropped > 0);
+    let node = NodeKey {
+        group: "".into(),
+        kind: "ConfigMap".into(),
+        namespace: "shop".into(),
+        name: "settings".into(),
+    };
+    assert!(matches!(
+        s.journal.as_of(&node, times[0]).unwrap(),
+        AsOf::Gone(_)
+    ));
+    let kept = s.journal.history(&node, 0, u64::MAX, 1000).unwrap();
+    assert!(kept.len() < 60 && !kept.is_empty());
+    // Every state still reachable is the one written then.
+    // (times[i] is just before version i + 1 was made: version i then.)
+    for (i, at) in times.iter().enumerate().skip(61 - kept.len()) {
+        match s.journal.as_of(&node, *at).unwrap() {
+            AsOf::Found(object) => {
+                assert_eq!(object["data"]["value"], format!("{i}-{}", "v".repeat(300)))
+            }
+            other => panic!("version {i}: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn retention_by_age_keeps_what_has_not_changed_since() {
+    let config = JournalConfig {
+        kinds: vec![JournalKind {
+            group: "".into(),
+            kind: "ConfigMap".into(),
+            journal: None,
+            max_age: Some(Duration::from_millis(300)),
+            max_bytes: None,
+        }],
+        ..JournalConfig::default()
+    };
+    let s = setup(&config, None);
+    let watch = s.watch(&resource("", "ConfigMap", "configmaps")).await;
+    s.apply(&watch, ChangeType::Added, config_map("old", 1, "a"))
+        .await;
+    s.apply(&watch, ChangeType::Added, config_map("busy", 2, "a"))
+        .await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let recent = s
+        .apply(&watch, ChangeType::Modified, config_map("busy", 3, "b"))
+        .await;
+    // The next batch after a second checks retention.
+    let node = |name: &str| NodeKey {
+        group: "".into(),
+        kind: "ConfigMap".into(),
+        namespace: "shop".into(),
+        name: name.into(),
+    };
+    let busy = s.journal.history(&node("busy"), 0, u64::MAX, 10).unwrap();
+    assert_eq!(busy.len(), 1, "only the recent change is kept");
+    assert_eq!(busy[0].lines, ["~ /data/value: \"a\" → \"b\""]);
+    assert!(
+        s.journal
+            .history(&node("old"), 0, u64::MAX, 10)
+            .unwrap()
+            .is_empty()
+    );
+    // Its state since is the cache's: the same version.
+    match s.journal.as_of(&node("old"), recent).unwrap() {
+        AsOf::Current { resource_version } => assert_eq!(resource_version, "1"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_restart_is_a_gap_and_what_changed_meanwhile_is_relisted() {
+    let dir = tempfile::tempdir().unwrap();
+    let configmaps = resource("", "ConfigMap", "configmaps");
+    let first = tokio::runtime::Runtime::new().unwrap();
+    first.block_on(async {
+        let s = setup(&JournalConfig::default(), Some(dir.path()));
+        let watch = s.watch(&configmaps).await;
+        s.apply(&watch, ChangeType::Added, config_map("kept", 1, "a"))
+            .await;
+        s.apply(&watch, ChangeType::Added, config_map("changed", 2, "a"))
+            .await;
+        s.apply(&watch, ChangeType::Added, config_map("deleted", 3, "a"))
+            .await;
+    });
+    drop(first);
+    std::thread::sleep(Duration::from_millis(300));
+    let second = tokio::runtime::Runtime::new().unwrap();
+    second.block_on(async {
+        // The first journal lets go of the file once its writer ends.
+        let mut opened = None;
+        for _ in 0..100 {
+            let scope = Arc::new(Scope::new(&JournalConfig::default(), true));
+            match Journal::open(scope, Some(dir.path())) {
+                Ok(journal) => {
+                    opened = Some(journal);
+                    break;
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+        let journal = opened.expect("the journal opens again");
+        let watches = Arc::new(Watches::new(
+            None,
+            WatchSettings::default(),
+            Arc::new(Metrics::new()),
+        ));
+        let s = Setup { journal, watches };
+        let watch = s
+            .watches
+            .ensure(&configmaps, crate::config::WatchOptions::default(), false);
+        for (name, rv, value) in [("kept", 1, "a"), ("changed", 4, "b"), ("new", 5, "a")] {
+            let object =
+                StoredObject::from_value(config_map(name, rv, value), &watch.key.gvk, WHO).unwrap();
+            watch
+                .cache
+                .apply(ChangeType::Added, object, Origin::Initial);
+        }
+        s.journal.follow_watches(&s.watches);
+        watch.cache.mark_synced();
+        let mut listed = Vec::new();
+        for _ in 0..200 {
+            s.journal.flush().await;
+            let filter = ChangesFilter {
+                since: 0,
+                until: u64::MAX,
+                limit: 100,
+                ..ChangesFilter::default()
+            };
+            listed = s.journal.changes(&filter).unwrap();
+            if listed.len() >= 7 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let summary: Vec<(String, String, String)> = listed
+            .iter()
+            .map(|l| {
+                let j = l.to_json();
+                (
+                    j["type"].as_str().unwrap().to_string(),
+                    j["origin"].as_str().unwrap_or("").to_string(),
+                    j["name"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect();
+        let relisted: Vec<_> = summary[..3]
+            .iter()
+            .cloned()
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        assert_eq!(
+            relisted,
+            [
+                ("ADDED".into(), "relist".into(), "new".into()),
+                ("DELETED".into(), "relist".into(), "deleted".into()),
+                ("MODIFIED".into(), "relist".into(), "changed".into()),
+            ],
+            "{summary:?}"
+        );
+        assert_eq!(summary[3].0, "GAP", "{summary:?}");
+        let gap = listed[3].to_json();
+        assert!(
+            gap["gap"]["from"].is_string() && gap["gap"]["until"].is_string(),
+            "{gap}"
+        );
+        let relist = listed[0].to_json();
+        assert!(relist["gap"]["from"].is_string(), "{relist}");
+    });
+}

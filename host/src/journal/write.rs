@@ -1,0 +1,809 @@
+//! The journal's writer: one thread that takes what the feeds queue and
+//! writes it in batches, one redb transaction per batch, then drops what
+//! retention no longer keeps.
+//!
+//! Dropping old entries keeps every state after the cut rebuildable: the
+//! oldest entry of an object goes only after its state is kept as the
+//! object's *base* (when later entries are patches on it), and an object
+//! with no later entry needs none (its state is the cache's, or it is
+//! gone). So what `asOf` answers for any time after the cut is exact.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use redb::{Database, ReadableTable, WriteTransaction};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, oneshot};
+
+use super::Scope;
+use super::record::{self, FULL_EVERY, Record, kind_key, object_key};
+use super::tables::*;
+use crate::gvk::Gvk;
+use crate::store::{Change, ChangeType, Managed, Managers, Origin, StoredObject};
+
+/// Most items written in one transaction.
+const BATCH: usize = 512;
+
+/// How often the writer records that GRW is alive, and checks retention,
+/// when nothing comes.
+pub(super) const HEARTBEAT: Duration = Duration::from_secs(5);
+
+/// What the feeds queue for the writer.
+pub(super) enum Item {
+    /// One change a cache made, seen at `seen` (µs since the epoch).
+    Change {
+        gvk: Gvk,
+        change: Arc<Change>,
+        seen: u64,
+    },
+    /// Every object of a kind now (the first time, or after the feed fell
+    /// behind): compared with what the journal last saw of each.
+    Snapshot {
+        gvk: Gvk,
+        objects: Vec<Arc<StoredObject>>,
+        seen: u64,
+    },
+    /// Edges of the relationship index that appeared or went.
+    Edges { edges: Vec<EdgeRecord>, seen: u64 },
+    /// Answered once everything queued before is committed.
+    Flush(oneshot::Sender<()>),
+}
+
+/// Failures of the store; the writer logs them and goes on.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct StoreError(#[from] redb::Error);
+
+macro_rules! from_redb {
+    ($($t:ty),*) => {$(
+        impl From<$t> for StoreError {
+            fn from(e: $t) -> Self {
+                StoreError(e.into())
+            }
+        }
+    )*};
+}
+from_redb!(
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError
+);
+
+/// Counts the readers of [`super::Journal::status`] see.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Counts {
+    /// Entries written since the start.
+    pub written: u64,
+    /// Entries dropped by retention since the start.
+    pub dropped: u64,
+    /// Bytes the journal holds.
+    pub bytes: u64,
+    /// Longest time, in milliseconds, between a change being seen and its
+    /// entry being committed, over the last batch.
+    pub last_lag_ms: u64,
+    /// Write failures since the start.
+    pub failures: u64,
+}
+
+pub(super) struct Writer {
+    db: Arc<Database>,
+    scope: Arc<Scope>,
+    last_stamp: u64,
+    bytes: HashMap<String, u64>,
+    total: u64,
+    last_prune: Instant,
+    counts: Arc<parking_lot::Mutex<Counts>>,
+    /// When the run before this one was last alive.
+    alive_before: Option<u64>,
+    /// Kinds whose first snapshot of this run was written.
+    snapshotted: HashSet<String>,
+}
+
+/// Microseconds since the epoch, now.
+pub fn now_micros() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
+}
+
+fn meta(txn: &WriteTransaction, key: &str) -> Result<Option<u64>, StoreError> {
+    Ok(txn.open_table(META)?.get(key)?.map(|v| v.value()))
+}
+
+fn set_meta(txn: &WriteTransaction, key: &str, value: u64) -> Result<(), StoreError> {
+    txn.open_table(META)?.insert(key, value)?;
+    Ok(())
+}
+
+impl Writer {
+    /// Reads the sizes and last stamp, and writes the gap entry when the
+    /// journal was alive before: GRW was not watching from then to now.
+    pub(super) fn open(
+        db: Arc<Database>,
+        scope: Arc<Scope>,
+        counts: Arc<parking_lot::Mutex<Counts>>,
+    ) -> Result<Writer, StoreError> {
+        let mut writer = Writer {
+            db,
+            scope,
+            last_stamp: 0,
+            bytes: HashMap::new(),
+            total: 0,
+            last_prune: Instant::now(),
+            counts,
+            alive_before: None,
+            snapshotted: HashSet::new(),
+        };
+        let txn = writer.db.begin_write()?;
+        {
+            let table = txn.open_table(META)?;
+            for entry in table.range("bytes/"..="bytes/\u{10FFFF}")? {
+                let (key, value) = entry?;
+                let kind = key.value()["bytes/".len()..].to_string();
+                writer.total += value.value();
+                writer.bytes.insert(kind, value.value());
+            }
+        }
+        let last_entry = txn
+            .open_table(ENTRIES)?
+            .last()?
+            .map_or(0, |(k, _)| k.value());
+        let last_edge = txn.open_table(EDGES)?.last()?.map_or(0, |(k, _)| k.value());
+        writer.last_stamp = last_entry.max(last_edge);
+        writer.alive_before = meta(&txn, "aliveUntil")?;
+        if let Some(alive) = writer.alive_before {
+            let now = writer.stamp(now_micros());
+            let record = Record {
+                kind: GAP_KIND.into(),
+                change: "GAP".into(),
+                gap: Some((alive, now)),
+                ..Record::default()
+            };
+            writer.insert(&txn, now, &record, 0, None, None)?;
+            tracing::info!(from = %super::rfc3339_micros(alive), until = %super::rfc3339_micros(now), "journal: GRW was not watching in this gap");
+        }
+        set_meta(&txn, "aliveUntil", now_micros())?;
+        txn.commit()?;
+        writer.counts.lock().bytes = writer.total;
+        Ok(writer)
+    }
+
+    /// Takes items until the queue is closed. Its own small runtime
+    /// waits for them, so the writer outlives no runtime.
+    pub(super) fn run(mut self, mut rx: mpsc::Receiver<Item>) {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+        else {
+            tracing::error!("journal: the writer cannot start; changes are not journaled");
+            return;
+        };
+        loop {
+            let first =
+                runtime.block_on(async { tokio::time::timeout(HEARTBEAT, rx.recv()).await });
+            let mut batch = Vec::new();
+            match first {
+                Ok(Some(item)) => batch.push(item),
+                Ok(None) => return,
+                Err(_elapsed) => {}
+            }
+            while batch.len() < BATCH {
+                match rx.try_recv() {
+                    Ok(item) => batch.push(item),
+                    Err(_) => break,
+                }
+            }
+            let mut flushed = Vec::new();
+            let mut oldest_seen = u64::MAX;
+            if let Err(e) = self.write(batch, &mut flushed, &mut oldest_seen) {
+                self.counts.lock().failures += 1;
+                tracing::warn!(error = %crate::error::Report(&e), "journal: a batch of changes could not be written; it is lost");
+            }
+            if oldest_seen != u64::MAX {
+                self.counts.lock().last_lag_ms = now_micros().saturating_sub(oldest_seen) / 1000;
+            }
+            for done in flushed {
+                let _ = done.send(());
+            }
+        }
+    }
+
+    fn write(
+        &mut self,
+        batch: Vec<Item>,
+        flushed: &mut Vec<oneshot::Sender<()>>,
+        oldest_seen: &mut u64,
+    ) -> Result<(), StoreError> {
+        let txn = self.db.begin_write()?;
+        let mut seen_kinds: HashMap<String, u64> = HashMap::new();
+        for item in batch {
+            match item {
+                Item::Change { gvk, change, seen } => {
+                    *oldest_seen = (*oldest_seen).min(seen);
+                    let stamp = self.change(&txn, &gvk, &change, seen)?;
+                    if let Some(stamp) = stamp {
+                        seen_kinds.insert(kind_key(&gvk.group, &gvk.kind), stamp);
+                    }
+                }
+                Item::Snapshot { gvk, objects, seen } => {
+                    *oldest_seen = (*oldest_seen).min(seen);
+                    let stamp = self.snapshot(&txn, &gvk, &objects, seen)?;
+                    seen_kinds.insert(kind_key(&gvk.group, &gvk.kind), stamp);
+                }
+                Item::Edges { edges, seen } => {
+                    *oldest_seen = (*oldest_seen).min(seen);
+                    self.edges(&txn, &edges, seen)?;
+                }
+                Item::Flush(done) => flushed.push(done),
+            }
+        }
+        for (kind, stamp) in seen_kinds {
+            set_meta(&txn, &format!("seen/{kind}"), stamp)?;
+        }
+        let now = now_micros();
+        set_meta(&txn, "aliveUntil", now.max(self.last_stamp))?;
+        if self.last_prune.elapsed() >= Duration::from_secs(1) || self.over_budget() {
+            self.prune(&txn, now)?;
+            self.last_prune = Instant::now();
+        }
+        txn.commit()?;
+        self.counts.lock().bytes = self.total;
+        Ok(())
+    }
+
+    fn over_budget(&self) -> bool {
+        self.total > self.scope.max_bytes
+    }
+
+    /// A stamp at or after `seen`, after every stamp given before.
+    fn stamp(&mut self, seen: u64) -> u64 {
+        self.last_stamp = seen.max(self.last_stamp + 1);
+        self.last_stamp
+    }
+
+    fn latest(&self, txn: &WriteTransaction, key: &str) -> Result<Option<Latest>, StoreError> {
+        Ok(txn
+            .open_table(LATEST)?
+            .get(key)?
+            .and_then(|v| Latest::decode(v.value())))
+    }
+
+    /// Writes an entry and its index rows, and counts its bytes.
+    fn insert(
+        &mut self,
+        txn: &WriteTransaction,
+        stamp: u64,
+        record: &Record,
+        flags: u8,
+        key: Option<&str>,
+        namespace: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let bytes = record.encode();
+        let size = bytes.len() as u64;
+        txn.open_table(ENTRIES)?.insert(stamp, bytes.as_slice())?;
+        txn.open_table(KINDS)?
+            .insert((record.kind.as_str(), stamp), size)?;
+        if let Some(key) = key {
+            txn.open_table(OBJECTS)?.insert((key, stamp), flags)?;
+        }
+        if let Some(namespace) = namespace.filter(|ns| !ns.is_empty()) {
+            txn.open_table(NAMESPACES)?.insert((namespace, stamp), ())?;
+        }
+        if let Some(about) = &record.about {
+            txn.open_table(ABOUT)?.insert((about.as_str(), stamp), ())?;
+        }
+        self.add_bytes(txn, &record.kind, size as i64)?;
+        if let Some(kind) = Some(&record.kind).filter(|k| !k.is_empty())
+            && meta(txn, &format!("first/{kind}"))?.is_none()
+        {
+            set_meta(txn, &format!("first/{kind}"), stamp)?;
+        }
+        self.counts.lock().written += 1;
+        Ok(())
+    }
+
+    fn add_bytes(
+        &mut self,
+        txn: &WriteTransaction,
+        kind: &str,
+        delta: i64,
+    ) -> Result<(), StoreError> {
+        let bytes = self.bytes.entry(kind.to_string()).or_default();
+        *bytes = bytes.saturating_add_signed(delta);
+        self.total = self.total.saturating_add_signed(delta);
+        set_meta(txn, &format!("bytes/{kind}"), *bytes)
+    }
+
+    /// One change of a cache; `None` when there was nothing to write.
+    fn change(
+        &mut self,
+        txn: &WriteTransaction,
+        gvk: &Gvk,
+        change: &Change,
+        seen: u64,
+    ) -> Result<Option<u64>, StoreError> {
+        if !self.scope.covers(&gvk.group, &gvk.kind) {
+            return Ok(None);
+        }
+        let kind = kind_key(&gvk.group, &gvk.kind);
+        let object = &change.object;
+        let key = object_key(&gvk.group, &gvk.kind, object.namespace(), object.name());
+        let latest = self.latest(txn, &key)?;
+        let deleted = change.kind == ChangeType::Deleted;
+        if let Some(latest) = &latest
+            && latest.resource_version == object.resource_version()
+            && latest.deleted == deleted
+        {
+            return Ok(None);
+        }
+        // The version before, when the journal's last is the cache's.
+        let before = change.old.as_ref().filter(|old| {
+            latest
+                .as_ref()
+                .is_some_and(|l| !l.deleted && l.resource_version == old.resource_version())
+        });
+        let managers_before = match (&change.old, &latest) {
+            (Some(old), _) if !old.managers().is_empty() => Some(old.managers().clone()),
+            (_, Some(latest)) if !latest.deleted => Some(managers_of(latest)),
+            _ => None,
+        };
+        let origin = match change.origin {
+            Origin::Initial => "initial",
+            Origin::Watch => "watch",
+            Origin::Relist => "relist",
+        };
+        let stamp = self.stamp(seen);
+        let change_type = match change.kind {
+            ChangeType::Added => "ADDED",
+            ChangeType::Modified => "MODIFIED",
+            ChangeType::Deleted => "DELETED",
+        };
+        let chain = latest.as_ref().map_or(0, |l| l.chain);
+        let before_state = before.map(|old| record::state_of(old.to_value(), &kind));
+        let entry = Entry {
+            kind: &kind,
+            key: &key,
+            object,
+            change_type,
+            origin,
+            gap: None,
+            managers_before: if change.kind == ChangeType::Added
+                && latest.as_ref().is_none_or(|l| l.deleted)
+            {
+                None
+            } else {
+                managers_before.or_else(|| Some(Managers::default()))
+            },
+            before: before_state,
+            chain,
+        };
+        self.entry(txn, stamp, entry)?;
+        Ok(Some(stamp))
+    }
+
+    /// Writes one version of an object (or its deletion).
+    fn entry(
+        &mut self,
+        txn: &WriteTransaction,
+        stamp: u64,
+        e: Entry<'_>,
+    ) -> Result<(), StoreError> {
+        let object = e.object;
+        let deleted = e.change_type == "DELETED";
+        let who = object
+            .managers()
+            .who_changed(e.managers_before.as_ref())
+            .filter(|_| !deleted);
+        let mut record = Record {
+            kind: e.kind.to_string(),
+            api_version: object
+                .get(&["apiVersion"])
+                .and_then(|v| serde_json::from_slice::<String>(&v).ok())
+                .unwrap_or_default(),
+            namespace: object.namespace().to_string(),
+            name: object.name().to_string(),
+            uid: object.uid().to_string(),
+            change: e.change_type.to_string(),
+            origin: e.origin.to_string(),
+            resource_version: object.resource_version().to_string(),
+            who_time: who.as_ref().map(|(_, t)| *t),
+            who: who.map(|(w, _)| (*w).clone()),
+            gap: e.gap,
+            ..Record::default()
+        };
+        let labels = || {
+            Some(
+                object
+                    .labels()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            )
+        };
+        let is_event = e.kind == "events.k8s.io/Event" || e.kind == "/Event";
+        let mut flags = 0;
+        let mut chain = 0;
+        if deleted {
+            flags = FULL | DELETED;
+        } else {
+            let plain = e.kind != "/Secret"
+                && !is_event
+                && memchr::memmem::find(&object.json(), b"\"managedFields\"").is_none();
+            let state = if plain && e.before.is_none() {
+                None
+            } else {
+                Some(record::state_of(object.to_value(), e.kind))
+            };
+            if is_event {
+                record.about = state.as_ref().and_then(record::event_about);
+            }
+            match (&e.before, &state) {
+                (Some(before), Some(after)) => {
+                    let (patch, paths) = record::diff(before, after);
+                    if paths.iter().any(|p| p.starts_with("/metadata/labels")) {
+                        record.labels = labels();
+                    }
+                    let patch_len = patch.to_string().len();
+                    if e.chain + 1 < FULL_EVERY && patch_len * 2 < object.json_len() {
+                        record.patch = Some(patch);
+                        chain = e.chain + 1;
+                    } else {
+                        record.changed = paths;
+                        record.full = Some(raw(after));
+                        flags = FULL;
+                    }
+                }
+                (_, Some(after)) => {
+                    record.full = Some(raw(after));
+                    flags = FULL;
+                }
+                (_, None) => {
+                    // Stored as the cache holds it: no parse.
+                    record.full = RawValue::from_string(object.json_string()).ok();
+                    flags = FULL;
+                }
+            }
+            if flags & FULL != 0 {
+                record.labels = labels();
+            } else {
+                record.api_version.clear();
+                record.uid.clear();
+            }
+        }
+        self.insert(
+            txn,
+            stamp,
+            &record,
+            flags,
+            Some(e.key),
+            Some(object.namespace()),
+        )?;
+        let latest = Latest {
+            stamp,
+            resource_version: object.resource_version().to_string(),
+            deleted,
+            chain,
+            managers: object
+                .managers()
+                .entries()
+                .iter()
+                .filter_map(|m| m.parts().map(|(w, t, f)| ((*w).clone(), t, f)))
+                .collect(),
+        };
+        txn.open_table(LATEST)?
+            .insert(e.key, latest.encode().as_slice())?;
+        Ok(())
+    }
+
+    /// Every object of a kind: each whose version is not the journal's
+    /// last is an entry, and each the journal knew that is not there any
+    /// more is deleted. The first time a kind is seen, `initial`; after,
+    /// `relist`, with the gap since the journal last saw the kind.
+    fn snapshot(
+        &mut self,
+        txn: &WriteTransaction,
+        gvk: &Gvk,
+        objects: &[Arc<StoredObject>],
+        seen: u64,
+    ) -> Result<u64, StoreError> {
+        let kind = kind_key(&gvk.group, &gvk.kind);
+        let last_seen = meta(txn, &format!("seen/{kind}"))?;
+        let now = now_micros().max(seen);
+        let first_key = format!("first/{kind}");
+        if meta(txn, &first_key)?.is_none() {
+            set_meta(txn, &first_key, seen)?;
+        }
+        // After a restart, the kind was last seen when GRW last was alive;
+        // after a feed fell behind, at its last change.
+        let restarted = self.snapshotted.insert(kind.clone());
+        let last_seen = match (last_seen, self.alive_before) {
+            (Some(last), Some(alive)) if restarted => Some(last.max(alive)),
+            (last, _) => last,
+        };
+        let (origin, gap) = match last_seen {
+            None => ("initial", None),
+            Some(last) => ("relist", Some((last, now))),
+        };
+        let mut present = HashSet::with_capacity(objects.len());
+        for object in objects {
+            let key = object_key(&gvk.group, &gvk.kind, object.namespace(), object.name());
+            let latest = self.latest(txn, &key)?;
+            present.insert(key.clone());
+            if latest
+                .as_ref()
+                .is_some_and(|l| !l.deleted && l.resource_version == object.resource_version())
+            {
+                continue;
+            }
+            let existed = latest.as_ref().is_some_and(|l| !l.deleted);
+            let before = if existed {
+                super::read::state_at(
+                    &txn.open_table(OBJECTS)?,
+                    &txn.open_table(ENTRIES)?,
+                    &txn.open_table(BASES)?,
+                    &key,
+                    u64::MAX,
+                )?
+                .map(|(state, _)| state)
+            } else {
+                None
+            };
+            let stamp = self.stamp(seen);
+            let entry = Entry {
+                kind: &kind,
+                key: &key,
+                object,
+                change_type: if existed { "MODIFIED" } else { "ADDED" },
+                origin,
+                gap,
+                managers_before: latest.as_ref().filter(|l| !l.deleted).map(managers_of),
+                before,
+                chain: FULL_EVERY,
+            };
+            self.entry(txn, stamp, entry)?;
+        }
+        // Those the journal knew that the cache does not hold: gone while
+        // nobody looked.
+        let prefix = format!("{kind}\0");
+        let end = format!("{kind}\u{1}");
+        let mut gone = Vec::new();
+        for row in txn
+            .open_table(LATEST)?
+            .range(prefix.as_str()..end.as_str())?
+        {
+            let (key, value) = row?;
+            if !present.contains(key.value())
+                && Latest::decode(value.value()).is_some_and(|l| !l.deleted)
+            {
+                gone.push(key.value().to_string());
+            }
+        }
+        for key in gone {
+            let Some((group, kind_name, namespace, name)) = record::split_object_key(&key) else {
+                continue;
+            };
+            let stamp = self.stamp(seen);
+            let record = Record {
+                kind: kind.clone(),
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+                change: "DELETED".into(),
+                origin: origin.into(),
+                gap,
+                ..Record::default()
+            };
+            let _ = (group, kind_name);
+            self.insert(
+                txn,
+                stamp,
+                &record,
+                FULL | DELETED,
+                Some(&key),
+                Some(namespace),
+            )?;
+            if let Some(mut latest) = self.latest(txn, &key)? {
+                latest.deleted = true;
+                latest.stamp = stamp;
+                txn.open_table(LATEST)?
+                    .insert(key.as_str(), latest.encode().as_slice())?;
+            }
+        }
+        Ok(self.last_stamp.max(seen))
+    }
+
+    fn edges(
+        &mut self,
+        txn: &WriteTransaction,
+        edges: &[EdgeRecord],
+        seen: u64,
+    ) -> Result<(), StoreError> {
+        for edge in edges {
+            let stamp = self.stamp(seen);
+            let bytes = serde_json::to_vec(edge).unwrap_or_default();
+            txn.open_table(EDGES)?.insert(stamp, bytes.as_slice())?;
+            self.add_bytes(txn, EDGE_KIND, bytes.len() as i64)?;
+        }
+        Ok(())
+    }
+
+    /// Drops what retention keeps no more: each kind's entries older than
+    /// its age limit, then its oldest while it holds more than its bytes,
+    /// then the oldest of all while the journal does.
+    fn prune(&mut self, txn: &WriteTransaction, now: u64) -> Result<(), StoreError> {
+        let kinds: Vec<String> = self.bytes.keys().cloned().collect();
+        for kind in &kinds {
+            let (max_age, max_bytes) = self.scope.retention(kind);
+            let cutoff = now.saturating_sub(max_age.as_micros() as u64);
+            if kind == EDGE_KIND {
+                self.prune_edges(txn, cutoff, u64::MAX)?;
+                continue;
+            }
+            let mut old = Vec::new();
+            for row in txn
+                .open_table(KINDS)?
+                .range((kind.as_str(), 0)..(kind.as_str(), cutoff))?
+            {
+                old.push(row?.0.value().1);
+            }
+            for stamp in old {
+                self.drop_entry(txn, stamp)?;
+            }
+            while self.bytes.get(kind).copied().unwrap_or(0) > max_bytes {
+                let oldest = txn
+                    .open_table(KINDS)?
+                    .range((kind.as_str(), 0)..=(kind.as_str(), u64::MAX))?
+                    .next()
+                    .transpose()?
+                    .map(|(k, _)| k.value().1);
+                match oldest {
+                    Some(stamp) => self.drop_entry(txn, stamp)?,
+                    None => break,
+                }
+            }
+        }
+        while self.total > self.scope.max_bytes {
+            let entry = txn.open_table(ENTRIES)?.first()?.map(|(k, _)| k.value());
+            let edge = txn.open_table(EDGES)?.first()?.map(|(k, _)| k.value());
+            match (entry, edge) {
+                (Some(e), Some(g)) if g < e => self.prune_edges(txn, g + 1, 1)?,
+                (Some(e), _) => self.drop_entry(txn, e)?,
+                (None, Some(g)) => self.prune_edges(txn, g + 1, 1)?,
+                (None, None) => break,
+            }
+        }
+        Ok(())
+    }
+
+    fn prune_edges(
+        &mut self,
+        txn: &WriteTransaction,
+        before: u64,
+        most: u64,
+    ) -> Result<(), StoreError> {
+        let mut table = txn.open_table(EDGES)?;
+        let mut freed = 0i64;
+        let mut taken = 0;
+        let old: Vec<u64> = table
+            .range(0..before)?
+            .take(most as usize)
+            .filter_map(|r| {
+                r.ok().map(|(k, v)| {
+                    freed += v.value().len() as i64;
+                    k.value()
+                })
+            })
+            .collect();
+        for stamp in old {
+            table.remove(stamp)?;
+            taken += 1;
+        }
+        drop(table);
+        if taken > 0 {
+            self.add_bytes(txn, EDGE_KIND, -freed)?;
+            let reach = meta(txn, "reach/~edges")?.unwrap_or(0).max(before);
+            set_meta(txn, "reach/~edges", reach)?;
+        }
+        Ok(())
+    }
+
+    /// Drops one entry, the oldest of its object: its state becomes the
+    /// object's base if later entries build on it.
+    fn drop_entry(&mut self, txn: &WriteTransaction, stamp: u64) -> Result<(), StoreError> {
+        let Some(bytes) = txn
+            .open_table(ENTRIES)?
+            .remove(stamp)?
+            .map(|v| v.value().to_vec())
+        else {
+            return Ok(());
+        };
+        let size = bytes.len() as i64;
+        let record = Record::decode(&bytes).unwrap_or_default();
+        txn.open_table(KINDS)?
+            .remove((record.kind.as_str(), stamp))?;
+        txn.open_table(NAMESPACES)?
+            .remove((record.namespace.as_str(), stamp))?;
+        if let Some(about) = &record.about {
+            txn.open_table(ABOUT)?.remove((about.as_str(), stamp))?;
+        }
+        let mut freed = size;
+        if record.kind != GAP_KIND {
+            let group_kind = record.kind.split_once('/').unwrap_or(("", &record.kind));
+            let key = object_key(group_kind.0, group_kind.1, &record.namespace, &record.name);
+            txn.open_table(OBJECTS)?.remove((key.as_str(), stamp))?;
+            let later = txn
+                .open_table(OBJECTS)?
+                .range((key.as_str(), stamp + 1)..=(key.as_str(), u64::MAX))?
+                .next()
+                .is_some();
+            let mut bases = txn.open_table(BASES)?;
+            let old_base = bases.remove(key.as_str())?.map(|v| v.value().to_vec());
+            if let Some(old) = &old_base {
+                freed += old.len() as i64;
+            }
+            if later && record.change != "DELETED" {
+                let before = old_base.as_deref().and_then(decode_state);
+                if let Some(state) = record.state_after(before) {
+                    let encoded = encode_state(&state);
+                    freed -= encoded.len() as i64;
+                    bases.insert(key.as_str(), encoded.as_slice())?;
+                }
+            }
+            drop(bases);
+            if !later && record.change == "DELETED" {
+                txn.open_table(LATEST)?.remove(key.as_str())?;
+            }
+        }
+        self.add_bytes(txn, &record.kind, -freed)?;
+        let reach_key = format!("reach/{}", record.kind);
+        let reach = meta(txn, &reach_key)?.unwrap_or(0).max(stamp + 1);
+        set_meta(txn, &reach_key, reach)?;
+        self.counts.lock().dropped += 1;
+        Ok(())
+    }
+}
+
+/// What [`Writer::entry`] writes.
+struct Entry<'a> {
+    kind: &'a str,
+    key: &'a str,
+    object: &'a StoredObject,
+    change_type: &'static str,
+    origin: &'static str,
+    gap: Option<(u64, u64)>,
+    /// The writers of the version before; `None` for a new object.
+    managers_before: Option<Managers>,
+    /// The state before, when the journal's last version is it.
+    before: Option<Value>,
+    /// Patches since the last whole state.
+    chain: u32,
+}
+
+fn managers_of(latest: &Latest) -> Managers {
+    Managers::new(
+        latest
+            .managers
+            .iter()
+            .map(|(w, t, f)| Managed::new(w.clone(), *t, *f))
+            .collect(),
+    )
+}
+
+fn raw(value: &Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value)
+        .unwrap_or_else(|_| RawValue::from_string("null".into()).expect("null is JSON"))
+}
+
+pub(super) fn encode_state(state: &Value) -> Vec<u8> {
+    Record {
+        full: Some(raw(state)),
+        ..Record::default()
+    }
+    .encode()
+}
+
+pub(super) fn decode_state(bytes: &[u8]) -> Option<Value> {
+    Record::decode(bytes)?.state_after(None)
+}
