@@ -241,8 +241,10 @@ pub struct JournalConfig {
     /// first. `None` is the default: 1 GiB on disk (with `dataDir`), 64 MiB
     /// in memory.
     pub max_bytes: Option<u64>,
-    /// `events` (true): watch Kubernetes Events (`events.k8s.io/v1`) so
-    /// that timelines show them.
+    /// `events` (false): watch Kubernetes Events (`events.k8s.io/v1`) so
+    /// that timelines show them (Events of any watched Event kind are
+    /// journaled either way). Off by default: it is one more cluster-wide
+    /// watch, which GRW's service account must be allowed.
     pub events: bool,
     /// `kinds`: per-kind settings, over the defaults.
     pub kinds: Vec<JournalKind>,
@@ -254,7 +256,7 @@ impl Default for JournalConfig {
             enabled: true,
             max_age: Duration::from_secs(7 * 24 * 3600),
             max_bytes: None,
-            events: true,
+            events: false,
             kinds: Vec::new(),
         }
     }

@@ -1,0 +1,370 @@
+//! The journal through the daemon, against the fake API server: an
+//! object's history with who made each change, its state at a time, a
+//! Deployment's timeline with what it uses, and the gap a SIGKILL leaves.
+
+use std::time::Duration;
+
+use grw_e2e::daemon::{Grw, eventually};
+use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "t0k3n";
+const SETTLE: Duration = Duration::from_secs(60);
+
+async fn cluster() -> FakeApiServer {
+    FakeApiServer::start(FakeApiOptions {
+        token: Some(TOKEN.into()),
+        bookmark_interval: Duration::from_millis(500),
+        istio_crds_installed: false,
+    })
+    .await
+}
+
+/// A managedFields entry, as the API server writes it.
+fn managed(manager: &str, subresource: &str, time: &str, fields: Value) -> Value {
+    let mut entry = json!({"manager": manager, "operation": "Update", "apiVersion": "apps/v1",
+        "time": time, "fieldsType": "FieldsV1", "fieldsV1": fields});
+    if !subresource.is_empty() {
+        entry["subresource"] = json!(subresource);
+    }
+    entry
+}
+
+fn deployment(labels: Value, replicas: u32, config_map: &str, managers: &[Value]) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"namespace": "shop", "name": "web", "labels": labels, "managedFields": managers},
+        "spec": {"replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "shop:1",
+                             "volumeMounts": [{"name": "settings", "mountPath": "/etc/web"}]}],
+                         "volumes": [{"name": "settings", "configMap": {"name": config_map}}]}}}})
+}
+
+/// A ConfigMap its `manager` last wrote at minute `value` past ten.
+fn config_map(name: &str, value: &str, manager: &str) -> Value {
+    let time = format!("2026-11-29T10:{value:0>2}:00Z");
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"namespace": "shop", "name": name, "managedFields": [
+            managed(manager, "", &time, json!({"f:data": {}}))]},
+        "data": {"value": value}})
+}
+
+async fn start(fake: &FakeApiServer, dir: tempfile::TempDir, data_dir: bool) -> Grw {
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let mut config = json!({
+        "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": fake.url(), "tokenFilePath": token_file},
+        "initialWatchingResources": [
+            {"group": "apps", "version": "v1", "kind": "Deployment"},
+            {"group": "", "version": "v1", "kind": "ConfigMap"},
+        ],
+        "apiGroupsSyncIntervalSecond": 3600,
+        "builtinAnalyzers": ["references"],
+    });
+    if data_dir {
+        config["dataDir"] = json!(dir.path().join("data"));
+    }
+    let grw = Grw::start_in(dir, config, &[]).await;
+    grw.wait_ready(SETTLE).await;
+    grw
+}
+
+/// `type who object` of each item of a timeline or history.
+fn summary(body: &Value) -> Vec<String> {
+    body["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no items: {body}"))
+        .iter()
+        .map(|i| {
+            let what = match i["edge"].as_object() {
+                Some(edge) => {
+                    let text = |k: &str| edge[k].as_str().unwrap_or("").to_string();
+                    format!("{} {} {}", text("from"), text("relation"), text("to"))
+                }
+                None => format!(
+                    "{}/{}",
+                    i["kind"].as_str().unwrap_or(""),
+                    i["name"].as_str().unwrap_or("")
+                ),
+            };
+            format!(
+                "{} {} {what}",
+                i["type"].as_str().unwrap(),
+                i["who"]["manager"].as_str().unwrap_or("-")
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_deployments_timeline_has_its_own_changes_and_those_of_what_it_uses() {
+    let fake = cluster().await;
+    let apply = managed(
+        "kubectl-client-side-apply",
+        "",
+        "2026-11-29T10:00:00Z",
+        json!({"f:spec": {}}),
+    );
+    fake.create(config_map("settings", "1", "kubectl-create"))
+        .unwrap();
+    fake.create(config_map("settings-v2", "1", "kubectl-create"))
+        .unwrap();
+    fake.create(deployment(
+        json!({"app": "web"}),
+        1,
+        "settings",
+        std::slice::from_ref(&apply),
+    ))
+    .unwrap();
+    let grw = start(&fake, tempfile::tempdir().unwrap(), false).await;
+    let settled = eventually(SETTLE, || async {
+        grw.get("/api/v1/relations?relation=uses").await.1["settled"] == true
+    })
+    .await;
+    assert!(settled, "{}", grw.get("/api/v1/relations").await.1);
+
+    let label = managed(
+        "kubectl-label",
+        "",
+        "2026-11-29T10:01:00Z",
+        json!({"f:metadata": {"f:labels": {"f:tier": {}}}}),
+    );
+    let scale = managed(
+        "kubectl",
+        "scale",
+        "2026-11-29T10:02:00Z",
+        json!({"f:spec": {"f:replicas": {}}}),
+    );
+    let moved = managed(
+        "kubectl-client-side-apply",
+        "",
+        "2026-11-29T10:04:00Z",
+        json!({"f:spec": {"f:template": {}}}),
+    );
+    let labels = json!({"app": "web", "tier": "front"});
+    fake.update(deployment(
+        labels.clone(),
+        1,
+        "settings",
+        &[apply.clone(), label.clone()],
+    ))
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before_scale = grw_e2e_now();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    fake.update(deployment(
+        labels.clone(),
+        3,
+        "settings",
+        &[apply.clone(), label.clone(), scale.clone()],
+    ))
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    fake.update(config_map("settings", "2", "kubectl-edit"))
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The template mounts the other ConfigMap now: the edge to the first
+    // goes, and the first is still in the timeline.
+    fake.update(deployment(
+        labels.clone(),
+        3,
+        "settings-v2",
+        &[moved, label, scale],
+    ))
+    .unwrap();
+
+    let route = "/api/v1/namespaces/shop/timeline/deployments/web?since=10m&depth=2";
+    let wanted = [
+        "EDGE_REMOVED - apps/Deployment shop/web uses core/ConfigMap shop/settings",
+        "EDGE_ADDED - apps/Deployment shop/web uses core/ConfigMap shop/settings-v2",
+        "MODIFIED kubectl-client-side-apply Deployment/web",
+        "MODIFIED kubectl-edit ConfigMap/settings",
+        "MODIFIED kubectl Deployment/web",
+        "MODIFIED kubectl-label Deployment/web",
+    ];
+    let complete = eventually(Duration::from_secs(20), || async {
+        let got = summary(&grw.get(route).await.1);
+        wanted.iter().all(|w| got.iter().any(|g| g == w))
+    })
+    .await;
+    let (status, body) = grw.get(route).await;
+    assert!(complete, "{status} {:#?}\n{body:#}", summary(&body));
+    // Newest first, each with how it relates to the Deployment.
+    let times: Vec<&str> = body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["time"].as_str().unwrap())
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] >= w[1]), "{times:?}");
+    let config_change = body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "settings" && i["type"] == "MODIFIED")
+        .unwrap();
+    assert_eq!(
+        config_change["path"],
+        json!([{"relation": "uses", "direction": "out", "object": "core/ConfigMap shop/settings"}]),
+        "{config_change}"
+    );
+    assert!(
+        config_change["diffText"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("~ /data/value: \"1\" → \"2\"")),
+        "{config_change}"
+    );
+    let scaled = body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["who"]["manager"] == "kubectl")
+        .unwrap();
+    assert_eq!(scaled["who"]["subresource"], "scale", "{scaled}");
+    assert_eq!(scaled["path"], json!([]), "{scaled}");
+
+    // The history of the Deployment alone.
+    let (status, history) = grw
+        .get("/api/v1/namespaces/shop/history/deployments/web?limit=2&full=true")
+        .await;
+    assert_eq!(status, 200, "{history}");
+    assert_eq!(history["items"].as_array().unwrap().len(), 2, "{history}");
+    assert_eq!(
+        history["items"][0]["object"]["spec"]["template"]["spec"]["volumes"][0]["configMap"]["name"],
+        "settings-v2"
+    );
+
+    // As it was before the scale: labelled, one replica.
+    let (status, then) = grw
+        .get(&format!(
+            "/api/v1/namespaces/shop/objects/deployments/web?asOf={before_scale}"
+        ))
+        .await;
+    assert_eq!(status, 200, "{then}");
+    assert_eq!(
+        (
+            then["spec"]["replicas"].as_u64(),
+            then["metadata"]["labels"]["tier"].as_str()
+        ),
+        (Some(1), Some("front"))
+    );
+    // Before the journal began, and nonsense.
+    let (status, body) = grw
+        .get("/api/v1/namespaces/shop/objects/deployments/web?asOf=2020-01-01T00:00:00Z")
+        .await;
+    assert_eq!(status, 410, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("reaches back to"),
+        "{body}"
+    );
+    let (status, body) = grw
+        .get("/api/v1/namespaces/shop/objects/configmaps/nothing?asOf=2030-01-01T00:00:00Z")
+        .await;
+    assert_eq!(status, 404, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("never seen"),
+        "{body}"
+    );
+    let (status, body) = grw
+        .get("/api/v1/namespaces/shop/objects/deployments/web?asOf=yesterday")
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("`asOf` must be an RFC 3339 time"),
+        "{body}"
+    );
+    let (status, body) = grw.get(&format!("{route}&since=soon")).await;
+    assert_eq!(status, 400, "{body}");
+
+    // What kubectl-label changed, across the cluster.
+    let (_, changes) = grw.get("/api/v1/changes?since=10m&who=kubectl-label").await;
+    assert_eq!(
+        summary(&changes),
+        ["MODIFIED kubectl-label Deployment/web"],
+        "{changes:#}"
+    );
+    assert_eq!(
+        changes["items"][0]["changed"],
+        json!(["/metadata/labels/tier"]),
+        "{changes}"
+    );
+}
+
+/// Now as an RFC 3339 time.
+fn grw_e2e_now() -> String {
+    grw::time::rfc3339_millis(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn after_a_sigkill_the_journal_is_whole_and_the_time_down_is_a_gap() {
+    let fake = cluster().await;
+    fake.create(config_map("settings", "1", "kubectl-create"))
+        .unwrap();
+    let grw = start(&fake, tempfile::tempdir().unwrap(), true).await;
+    let route = "/api/v1/namespaces/shop/history/configmaps/settings";
+    let seen = eventually(SETTLE, || async {
+        grw.get(route).await.1["items"]
+            .as_array()
+            .is_some_and(|i| i.len() == 1)
+    })
+    .await;
+    assert!(seen, "{}", grw.get(route).await.1);
+    fake.update(config_map("settings", "2", "kubectl-edit"))
+        .unwrap();
+    let seen = eventually(SETTLE, || async {
+        grw.get(route).await.1["items"]
+            .as_array()
+            .is_some_and(|i| i.len() == 2)
+    })
+    .await;
+    assert!(seen, "{}", grw.get(route).await.1);
+
+    let dir = grw.kill();
+    fake.update(config_map("settings", "3", "kubectl-edit"))
+        .unwrap();
+    let grw = start(&fake, dir, true).await;
+    let whole = eventually(SETTLE, || async {
+        grw.get(route).await.1["items"]
+            .as_array()
+            .is_some_and(|i| i.len() == 3)
+    })
+    .await;
+    let (_, history) = grw.get(route).await;
+    assert!(whole, "{history:#}");
+    let newest = &history["items"][0];
+    assert_eq!(
+        (newest["type"].as_str(), newest["origin"].as_str()),
+        (Some("MODIFIED"), Some("relist")),
+        "{newest}"
+    );
+    assert!(
+        newest["gap"]["from"].is_string() && newest["gap"]["until"].is_string(),
+        "{newest}"
+    );
+    assert_eq!(newest["who"]["manager"], "kubectl-edit", "{newest}");
+    let (_, changes) = grw.get("/api/v1/changes?since=10m").await;
+    let gaps: Vec<&Value> = changes["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["type"] == "GAP")
+        .collect();
+    assert_eq!(gaps.len(), 1, "{changes:#}");
+    assert!(
+        gaps[0]["gap"]["from"].as_str() < gaps[0]["gap"]["until"].as_str(),
+        "{}",
+        gaps[0]
+    );
+}
