@@ -77,7 +77,6 @@ impl Version {
             "group": r.kind.split_once('/').map_or("", |(g, _)| g),
             "namespace": r.namespace,
             "name": r.name,
-            "uid": r.uid,
             "resourceVersion": r.resource_version,
             "who": record::who_json(r),
             "diff": self.patch,

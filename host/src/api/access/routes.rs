@@ -7,6 +7,8 @@
 //! | `/healthz`, `/readyz` | `Open` | none: open, the kubelet probes them |
 //! | the Kubernetes API below `kubeApiPathPrefix` | `KubeApi` | as the API server reads its own paths ([`super::kube_api`]) |
 //! | `/api/v1/[namespaces/{ns}/]objects/{kind}[/{name}]` | `Objects` | the kind's resource (resolved through discovery; a kind discovery does not know, as named), `get`, `list`, or `watch` with `?watch=true` |
+//! | `/api/v1/[namespaces/{ns}/]history/{kind}/{name}`, `.../timeline/{kind}/{name}` | `Objects` | `get` of the object, as its `objects` route; a timeline leaves out entries of kinds and namespaces the caller may not `list` |
+//! | `/api/v1/changes`, `/api/v1/journal` | `Own` | `changes.grw.io` `list` (entries filtered as a timeline's), `journal.grw.io` `get` |
 //! | `/api/v1/plugins[/{name}]` | `Own` | `plugins.grw.io`, `list` or `get` |
 //! | `/api/v1/subscriptions[/{name}[/dead-letters[/replay]]]` | `Own` | `subscriptions.grw.io` (subresource `dead-letters`), the verb of the method: `list`, `get`, `create`, `delete` |
 //! | `/api/v1/kinds` | `Own` | `kinds.grw.io`, `list` |
