@@ -367,9 +367,10 @@ async fn timeline(
                 (Some(object.as_str()), version.to_json(false))
             }
             TimelineEntry::Event { object, event } => {
+                // The Event's own change (ADDED, MODIFIED) is kept apart.
                 let mut item = event.to_json();
+                item["event"] = json!({"change": item["type"].take()});
                 item["type"] = json!("EVENT");
-                item["event"] = json!({"type": item["type"].clone()});
                 (Some(object.as_str()), item)
             }
             TimelineEntry::Edge { stamp, edge } => {

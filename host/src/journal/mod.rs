@@ -38,7 +38,7 @@ pub use tables::EdgeRecord;
 pub use write::{Counts, StoreError};
 
 use crate::config::{JournalConfig, WatchOptions};
-use crate::gvk::{Gvk, is_grw_kind};
+use crate::gvk::{GRW_GROUP, Gvk};
 use crate::relations::{Direction, Graph, NodeKey};
 use crate::store::{Change, Since};
 use crate::watch::{Watch, Watches};
@@ -138,7 +138,7 @@ impl Scope {
 
     /// Whether changes of this kind are journaled.
     pub fn covers(&self, group: &str, kind: &str) -> bool {
-        if is_grw_kind(&Gvk::new(group, "", kind)) {
+        if group == GRW_GROUP {
             return false;
         }
         match self.kinds.get(&kind_key(group, kind)).and_then(|k| k.0) {
@@ -494,9 +494,6 @@ impl Journal {
         }
         let mut entries: Vec<TimelineEntry> = Vec::new();
         for key in &order {
-            let Some((group, kind, namespace, name)) = record::split_object_key(key) else {
-                continue;
-            };
             for version in read::history(&txn, key, asked.since, asked.until, asked.limit)? {
                 entries.push(TimelineEntry::Change {
                     object: key.clone(),
@@ -509,7 +506,6 @@ impl Journal {
                     event,
                 });
             }
-            let _ = (group, kind, namespace, name);
         }
         for (stamp, edge) in edge_changes {
             if (paths.contains_key(&edge.from) || paths.contains_key(&edge.to))

@@ -101,18 +101,30 @@ const RESOURCE_VERSION: &str = "/metadata/resourceVersion";
 pub(super) const MAX_PATHS: usize = 32;
 
 impl Record {
-    pub(super) fn encode(&self) -> Vec<u8> {
-        let mut keyed;
-        let record = if self.key.is_empty() && !self.kind.is_empty() {
-            keyed = self.clone();
-            let (group, kind) = self.kind.split_once('/').unwrap_or(("", &self.kind));
-            keyed.key = object_key(group, kind, &self.namespace, &self.name);
-            &keyed
-        } else {
-            self
+    /// An entry of the object `key` (see [`object_key`]; empty for a gap)
+    /// with the given change type.
+    pub(super) fn of(key: &str, change: &str) -> Record {
+        let mut record = Record {
+            key: key.to_string(),
+            change: change.to_string(),
+            ..Record::default()
         };
+        record.read_key();
+        record
+    }
+
+    /// Fills in kind, namespace and name from the key.
+    fn read_key(&mut self) {
+        if let Some((group, kind, namespace, name)) = split_object_key(&self.key) {
+            self.kind = kind_key(group, kind);
+            self.namespace = namespace.to_string();
+            self.name = name.to_string();
+        }
+    }
+
+    pub(super) fn encode(&self) -> Vec<u8> {
         // A Record of strings and JSON values always serializes.
-        let json = serde_json::to_vec(record).unwrap_or_default();
+        let json = serde_json::to_vec(self).unwrap_or_default();
         let mut out = vec![0u8; zstd_safe::compress_bound(json.len())];
         match zstd_safe::compress(&mut out[..], &json, LEVEL) {
             Ok(n) => {
@@ -129,11 +141,7 @@ impl Record {
         let n = zstd_safe::decompress(&mut json[..], bytes).ok()?;
         json.truncate(n);
         let mut record: Record = serde_json::from_slice(&json).ok()?;
-        if let Some((group, kind, namespace, name)) = split_object_key(&record.key) {
-            record.kind = kind_key(group, kind);
-            record.namespace = namespace.to_string();
-            record.name = name.to_string();
-        }
+        record.read_key();
         Some(record)
     }
 

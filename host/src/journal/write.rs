@@ -21,7 +21,7 @@ use super::Scope;
 use super::record::{self, FULL_EVERY, Record, kind_key, object_key};
 use super::tables::*;
 use crate::gvk::Gvk;
-use crate::store::{Change, ChangeType, Managed, Managers, Origin, StoredObject};
+use crate::store::{Change, ChangeType, Managed, Managers, StoredObject};
 
 /// Most items written in one transaction.
 const BATCH: usize = 512;
@@ -101,6 +101,11 @@ pub(super) struct Writer {
     alive_before: Option<u64>,
     /// Kinds whose first snapshot of this run was written.
     snapshotted: HashSet<String>,
+    /// Kinds known to have their `first/` time recorded.
+    firsts: HashSet<String>,
+    /// Kinds whose bytes changed in the transaction being written: their
+    /// `bytes/` are written once, at its end.
+    resized: HashSet<String>,
 }
 
 /// Microseconds since the epoch, now.
@@ -137,6 +142,8 @@ impl Writer {
             counts,
             alive_before: None,
             snapshotted: HashSet::new(),
+            firsts: HashSet::new(),
+            resized: HashSet::new(),
         };
         let txn = writer.db.begin_write()?;
         {
@@ -158,15 +165,14 @@ impl Writer {
         if let Some(alive) = writer.alive_before {
             let now = writer.stamp(now_micros());
             let record = Record {
-                kind: GAP_KIND.into(),
-                change: "GAP".into(),
                 gap: Some((alive, now)),
-                ..Record::default()
+                ..Record::of(GAP_KIND, "GAP")
             };
             writer.insert(&txn, now, &record, 0, None, None)?;
             tracing::info!(from = %super::rfc3339_micros(alive), until = %super::rfc3339_micros(now), "journal: GRW was not watching in this gap");
         }
         set_meta(&txn, "aliveUntil", now_micros())?;
+        writer.write_sizes(&txn)?;
         txn.commit()?;
         writer.counts.lock().bytes = writer.total;
         Ok(writer)
@@ -250,6 +256,7 @@ impl Writer {
             self.prune(&txn, now)?;
             self.last_prune = Instant::now();
         }
+        self.write_sizes(&txn)?;
         txn.commit()?;
         self.counts.lock().bytes = self.total;
         Ok(())
@@ -296,26 +303,33 @@ impl Writer {
         if let Some(about) = &record.about {
             txn.open_table(ABOUT)?.insert((about.as_str(), stamp), ())?;
         }
-        self.add_bytes(txn, &record.kind, size as i64)?;
-        if let Some(kind) = Some(&record.kind).filter(|k| !k.is_empty())
-            && meta(txn, &format!("first/{kind}"))?.is_none()
-        {
-            set_meta(txn, &format!("first/{kind}"), stamp)?;
+        self.add_bytes(&record.kind, size as i64);
+        let kind = &record.kind;
+        if !kind.is_empty() && !self.firsts.contains(kind) {
+            let first = format!("first/{kind}");
+            if meta(txn, &first)?.is_none() {
+                set_meta(txn, &first, stamp)?;
+            }
+            self.firsts.insert(kind.clone());
         }
         self.counts.lock().written += 1;
         Ok(())
     }
 
-    fn add_bytes(
-        &mut self,
-        txn: &WriteTransaction,
-        kind: &str,
-        delta: i64,
-    ) -> Result<(), StoreError> {
+    fn add_bytes(&mut self, kind: &str, delta: i64) {
         let bytes = self.bytes.entry(kind.to_string()).or_default();
         *bytes = bytes.saturating_add_signed(delta);
         self.total = self.total.saturating_add_signed(delta);
-        set_meta(txn, &format!("bytes/{kind}"), *bytes)
+        self.resized.insert(kind.to_string());
+    }
+
+    /// Writes the sizes of the kinds whose bytes changed.
+    fn write_sizes(&mut self, txn: &WriteTransaction) -> Result<(), StoreError> {
+        for kind in std::mem::take(&mut self.resized) {
+            let bytes = self.bytes.get(&kind).copied().unwrap_or(0);
+            set_meta(txn, &format!("bytes/{kind}"), bytes)?;
+        }
+        Ok(())
     }
 
     /// One change of a cache; `None` when there was nothing to write.
@@ -346,38 +360,25 @@ impl Writer {
                 .as_ref()
                 .is_some_and(|l| !l.deleted && l.resource_version == old.resource_version())
         });
+        // Who wrote the version before: the cache's, else the journal's
+        // last; none for an object new to the journal.
         let managers_before = match (&change.old, &latest) {
             (Some(old), _) if !old.managers().is_empty() => Some(old.managers().clone()),
             (_, Some(latest)) if !latest.deleted => Some(managers_of(latest)),
-            _ => None,
-        };
-        let origin = match change.origin {
-            Origin::Initial => "initial",
-            Origin::Watch => "watch",
-            Origin::Relist => "relist",
+            _ if change.kind == ChangeType::Added => None,
+            _ => Some(Managers::default()),
         };
         let stamp = self.stamp(seen);
-        let change_type = match change.kind {
-            ChangeType::Added => "ADDED",
-            ChangeType::Modified => "MODIFIED",
-            ChangeType::Deleted => "DELETED",
-        };
         let chain = latest.as_ref().map_or(0, |l| l.chain);
         let before_state = before.map(|old| record::state_of(old.to_value(), &kind));
         let entry = Entry {
             kind: &kind,
             key: &key,
             object,
-            change_type,
-            origin,
+            change_type: change.kind.as_str(),
+            origin: change.origin.as_str(),
             gap: None,
-            managers_before: if change.kind == ChangeType::Added
-                && latest.as_ref().is_none_or(|l| l.deleted)
-            {
-                None
-            } else {
-                managers_before.or_else(|| Some(Managers::default()))
-            },
+            managers_before,
             before: before_state,
             chain,
         };
@@ -399,21 +400,17 @@ impl Writer {
             .who_changed(e.managers_before.as_ref())
             .filter(|_| !deleted);
         let mut record = Record {
-            kind: e.kind.to_string(),
             api_version: object
                 .get(&["apiVersion"])
                 .and_then(|v| serde_json::from_slice::<String>(&v).ok())
                 .unwrap_or_default(),
-            namespace: object.namespace().to_string(),
-            name: object.name().to_string(),
             uid: object.uid().to_string(),
-            change: e.change_type.to_string(),
             origin: e.origin.to_string(),
             resource_version: object.resource_version().to_string(),
             who_time: who.as_ref().map(|(_, t)| *t),
             who: who.map(|(w, _)| (*w).clone()),
             gap: e.gap,
-            ..Record::default()
+            ..Record::of(e.key, e.change_type)
         };
         let labels = || {
             Some(
@@ -582,27 +579,19 @@ impl Writer {
             }
         }
         for key in gone {
-            let Some((group, kind_name, namespace, name)) = record::split_object_key(&key) else {
-                continue;
-            };
             let stamp = self.stamp(seen);
             let record = Record {
-                kind: kind.clone(),
-                namespace: namespace.to_string(),
-                name: name.to_string(),
-                change: "DELETED".into(),
                 origin: origin.into(),
                 gap,
-                ..Record::default()
+                ..Record::of(&key, "DELETED")
             };
-            let _ = (group, kind_name);
             self.insert(
                 txn,
                 stamp,
                 &record,
                 FULL | DELETED,
                 Some(&key),
-                Some(namespace),
+                Some(&record.namespace),
             )?;
             if let Some(mut latest) = self.latest(txn, &key)? {
                 latest.deleted = true;
@@ -624,7 +613,7 @@ impl Writer {
             let stamp = self.stamp(seen);
             let bytes = serde_json::to_vec(edge).unwrap_or_default();
             txn.open_table(EDGES)?.insert(stamp, bytes.as_slice())?;
-            self.add_bytes(txn, EDGE_KIND, bytes.len() as i64)?;
+            self.add_bytes(EDGE_KIND, bytes.len() as i64);
         }
         Ok(())
     }
@@ -702,7 +691,7 @@ impl Writer {
         }
         drop(table);
         if taken > 0 {
-            self.add_bytes(txn, EDGE_KIND, -freed)?;
+            self.add_bytes(EDGE_KIND, -freed);
             let reach = meta(txn, "reach/~edges")?.unwrap_or(0).max(before);
             set_meta(txn, "reach/~edges", reach)?;
         }
@@ -730,16 +719,15 @@ impl Writer {
         }
         let mut freed = size;
         if record.kind != GAP_KIND {
-            let group_kind = record.kind.split_once('/').unwrap_or(("", &record.kind));
-            let key = object_key(group_kind.0, group_kind.1, &record.namespace, &record.name);
-            txn.open_table(OBJECTS)?.remove((key.as_str(), stamp))?;
+            let key = record.key.as_str();
+            txn.open_table(OBJECTS)?.remove((key, stamp))?;
             let later = txn
                 .open_table(OBJECTS)?
-                .range((key.as_str(), stamp + 1)..=(key.as_str(), u64::MAX))?
+                .range((key, stamp + 1)..=(key, u64::MAX))?
                 .next()
                 .is_some();
             let mut bases = txn.open_table(BASES)?;
-            let old_base = bases.remove(key.as_str())?.map(|v| v.value().to_vec());
+            let old_base = bases.remove(key)?.map(|v| v.value().to_vec());
             if let Some(old) = &old_base {
                 freed += old.len() as i64;
             }
@@ -748,15 +736,15 @@ impl Writer {
                 if let Some(state) = record.state_after(before) {
                     let encoded = encode_state(&state);
                     freed -= encoded.len() as i64;
-                    bases.insert(key.as_str(), encoded.as_slice())?;
+                    bases.insert(key, encoded.as_slice())?;
                 }
             }
             drop(bases);
             if !later && record.change == "DELETED" {
-                txn.open_table(LATEST)?.remove(key.as_str())?;
+                txn.open_table(LATEST)?.remove(key)?;
             }
         }
-        self.add_bytes(txn, &record.kind, -freed)?;
+        self.add_bytes(&record.kind, -freed);
         let reach_key = format!("reach/{}", record.kind);
         let reach = meta(txn, &reach_key)?.unwrap_or(0).max(stamp + 1);
         set_meta(txn, &reach_key, reach)?;

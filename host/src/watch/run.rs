@@ -46,6 +46,10 @@ pub(super) async fn run<C: ListWatch>(
 ) {
     let mut retry = Retry::new(&settings);
     let gvk = watch.key.gvk.to_string();
+    // Whether the journal wants who wrote each object: asked once.
+    let ingest = settings
+        .who
+        .ingest(&watch.key.gvk, settings.keep_managed_fields);
     // `None`: the resume point is lost, list first. A cache seeded with the
     // state of an earlier run resumes from that state's resourceVersion.
     let mut resume: Option<String> = watch
@@ -109,13 +113,7 @@ pub(super) async fn run<C: ListWatch>(
             match line {
                 Ok(WatchLine::Change(kind, text)) => {
                     saw_event = true;
-                    match StoredObject::from_raw(
-                        &text,
-                        &watch.key.gvk,
-                        settings
-                            .who
-                            .ingest(&watch.key.gvk, settings.keep_managed_fields),
-                    ) {
+                    match StoredObject::from_raw(&text, &watch.key.gvk, ingest) {
                         Ok(object) => {
                             last_rv = object.resource_version().to_string();
                             if watch.cache.apply(kind, object, Origin::Watch).is_some() {
