@@ -116,6 +116,11 @@ impl NatsServer {
         }
     }
 
+    /// The server's log so far (every start appends to it).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
+    }
+
     fn log_path(&self) -> PathBuf {
         self.dir.path().join("server.log")
     }

@@ -725,6 +725,18 @@ async fn stored(nats: &grw_e2e::nats::NatsServer, n: u64) -> bool {
     .await
 }
 
+/// Why a NATS delivery is missing, most telling first (a runner shows
+/// the start and the end of a long message): the subscription's state,
+/// the server's log, then GRW's.
+async fn nats_trouble(grw: &Grw, nats: &grw_e2e::nats::NatsServer) -> String {
+    let (_, subscription) = grw.get("/api/v1/subscriptions/to-nats").await;
+    format!(
+        "subscription: {subscription}\nnats-server's log:\n{}\nGRW's log:\n{}",
+        nats.log(),
+        grw.logs()
+    )
+}
+
 #[tokio::test]
 async fn nats_subscription_survives_a_server_restart() {
     let fake = cluster().await;
@@ -733,7 +745,7 @@ async fn nats_subscription_survives_a_server_restart() {
         &fake,
         json!({"subscriptions": [{
             "name": "to-nats", "kind": "ConfigMap",
-            "nats": {"url": nats.url(), "subject": "grw.{kind}.{namespace}", "stream": "CHANGES", "ackTimeoutSecond": 1},
+            "nats": {"url": nats.url(), "subject": "grw.{kind}.{namespace}", "stream": "CHANGES", "ackTimeoutSecond": 3},
             "retry": {"initialDelayMs": 50, "maxDelaySeconds": 0.5}
         }]}),
     )
@@ -742,7 +754,11 @@ async fn nats_subscription_survives_a_server_restart() {
         fake.update(configmap("shop", "existing-1", &format!("a{i}")))
             .unwrap();
     }
-    assert!(stored(&nats, 5).await, "{}", grw.logs());
+    assert!(
+        stored(&nats, 5).await,
+        "{}",
+        nats_trouble(&grw, &nats).await
+    );
     nats.stop();
     for i in 0..5 {
         fake.update(configmap("shop", "existing-1", &format!("b{i}")))
@@ -758,7 +774,11 @@ async fn nats_subscription_survives_a_server_restart() {
     nats.start_again().await;
     fake.delete("v1", "ConfigMap", Some("shop"), "existing-1")
         .unwrap();
-    assert!(stored(&nats, 11).await, "{}", grw.logs());
+    assert!(
+        stored(&nats, 11).await,
+        "{}",
+        nats_trouble(&grw, &nats).await
+    );
     assert!(
         eventually(WAIT, || async {
             grw.get("/api/v1/subscriptions/to-nats").await.1["pending"] == 0

@@ -67,6 +67,10 @@ pub(super) struct Record {
     /// Who made the change, from `managedFields`.
     #[serde(rename = "w", default, skip_serializing_if = "Option::is_none")]
     pub who: Option<Writer>,
+    /// Whether `who` is a guess ([`crate::store::Managers::likely_writer`]):
+    /// no `managedFields` entry moved.
+    #[serde(rename = "wg", default, skip_serializing_if = "std::ops::Not::not")]
+    pub who_guessed: bool,
     /// The time of that `managedFields` entry, seconds since the epoch.
     #[serde(rename = "wt", default, skip_serializing_if = "Option::is_none")]
     pub who_time: Option<u32>,
@@ -316,6 +320,9 @@ pub(super) fn who_json(record: &Record) -> Value {
                 who["time"] = Value::String(crate::time::rfc3339(std::time::Duration::from_secs(
                     u64::from(t),
                 )));
+            }
+            if record.who_guessed {
+                who["guessed"] = Value::Bool(true);
             }
             who
         }

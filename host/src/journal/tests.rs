@@ -255,11 +255,24 @@ async fn each_version_says_who_made_it_and_what_changed() {
         ),
     )
     .await;
+    // Its second in that second, with the same fields: no entry moves.
+    s.apply(
+        &watch,
+        ChangeType::Modified,
+        deployment(
+            5,
+            json!({"app": "web", "tier": "front"}),
+            3,
+            2,
+            managers.clone(),
+        ),
+    )
+    .await;
     s.apply(
         &watch,
         ChangeType::Deleted,
         deployment(
-            4,
+            5,
             json!({"app": "web", "tier": "front"}),
             3,
             3,
@@ -282,6 +295,10 @@ async fn each_version_says_who_made_it_and_what_changed() {
                 "MODIFIED".to_string(),
                 Some("kube-controller-manager".to_string())
             ),
+            (
+                "MODIFIED".to_string(),
+                Some("kube-controller-manager".to_string())
+            ),
             ("MODIFIED".to_string(), Some("kubectl".to_string())),
             ("MODIFIED".to_string(), Some("kubectl-label".to_string())),
             (
@@ -290,7 +307,10 @@ async fn each_version_says_who_made_it_and_what_changed() {
             ),
         ]
     );
-    let scale = versions[2].to_json(false);
+    // The second status update is a guess, and says so; the first is not.
+    assert_eq!(versions[1].to_json(false)["who"]["guessed"], true);
+    assert_eq!(versions[2].to_json(false)["who"].get("guessed"), None);
+    let scale = versions[3].to_json(false);
     assert_eq!(scale["who"]["subresource"], "scale");
     assert!(
         scale["diffText"]
@@ -307,7 +327,7 @@ async fn each_version_says_who_made_it_and_what_changed() {
             .contains(&json!({"op": "replace", "path": "/spec/replicas", "value": 3})),
         "{scale}"
     );
-    assert!(versions[2].to_json(true)["object"]["spec"]["replicas"] == 3);
+    assert!(versions[3].to_json(true)["object"]["spec"]["replicas"] == 3);
 
     // A status update is stored as a patch: a tenth of the object's JSON.
     let sizes = s.sizes("apps/Deployment");

@@ -440,6 +440,14 @@ impl Writer {
             match (&e.before, &state) {
                 (Some(before), Some(after)) => {
                     let (patch, paths) = record::diff(before, after);
+                    if record.who.is_none() && !paths.is_empty() {
+                        let status_only = paths.iter().all(|p| p.starts_with("/status"));
+                        if let Some((writer, time)) = object.managers().likely_writer(status_only) {
+                            record.who = Some((*writer).clone());
+                            record.who_time = Some(time);
+                            record.who_guessed = true;
+                        }
+                    }
                     if paths.iter().any(|p| p.starts_with("/metadata/labels")) {
                         record.labels = labels();
                     }

@@ -179,6 +179,18 @@ impl Managers {
         let latest = touched.max_by_key(|e| e.time)?;
         Some((latest.writer()?, latest.time))
     }
+
+    /// The likeliest writer of a change that moved no entry: a writer that
+    /// updated the object twice within one second with the same fields
+    /// leaves its entry as it was. The entries of the latest second are
+    /// the candidates; of those, the `status` subresource's when only the
+    /// status changed, and another's otherwise.
+    pub fn likely_writer(&self, status_only: bool) -> Option<(Arc<Writer>, u32)> {
+        self.0
+            .iter()
+            .filter_map(|e| Some((e.writer()?, e.time)))
+            .max_by_key(|(writer, time)| (*time, (writer.subresource == "status") == status_only))
+    }
 }
 
 #[cfg(test)]
