@@ -158,18 +158,23 @@ pub async fn run(
                     kind,
                     options: resource.options.clone(),
                     reason: "waiting for discovery".into(),
+                    optional: false,
                 });
             }
-            if journal.is_some() && config.journal.events {
-                // Timelines show Events: watched as a configured kind is.
+            if let Some(namespace) = config.journal_events().filter(|_| journal.is_some()) {
+                // Timelines show Events.
                 watches.add_pending(Pending {
                     kind: KindRef {
                         group: Some("events.k8s.io".into()),
                         version: None,
                         name: "Event".into(),
                     },
-                    options: WatchOptions::default(),
+                    options: WatchOptions {
+                        namespace,
+                        ..WatchOptions::default()
+                    },
                     reason: "waiting for discovery (journal.events)".into(),
+                    optional: true,
                 });
             }
             (discovery, watches, Some(client))
@@ -545,7 +550,7 @@ async fn next_crd_change(rx: &mut Option<broadcast::Receiver<Arc<Change>>>) -> b
 fn start_pending(discovery: &Discovery, watches: &Watches) {
     let catalog = discovery.catalog();
     let ready = watches.take_resolvable(|kind| catalog.resolve(kind));
-    for (resource, options) in ready {
-        watches.ensure(&resource, options, false);
+    for (resource, options, optional) in ready {
+        watches.ensure(&resource, options, optional);
     }
 }

@@ -1,11 +1,13 @@
 //! The journal through the daemon, against the fake API server: an
 //! object's history with who made each change, its state at a time, a
-//! Deployment's timeline with what it uses, and the gap a SIGKILL leaves.
+//! Deployment's timeline with what it uses and its Events, what a
+//! `delegated` caller is shown of a timeline that leaves its namespace,
+//! and the gap a SIGKILL leaves.
 
 use std::time::Duration;
 
 use grw_e2e::daemon::{Grw, eventually};
-use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
+use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer, Rule, Subject};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "t0k3n";
@@ -48,6 +50,17 @@ fn config_map(name: &str, value: &str, manager: &str) -> Value {
         "metadata": {"namespace": "shop", "name": name, "managedFields": [
             managed(manager, "", &time, json!({"f:data": {}}))]},
         "data": {"value": value}})
+}
+
+/// An `events.k8s.io/v1` Event in `shop` about `regarding`, as a
+/// controller reports it.
+fn event(name: &str, regarding: Value, reason: &str, note: &str) -> Value {
+    json!({"apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "metadata": {"namespace": "shop", "name": name},
+        "eventTime": "2026-11-29T10:03:00.000000Z",
+        "reportingController": "deployment-controller", "reportingInstance": "kcm-1",
+        "action": "Scale", "reason": reason, "note": note, "type": "Normal",
+        "regarding": regarding})
 }
 
 async fn start(fake: &FakeApiServer, dir: tempfile::TempDir, data_dir: bool) -> Grw {
@@ -163,6 +176,13 @@ async fn a_deployments_timeline_has_its_own_changes_and_those_of_what_it_uses() 
     tokio::time::sleep(Duration::from_millis(300)).await;
     fake.update(config_map("settings", "2", "kubectl-edit"))
         .unwrap();
+    fake.create(event(
+        "web.1",
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "shop", "name": "web"}),
+        "ScalingReplicaSet",
+        "Scaled up replica set web-1 from 1 to 3",
+    ))
+    .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     // The template mounts the other ConfigMap now: the edge to the first
     // goes, and the first is still in the timeline.
@@ -180,6 +200,7 @@ async fn a_deployments_timeline_has_its_own_changes_and_those_of_what_it_uses() 
         "EDGE_ADDED - apps/Deployment shop/web uses core/ConfigMap shop/settings-v2",
         "MODIFIED kubectl-client-side-apply Deployment/web",
         "MODIFIED kubectl-edit ConfigMap/settings",
+        "EVENT - Event/web.1",
         "MODIFIED kubectl Deployment/web",
         "MODIFIED kubectl-label Deployment/web",
     ];
@@ -224,6 +245,21 @@ async fn a_deployments_timeline_has_its_own_changes_and_those_of_what_it_uses() 
         .unwrap();
     assert_eq!(scaled["who"]["subresource"], "scale", "{scaled}");
     assert_eq!(scaled["path"], json!([]), "{scaled}");
+    // The Event (watched by default), with what it says.
+    let event = body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["type"] == "EVENT")
+        .unwrap();
+    assert_eq!(
+        event["event"],
+        json!({"change": "ADDED", "type": "Normal", "reason": "ScalingReplicaSet",
+            "note": "Scaled up replica set web-1 from 1 to 3", "count": null,
+            "reportedBy": "deployment-controller"}),
+        "{event}"
+    );
+    assert_eq!(event["path"], json!([]), "{event}");
 
     // The history of the Deployment alone.
     let (status, history) = grw
@@ -367,4 +403,179 @@ async fn after_a_sigkill_the_journal_is_whole_and_the_time_down_is_a_gap() {
         "{}",
         gaps[0]
     );
+}
+
+/// `jane` may read claims and Events in `shop` only; a claim's timeline
+/// reaches its volume (cluster-scoped) and the changes list spans two
+/// namespaces: she is shown her part of each, an admin all of it.
+#[tokio::test]
+async fn a_delegated_caller_sees_only_what_it_may_read() {
+    const JANE: &str = "jane-token";
+    const ADMIN: &str = "admin-token";
+    let fake = cluster().await;
+    fake.add_token(JANE, "jane", &["developers"]);
+    fake.add_token(ADMIN, "admin", &["admins"]);
+    fake.grant(
+        Subject::User("jane".into()),
+        Rule::namespaced(
+            "shop",
+            &["get", "list", "watch"],
+            "",
+            &["persistentvolumeclaims"],
+        ),
+    );
+    fake.grant(
+        Subject::User("jane".into()),
+        Rule::namespaced(
+            "shop",
+            &["get", "list", "watch"],
+            "events.k8s.io",
+            &["events"],
+        ),
+    );
+    // The changes across the cluster are a resource of their own.
+    fake.grant(
+        Subject::User("jane".into()),
+        Rule::cluster(&["list"], "grw.io", &["changes"]),
+    );
+    fake.grant(
+        Subject::Group("admins".into()),
+        Rule::cluster(&["*"], "*", &["*"]),
+    );
+    let volume = |phase: &str| {
+        json!({"apiVersion": "v1", "kind": "PersistentVolume",
+            "metadata": {"name": "pv-1"},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                     "claimRef": {"namespace": "shop", "name": "data"}},
+            "status": {"phase": phase}})
+    };
+    let claim = |labels: Value| {
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"namespace": "shop", "name": "data", "labels": labels},
+            "spec": {"volumeName": "pv-1", "accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "1Gi"}}}})
+    };
+    fake.create(volume("Available")).unwrap();
+    fake.create(claim(json!({}))).unwrap();
+    let other = |value: &str| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"namespace": "other", "name": "x"}, "data": {"v": value}})
+    };
+    fake.create(other("1")).unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let config = json!({
+        "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": fake.url(), "tokenFilePath": token_file},
+        "initialWatchingResources": [
+            {"group": "", "version": "v1", "kind": "PersistentVolumeClaim"},
+            {"group": "", "version": "v1", "kind": "PersistentVolume"},
+            {"group": "", "version": "v1", "kind": "ConfigMap"},
+        ],
+        "apiGroupsSyncIntervalSecond": 3600,
+        "builtinAnalyzers": ["references"],
+        "apiAuth": "delegated",
+    });
+    let grw = Grw::start_in(dir, config, &[]).await;
+    grw.wait_ready(SETTLE).await;
+
+    fake.update(volume("Bound")).unwrap();
+    fake.update(claim(json!({"team": "shop"}))).unwrap();
+    fake.update(other("2")).unwrap();
+    fake.create(event(
+        "data.1",
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": "shop", "name": "data"}),
+        "ProvisioningSucceeded",
+        "Successfully provisioned volume pv-1",
+    ))
+    .unwrap();
+
+    let http = reqwest::Client::new();
+    let ask = |token: &'static str, path: &'static str| {
+        let request = http.get(format!("{}{path}", grw.url)).bearer_auth(token);
+        async move {
+            let response = request.send().await.expect("request");
+            let status = response.status().as_u16();
+            (
+                status,
+                response.json::<Value>().await.unwrap_or(Value::Null),
+            )
+        }
+    };
+    let timeline = "/api/v1/namespaces/shop/timeline/persistentvolumeclaims/data?since=10m";
+    let everything = [
+        "MODIFIED - PersistentVolumeClaim/data",
+        "MODIFIED - PersistentVolume/pv-1",
+        "EVENT - Event/data.1",
+    ];
+    let complete = eventually(Duration::from_secs(20), || async {
+        let got = summary(&ask(ADMIN, timeline).await.1);
+        everything.iter().all(|w| got.iter().any(|g| g == w))
+    })
+    .await;
+    let (status, admin) = ask(ADMIN, timeline).await;
+    assert!(complete, "{status} {admin:#}");
+    let volume_change = admin["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "pv-1" && i["type"] == "MODIFIED")
+        .unwrap();
+    assert_eq!(
+        volume_change["path"],
+        json!([{"relation": "bound-to", "direction": "out", "object": "core/PersistentVolume -/pv-1"}])
+    );
+
+    // Jane: the claim and its Event; not the volume, nor the edge to it.
+    let (status, jane) = ask(JANE, timeline).await;
+    assert_eq!(status, 200, "{jane}");
+    let got = summary(&jane);
+    assert!(got.contains(&everything[0].to_string()), "{jane:#}");
+    assert!(got.contains(&everything[2].to_string()), "{jane:#}");
+    assert!(
+        !got.iter().any(|g| g.contains("pv-1")),
+        "jane is shown the volume: {jane:#}"
+    );
+    assert_eq!(
+        jane["related"],
+        json!([{"object": "core/PersistentVolumeClaim shop/data", "path": []}]),
+        "{jane:#}"
+    );
+
+    // Across the cluster: hers are the claim's and the Event's.
+    let (status, changes) = ask(JANE, "/api/v1/changes?since=10m").await;
+    assert_eq!(status, 200, "{changes}");
+    let mut seen: Vec<String> = changes["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            format!(
+                "{} {}/{}",
+                i["kind"].as_str().unwrap_or("-"),
+                i["namespace"].as_str().unwrap_or(""),
+                i["name"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(
+        seen,
+        ["Event shop/data.1", "PersistentVolumeClaim shop/data"],
+        "{changes:#}"
+    );
+    let (_, all) = ask(ADMIN, "/api/v1/changes?since=10m").await;
+    assert!(
+        all["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["namespace"] == "other" && i["name"] == "x"),
+        "{all:#}"
+    );
+    // The object itself is checked as a `get` of it.
+    let (status, refused) = ask(JANE, "/api/v1/timeline/persistentvolumes/pv-1").await;
+    assert_eq!(status, 403, "{refused}");
 }

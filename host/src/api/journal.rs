@@ -356,9 +356,25 @@ async fn timeline(
         .await?
         .map_err(store_failed)?;
     let root_key = crate::journal::node_key(&root);
+    // An Event is shown to whoever may read Events there, not to every
+    // reader of the object it is about.
+    let event_keys: Vec<String> = timeline
+        .entries
+        .iter()
+        .filter_map(|entry| match entry {
+            TimelineEntry::Event { event, .. } => event.object_key(),
+            _ => None,
+        })
+        .collect();
     let mut sight = Sight::new(state);
     sight
-        .decide(timeline.objects.iter().filter(|k| **k != root_key))
+        .decide(
+            timeline
+                .objects
+                .iter()
+                .filter(|k| **k != root_key)
+                .chain(&event_keys),
+        )
         .await?;
     let mut items = Vec::new();
     for entry in &timeline.entries {
@@ -367,9 +383,16 @@ async fn timeline(
                 (Some(object.as_str()), version.to_json(false))
             }
             TimelineEntry::Event { object, event } => {
+                if !event.object_key().is_some_and(|k| sight.shows(&k)) {
+                    continue;
+                }
                 // The Event's own change (ADDED, MODIFIED) is kept apart.
                 let mut item = event.to_json();
-                item["event"] = json!({"change": item["type"].take()});
+                let change = item["type"].take();
+                if !item["event"].is_object() {
+                    item["event"] = json!({});
+                }
+                item["event"]["change"] = change;
                 item["type"] = json!("EVENT");
                 (Some(object.as_str()), item)
             }

@@ -227,6 +227,15 @@ pub fn grants(config: &Config) -> Result<Vec<Grant>, RbacError> {
             grants.push(place(&built_ins, &kind, None, source)?);
         }
     }
+    if let Some(namespace) = config.journal_events() {
+        let kind = KindRef {
+            group: Some("events.k8s.io".into()),
+            version: None,
+            name: "Event".into(),
+        };
+        let source = "journal.events (Event)".to_string();
+        grants.push(place(&built_ins, &kind, namespace, source)?);
+    }
     Ok(grants)
 }
 

@@ -135,6 +135,28 @@ impl Config {
         }
     }
 
+    /// Where the journal watches Events (`journal.events`): `None` when it
+    /// does not (no journal, `events: false`, or a replay), `Some(Some(ns))`
+    /// in namespace `ns` when every configured watch and subscription is
+    /// in `ns` (a sidecar's Role then covers it), `Some(None)` in the whole
+    /// cluster otherwise.
+    pub fn journal_events(&self) -> Option<Option<String>> {
+        if !self.journal.enabled || !self.journal.events || self.replay_file.is_some() {
+            return None;
+        }
+        let mut namespaces = self
+            .initial_resources
+            .iter()
+            .map(|r| r.options.namespace.as_deref())
+            .chain(self.subscriptions.iter().map(|s| s.namespace.as_deref()));
+        let first = namespaces.next().flatten();
+        Some(
+            first
+                .filter(|ns| namespaces.all(|other| other == Some(*ns)))
+                .map(str::to_string),
+        )
+    }
+
     /// Whether a listener checks callers with the API server.
     pub fn delegates_access(&self) -> bool {
         self.api_auth() == ApiAuth::Delegated
@@ -241,10 +263,11 @@ pub struct JournalConfig {
     /// first. `None` is the default: 1 GiB on disk (with `dataDir`), 64 MiB
     /// in memory.
     pub max_bytes: Option<u64>,
-    /// `events` (false): watch Kubernetes Events (`events.k8s.io/v1`) so
-    /// that timelines show them (Events of any watched Event kind are
-    /// journaled either way). Off by default: it is one more cluster-wide
-    /// watch, which GRW's service account must be allowed.
+    /// `events` (true): watch Kubernetes Events (`events.k8s.io/v1`) so
+    /// that timelines show them, in the namespace every configured watch
+    /// is in or else in the whole cluster ([`Config::journal_events`]).
+    /// Events of a watched Event kind are journaled either way. The watch
+    /// holds up no readiness, and a refusal (RBAC) is logged, not fatal.
     pub events: bool,
     /// `kinds`: per-kind settings, over the defaults.
     pub kinds: Vec<JournalKind>,
@@ -256,7 +279,7 @@ impl Default for JournalConfig {
             enabled: true,
             max_age: Duration::from_secs(7 * 24 * 3600),
             max_bytes: None,
-            events: false,
+            events: true,
             kinds: Vec::new(),
         }
     }

@@ -295,6 +295,8 @@ pub struct Listed {
     /// µs since the epoch.
     pub stamp: u64,
     pub(super) record: Record,
+    /// For an Event in a timeline: what it says ([`event_detail`]).
+    pub(super) detail: Option<Value>,
 }
 
 impl Listed {
@@ -331,6 +333,9 @@ impl Listed {
             "who": record::who_json(r),
             "changed": r.changed_paths(),
         });
+        if let Some(detail) = &self.detail {
+            out["event"] = detail.clone();
+        }
         if let Some((from, until)) = r.gap {
             out["gap"] =
                 json!({"from": super::rfc3339_micros(from), "until": super::rfc3339_micros(until)});
@@ -367,7 +372,11 @@ pub(super) fn changes(
         if let Some(record) = entries.get(stamp)?.and_then(|v| Record::decode(v.value()))
             && wanted(stamp, &record)
         {
-            found.push(Listed { stamp, record });
+            found.push(Listed {
+                stamp,
+                record,
+                detail: None,
+            });
         }
         Ok(found.len() >= filter.limit)
     };
@@ -412,14 +421,40 @@ pub(super) fn events_about(
 ) -> Result<Vec<Listed>, StoreError> {
     let about = txn.open_table(ABOUT)?;
     let entries = txn.open_table(ENTRIES)?;
+    let objects = txn.open_table(OBJECTS)?;
+    let bases = txn.open_table(BASES)?;
     let mut found = Vec::new();
     for row in about.range((key, since)..=(key, until))? {
         let stamp = row?.0.value().1;
         if let Some(record) = entries.get(stamp)?.and_then(|v| Record::decode(v.value())) {
-            found.push(Listed { stamp, record });
+            let detail = state_at(&objects, &entries, &bases, &record.key, stamp)?
+                .map(|(event, _)| event_detail(&event));
+            found.push(Listed {
+                stamp,
+                record,
+                detail,
+            });
         }
     }
     Ok(found)
+}
+
+/// What an Event (`events.k8s.io/v1` or `v1`) says: its type, reason,
+/// note, count, and who reported it.
+fn event_detail(event: &Value) -> Value {
+    let text = |paths: &[&str]| {
+        paths
+            .iter()
+            .find_map(|p| event.pointer(p).filter(|v| !v.is_null()).cloned())
+            .unwrap_or(Value::Null)
+    };
+    json!({
+        "type": text(&["/type"]),
+        "reason": text(&["/reason"]),
+        "note": text(&["/note", "/message"]),
+        "count": text(&["/series/count", "/deprecatedCount", "/count"]),
+        "reportedBy": text(&["/reportingController", "/source/component", "/deprecatedSource/component"]),
+    })
 }
 
 /// Edges that appeared or went in the window, oldest first.

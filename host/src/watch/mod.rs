@@ -426,6 +426,9 @@ pub struct Pending {
     pub options: WatchOptions,
     /// Why it is not watched yet.
     pub reason: String,
+    /// Watched for GRW's own use (the journal's Events): its watch holds up
+    /// no readiness, as an analyzer's does not.
+    pub optional: bool,
 }
 
 impl Watches {
@@ -744,19 +747,20 @@ impl Watches {
             .collect()
     }
 
-    /// Takes out the pending kinds that `resolve` now finds, to be watched;
+    /// Takes out the pending kinds that `resolve` now finds, to be watched
+    /// (with whether they are optional);
     /// the others stay pending with the new reason. Kinds that stay pending
     /// never leave the list, so the status API always shows them.
     pub fn take_resolvable<E: std::fmt::Display>(
         &self,
         resolve: impl Fn(&KindRef) -> Result<ResourceInfo, E>,
-    ) -> Vec<(ResourceInfo, WatchOptions)> {
+    ) -> Vec<(ResourceInfo, WatchOptions, bool)> {
         let mut ready = Vec::new();
         self.pending
             .lock()
             .retain_mut(|pending| match resolve(&pending.kind) {
                 Ok(resource) => {
-                    ready.push((resource, pending.options.clone()));
+                    ready.push((resource, pending.options.clone(), pending.optional));
                     false
                 }
                 Err(reason) => {

@@ -201,6 +201,7 @@ pub(crate) fn builtin_resources() -> Vec<ResourceDef> {
             &[],
             &["finalize", "status"],
         ),
+        b("", "v1", "Event", "events", true, &["ev"], &[], &[]),
         b("", "v1", "Node", "nodes", false, &["no"], &[], &["status"]),
         b(
             "",
@@ -304,6 +305,16 @@ pub(crate) fn builtin_resources() -> Vec<ResourceDef> {
             &[],
         ),
         b(
+            "events.k8s.io",
+            "v1",
+            "Event",
+            "events",
+            true,
+            &["ev"],
+            &[],
+            &[],
+        ),
+        b(
             "discovery.k8s.io",
             "v1",
             "EndpointSlice",
@@ -395,7 +406,13 @@ pub(crate) fn api_versions(addr: &str) -> Value {
 }
 
 /// Built-in groups come first in this order; other groups follow alphabetically.
-const GROUP_ORDER: &[&str] = &["apps", "batch", "discovery.k8s.io", "apiextensions.k8s.io"];
+const GROUP_ORDER: &[&str] = &[
+    "apps",
+    "events.k8s.io",
+    "batch",
+    "discovery.k8s.io",
+    "apiextensions.k8s.io",
+];
 
 /// Named groups (not core) with their versions, most preferred version first.
 fn groups<'a>(resources: impl Iterator<Item = &'a ResourceDef>) -> Vec<(String, Vec<String>)> {

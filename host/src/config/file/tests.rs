@@ -1327,3 +1327,40 @@ fn queries_size_the_pool_and_add_indexed_fields() {
         2
     );
 }
+
+#[test]
+fn events_are_watched_where_every_configured_watch_is() {
+    let scope = |json: serde_json::Value| parse_ok(&json.to_string()).0.journal_events();
+    let pod = |namespace: Option<&str>| {
+        let mut pod = serde_json::json!({"group": "core", "version": "v1", "kind": "Pod"});
+        if let Some(ns) = namespace {
+            pod["watchOptions"] = serde_json::json!({"namespace": ns});
+        }
+        pod
+    };
+    assert_eq!(scope(serde_json::json!({})), Some(None));
+    assert_eq!(
+        scope(
+            serde_json::json!({"initialWatchingResources": [pod(Some("shop")), pod(Some("shop"))]})
+        ),
+        Some(Some("shop".to_string()))
+    );
+    assert_eq!(
+        scope(
+            serde_json::json!({"initialWatchingResources": [pod(Some("shop")), pod(Some("web"))]})
+        ),
+        Some(None)
+    );
+    assert_eq!(
+        scope(serde_json::json!({"initialWatchingResources": [pod(Some("shop")), pod(None)]})),
+        Some(None)
+    );
+    assert_eq!(
+        scope(serde_json::json!({"journal": {"events": false}})),
+        None
+    );
+    assert_eq!(
+        scope(serde_json::json!({"journal": {"enabled": false}})),
+        None
+    );
+}
