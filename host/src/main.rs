@@ -111,6 +111,12 @@ async fn run() -> ExitCode {
             }
             return rbac(&loaded.config, args);
         }
+        Some(Command::History(args)) => {
+            return print_answer(grw::cli::journal::history(&loaded.config, args).await);
+        }
+        Some(Command::Timeline(args)) => {
+            return print_answer(grw::cli::journal::timeline(&loaded.config, args).await);
+        }
         Some(Command::Probe(args)) => {
             return match grw::cli::probe::probe(&loaded.config, args).await {
                 Ok(answer) => {
@@ -193,6 +199,20 @@ fn plugin_tool(command: &PluginCommand) -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("grw: {}", grw::error::Report(&e));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `grw history` and `grw timeline`: the text on stdout, or why not on stderr.
+fn print_answer(answer: Result<String, grw::cli::journal::AskError>) -> ExitCode {
+    match answer {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("grw: {}", grw::error::Report(&e));
             ExitCode::FAILURE

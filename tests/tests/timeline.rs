@@ -332,6 +332,90 @@ async fn a_deployments_timeline_has_its_own_changes_and_those_of_what_it_uses() 
         json!(["/metadata/labels/tier"]),
         "{changes}"
     );
+
+    // The same, printed by `grw history` and `grw timeline`.
+    let (ok, history, _) = grw_command(&[
+        "history", "deploy", "web", "-n", "shop", "--limit", "3", "--color", "never", "--url",
+        &grw.url,
+    ]);
+    assert!(ok, "{history}");
+    let lines: Vec<&str> = history.lines().collect();
+    assert_eq!(
+        lines[0], "apps/Deployment shop/web: 3 versions, newest first",
+        "{history}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("MODIFIED") && l.ends_with("by kubectl (Update, scale)")),
+        "{history}"
+    );
+    assert!(lines.contains(&"    ~ /spec/replicas: 1 → 3"), "{history}");
+    let (ok, timeline, _) = grw_command(&[
+        "timeline",
+        "deployments",
+        "web",
+        "--namespace",
+        "shop",
+        "--since",
+        "10m",
+        "--depth",
+        "2",
+        "--color",
+        "always",
+        "--url",
+        &grw.url,
+    ]);
+    assert!(ok, "{timeline}");
+    assert!(
+        timeline.contains("\x1b[33m~ /data/value: \"1\" → \"2\"\x1b[0m"),
+        "{timeline}"
+    );
+    assert!(
+        timeline.contains("via uses → core/ConfigMap shop/settings"),
+        "{timeline}"
+    );
+    assert!(
+        timeline.contains("Scaled up replica set web-1 from 1 to 3"),
+        "{timeline}"
+    );
+    // What the daemon refuses, and a daemon that is not there.
+    let (ok, _, stderr) = grw_command(&[
+        "timeline",
+        "deployments",
+        "web",
+        "-n",
+        "shop",
+        "--since",
+        "soon",
+        "--url",
+        &grw.url,
+    ]);
+    assert!(!ok);
+    assert!(
+        stderr.starts_with("grw: GRW answered 400: `since` must be"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = grw_command(&["history", "deploy", "web", "--url", "http://127.0.0.1:9"]);
+    assert!(!ok);
+    assert!(
+        stderr.starts_with("grw: cannot ask GRW at http://127.0.0.1:9/api/v1/history/deploy/web"),
+        "{stderr}"
+    );
+}
+
+/// Runs `grw ARGS`: whether it succeeded, its stdout and its stderr.
+fn grw_command(args: &[&str]) -> (bool, String, String) {
+    let output = std::process::Command::new(grw_e2e::daemon::grw_binary())
+        .args(args)
+        .env_remove("GRW_TOKEN")
+        .output()
+        .expect("grw runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
 }
 
 /// Now as an RFC 3339 time.

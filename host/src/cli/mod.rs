@@ -1,9 +1,10 @@
 //! The `grw` command: the daemon's flags ([`crate::config::Flags`]) and the
 //! tools besides the daemon: `grw plugin check` and `grw plugin test`
 //! ([`plugin`]), `grw plugin new` ([`new`]), `grw rbac` ([`rbac`]), `grw
-//! probe` ([`probe`]). Each tool owns its arguments; this module puts them
-//! together.
+//! probe` ([`probe`]), `grw history` and `grw timeline` ([`journal`]). Each
+//! tool owns its arguments; this module puts them together.
 
+pub mod journal;
 pub mod new;
 pub mod plugin;
 pub mod probe;
@@ -41,6 +42,10 @@ pub enum Command {
     Rbac(rbac::RbacArgs),
     /// Ask the configured daemon whether it is alive (or ready); exit 0 if it is
     Probe(probe::ProbeArgs),
+    /// Print an object's versions from a running daemon's journal: who made each change, and its diff
+    History(journal::HistoryArgs),
+    /// Print what changed around an object: its changes, those of related objects, their Events and edges
+    Timeline(journal::TimelineArgs),
 }
 
 /// `grw plugin ...`

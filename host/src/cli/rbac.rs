@@ -648,6 +648,7 @@ mod tests {
             documents[0]["rules"],
             serde_json::json!([
                 {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["list", "watch"]},
+                {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["list", "watch"]},
                 {"apiGroups": ["networking.istio.io"], "resources": ["gateways"], "verbs": ["list", "watch"]},
                 {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["list", "watch"]},
                 {"nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*"], "verbs": ["get"]}
@@ -671,6 +672,13 @@ mod tests {
         assert_eq!(documents[3]["roleRef"]["kind"], "Role");
         assert!(yaml.contains("# initialWatchingResources[4] (networking.istio.io/v1/Gateway): gateways in networking.istio.io, in the whole cluster\n"), "{yaml}");
         assert!(yaml.contains("onDemandWatch is on"), "{yaml}");
+        // Watches in several namespaces: the journal's Events in all.
+        assert!(
+            yaml.contains(
+                "# journal.events (Event): events in events.k8s.io, in the whole cluster\n"
+            ),
+            "{yaml}"
+        );
     }
 
     #[test]
@@ -691,6 +699,7 @@ mod tests {
             serde_json::json!([
                 {"apiGroups": [""], "resources": ["pods", "services"], "verbs": ["list", "watch"]},
                 {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["list", "watch"]},
+                {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["list", "watch"]},
                 {"apiGroups": ["networking.istio.io"], "resources": ["gateways", "virtualservices"], "verbs": ["list", "watch"]},
                 {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["list", "watch"]},
                 {"nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*"], "verbs": ["get"]}
@@ -703,7 +712,8 @@ mod tests {
             "{yaml}"
         );
         // Ownership follows only what is watched anyway; off, nothing.
-        let only_ownership = config_of(r#"{"builtinAnalyzers": ["ownership"]}"#);
+        let only_ownership =
+            config_of(r#"{"builtinAnalyzers": ["ownership"], "journal": {"events": false}}"#);
         assert!(grants(&only_ownership).unwrap().is_empty());
     }
 
@@ -764,13 +774,14 @@ mod tests {
             "initialWatchingResources": [{"version": "v1", "kind": "Pod"}]
         }));
         let rules = rules_of(&standalone);
-        assert_eq!(rules.len(), 4);
-        assert_eq!(rules[2..], reviews);
-        // Without delegated access, none.
+        assert_eq!(rules.len(), 5);
+        assert_eq!(rules[3..], reviews);
+        // Without delegated access, none: Pods, Events and CRDs, then
+        // discovery.
         let plain = config(
             serde_json::json!({"builtinAnalyzers": false, "initialWatchingResources": [{"version": "v1", "kind": "Pod"}]}),
         );
-        assert_eq!(rules_of(&plain).len(), 2);
+        assert_eq!(rules_of(&plain).len(), 3);
     }
 
     #[test]
