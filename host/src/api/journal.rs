@@ -441,6 +441,7 @@ async fn timeline(
         "depth": depth,
         "related": objects,
         "truncated": timeline.truncated,
+        "objectsCapped": timeline.capped,
         "items": items,
     })))
 }

@@ -459,9 +459,21 @@ pub fn render_timeline(answer: &Value, style: Style) -> String {
     let mut out = String::new();
     let items = answer["items"].as_array().cloned().unwrap_or_default();
     let related = answer["related"].as_array().map_or(0, Vec::len);
+    let mut left_out = Vec::new();
+    if answer["truncated"] == true {
+        left_out.push("older entries past the limit");
+    }
+    if answer["objectsCapped"] == true {
+        left_out.push("objects past the most a timeline walks");
+    }
+    let left_out = if left_out.is_empty() {
+        String::new()
+    } else {
+        format!(" (left out: {})", left_out.join("; "))
+    };
     let _ = writeln!(
         out,
-        "{}: {} entr{} since {}, {} object{} within depth {}{}",
+        "{}: {} entr{} since {}, {} object{} within depth {}{left_out}",
         style.bold(&identity(&answer["object"])),
         items.len(),
         if items.len() == 1 { "y" } else { "ies" },
@@ -469,11 +481,6 @@ pub fn render_timeline(answer: &Value, style: Style) -> String {
         related,
         if related == 1 { "" } else { "s" },
         answer["depth"],
-        if answer["truncated"] == true {
-            " (truncated: more objects than a timeline walks)"
-        } else {
-            ""
-        }
     );
     for item in &items {
         let change = item["type"].as_str().unwrap_or("?");
@@ -576,7 +583,7 @@ mod tests {
     fn timeline_says_how_each_entry_relates() {
         let answer = json!({"kind": "Timeline",
         "object": {"group": "apps", "kind": "Deployment", "namespace": "shop", "name": "web"},
-        "since": "2026-11-29T09:00:00Z", "depth": 2, "truncated": false,
+        "since": "2026-11-29T09:00:00Z", "depth": 2, "truncated": true, "objectsCapped": false,
         "related": [{"object": "apps/Deployment shop/web", "path": []},
                     {"object": "core/ConfigMap shop/settings", "path": []}],
         "items": [
@@ -595,7 +602,8 @@ mod tests {
         ]});
         assert_eq!(
             render_timeline(&answer, Style::with(false)),
-            "apps/Deployment shop/web: 3 entries since 2026-11-29T09:00:00Z, 2 objects within depth 2\n\
+            "apps/Deployment shop/web: 3 entries since 2026-11-29T09:00:00Z, 2 objects within depth 2 \
+             (left out: older entries past the limit)\n\
              2026-11-29 10:04:00  EDGE_REMOVED  apps/Deployment shop/web uses core/ConfigMap shop/settings  (references)\n\
              2026-11-29 10:03:00  EVENT         Warning  FailedCreate  events.k8s.io/Event shop/web.1\n\
              \x20   quota exceeded (×4)\n\

@@ -448,8 +448,9 @@ impl Journal {
         let mut paths: HashMap<String, Vec<Step>> = HashMap::from([(root_key.clone(), Vec::new())]);
         let mut order = vec![root_key.clone()];
         let mut frontier = VecDeque::from([(root_key, asked.root.clone(), 0u32)]);
+        let mut capped = false;
         while let Some((key, node, depth)) = frontier.pop_front() {
-            if depth >= asked.depth || order.len() >= asked.max_objects {
+            if depth >= asked.depth {
                 continue;
             }
             let mut next: Vec<(String, String, bool)> = Vec::new();
@@ -477,6 +478,10 @@ impl Journal {
             for (other, relation, out) in next {
                 if paths.contains_key(&other) {
                     continue;
+                }
+                if order.len() >= asked.max_objects {
+                    capped = true;
+                    break;
                 }
                 let Some(other_node) = parse_node(&other) else {
                     continue;
@@ -522,6 +527,7 @@ impl Journal {
             objects: order,
             entries,
             truncated,
+            capped,
         })
     }
 }
@@ -600,8 +606,11 @@ pub struct Timeline {
     pub objects: Vec<String>,
     /// Newest first.
     pub entries: Vec<TimelineEntry>,
-    /// More entries than the limit.
+    /// More entries than the limit: the oldest are left out.
     pub truncated: bool,
+    /// More objects within the depth than a timeline walks (`max_objects`):
+    /// the farthest are left out.
+    pub capped: bool,
 }
 
 /// The object key of a node.
