@@ -25,7 +25,7 @@ mod write;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use redb::{Database, ReadableDatabase, ReadableTable};
@@ -305,6 +305,7 @@ impl Journal {
                 gvk: gvk.clone(),
                 objects,
                 seen: now_micros(),
+                queued: Instant::now(),
             };
             if self.queue.send(snapshot).await.is_err() {
                 return;
@@ -317,6 +318,7 @@ impl Journal {
                             gvk: gvk.clone(),
                             change,
                             seen: now_micros(),
+                            queued: Instant::now(),
                         };
                         if self.queue.send(item).await.is_err() {
                             return;
@@ -338,7 +340,12 @@ impl Journal {
         for (gvk, change, seen) in changes {
             if self
                 .queue
-                .send(Item::Change { gvk, change, seen })
+                .send(Item::Change {
+                    gvk,
+                    change,
+                    seen,
+                    queued: Instant::now(),
+                })
                 .await
                 .is_err()
             {
@@ -356,6 +363,7 @@ impl Journal {
         let item = Item::Edges {
             edges,
             seen: now_micros(),
+            queued: Instant::now(),
         };
         if self.queue.try_send(item).is_err() {
             self.edges_dropped
@@ -384,6 +392,7 @@ impl Journal {
             "persistent": self.path.is_some(),
             "maxBytes": self.scope.max_bytes,
             "maxAgeSeconds": self.scope.max_age.as_secs(),
+            "writeLag": counts.lag_summary(),
             "counts": counts,
             "edgesDropped": self.edges_dropped.load(std::sync::atomic::Ordering::Relaxed),
             "kinds": kinds.into_iter().map(|(kind, (bytes, from))| json!({

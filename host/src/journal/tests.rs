@@ -307,6 +307,14 @@ async fn each_version_says_who_made_it_and_what_changed() {
             ),
         ]
     );
+    // How long the writer took, over what it wrote.
+    let lag = &s.journal.status()["writeLag"];
+    assert!(lag["entries"].as_u64().unwrap() >= 6, "{lag}");
+    assert!(
+        lag["p50Ms"].as_f64().unwrap() <= lag["p99Ms"].as_f64().unwrap(),
+        "{lag}"
+    );
+
     // The second status update is a guess, and says so; the first is not.
     assert_eq!(versions[1].to_json(false)["who"]["guessed"], true);
     assert_eq!(versions[2].to_json(false)["who"].get("guessed"), None);
@@ -533,6 +541,12 @@ async fn retention_by_age_keeps_what_has_not_changed_since() {
         AsOf::Current { resource_version } => assert_eq!(resource_version, "1"),
         other => panic!("{other:?}"),
     }
+    // When it changes at last, its entry still says from what.
+    s.apply(&watch, ChangeType::Modified, config_map("old", 4, "b"))
+        .await;
+    let old = s.journal.history(&node("old"), 0, u64::MAX, 10).unwrap();
+    assert_eq!(old.len(), 1);
+    assert_eq!(old[0].lines, ["~ /data/value: \"a\" → \"b\""]);
 }
 
 #[test]

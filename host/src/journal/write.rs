@@ -8,7 +8,7 @@
 //! with no later entry needs none (its state is the cache's, or it is
 //! gone). So what `asOf` answers for any time after the cut is exact.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -32,11 +32,14 @@ pub(super) const HEARTBEAT: Duration = Duration::from_secs(5);
 
 /// What the feeds queue for the writer.
 pub(super) enum Item {
-    /// One change a cache made, seen at `seen` (µs since the epoch).
+    /// One change a cache made, seen at `seen` (µs since the epoch; a
+    /// replay's changes, at the time they are replayed as), queued at
+    /// `queued`.
     Change {
         gvk: Gvk,
         change: Arc<Change>,
         seen: u64,
+        queued: Instant,
     },
     /// Every object of a kind now (the first time, or after the feed fell
     /// behind): compared with what the journal last saw of each.
@@ -44,9 +47,14 @@ pub(super) enum Item {
         gvk: Gvk,
         objects: Vec<Arc<StoredObject>>,
         seen: u64,
+        queued: Instant,
     },
     /// Edges of the relationship index that appeared or went.
-    Edges { edges: Vec<EdgeRecord>, seen: u64 },
+    Edges {
+        edges: Vec<EdgeRecord>,
+        seen: u64,
+        queued: Instant,
+    },
     /// Answered once everything queued before is committed.
     Flush(oneshot::Sender<()>),
 }
@@ -82,11 +90,46 @@ pub struct Counts {
     pub dropped: u64,
     /// Bytes the journal holds.
     pub bytes: u64,
-    /// Longest time, in milliseconds, between a change being seen and its
-    /// entry being committed, over the last batch.
-    pub last_lag_ms: u64,
     /// Write failures since the start.
     pub failures: u64,
+    /// How long the last [`LAGS_KEPT`] items waited between being queued
+    /// and their transaction's commit, in µs, oldest first.
+    #[serde(skip)]
+    pub lags: VecDeque<u32>,
+}
+
+/// Write lags [`Counts`] keeps for their percentiles.
+pub const LAGS_KEPT: usize = 10_000;
+
+impl Counts {
+    fn record_lags(&mut self, lags: impl IntoIterator<Item = Duration>) {
+        for lag in lags {
+            if self.lags.len() == LAGS_KEPT {
+                self.lags.pop_front();
+            }
+            self.lags
+                .push_back(u32::try_from(lag.as_micros()).unwrap_or(u32::MAX));
+        }
+    }
+
+    /// The 50th and 99th percentile and the longest of the lags kept, in
+    /// milliseconds, and how many they are.
+    pub fn lag_summary(&self) -> serde_json::Value {
+        let mut sorted: Vec<u32> = self.lags.iter().copied().collect();
+        sorted.sort_unstable();
+        let at = |p: f64| {
+            (!sorted.is_empty()).then(|| {
+                let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+                f64::from(sorted[i]) / 1000.0
+            })
+        };
+        serde_json::json!({
+            "entries": sorted.len(),
+            "p50Ms": at(0.5),
+            "p99Ms": at(0.99),
+            "maxMs": at(1.0),
+        })
+    }
 }
 
 pub(super) struct Writer {
@@ -204,13 +247,15 @@ impl Writer {
                 }
             }
             let mut flushed = Vec::new();
-            let mut oldest_seen = u64::MAX;
-            if let Err(e) = self.write(batch, &mut flushed, &mut oldest_seen) {
+            let mut queued = Vec::new();
+            if let Err(e) = self.write(batch, &mut flushed, &mut queued) {
                 self.counts.lock().failures += 1;
                 tracing::warn!(error = %crate::error::Report(&e), "journal: a batch of changes could not be written; it is lost");
-            }
-            if oldest_seen != u64::MAX {
-                self.counts.lock().last_lag_ms = now_micros().saturating_sub(oldest_seen) / 1000;
+            } else {
+                let committed = Instant::now();
+                self.counts
+                    .lock()
+                    .record_lags(queued.into_iter().map(|q| committed - q));
             }
             for done in flushed {
                 let _ = done.send(());
@@ -222,26 +267,40 @@ impl Writer {
         &mut self,
         batch: Vec<Item>,
         flushed: &mut Vec<oneshot::Sender<()>>,
-        oldest_seen: &mut u64,
+        queued_at: &mut Vec<Instant>,
     ) -> Result<(), StoreError> {
         let txn = self.db.begin_write()?;
         let mut seen_kinds: HashMap<String, u64> = HashMap::new();
         for item in batch {
             match item {
-                Item::Change { gvk, change, seen } => {
-                    *oldest_seen = (*oldest_seen).min(seen);
+                Item::Change {
+                    gvk,
+                    change,
+                    seen,
+                    queued,
+                } => {
+                    queued_at.push(queued);
                     let stamp = self.change(&txn, &gvk, &change, seen)?;
                     if let Some(stamp) = stamp {
                         seen_kinds.insert(kind_key(&gvk.group, &gvk.kind), stamp);
                     }
                 }
-                Item::Snapshot { gvk, objects, seen } => {
-                    *oldest_seen = (*oldest_seen).min(seen);
+                Item::Snapshot {
+                    gvk,
+                    objects,
+                    seen,
+                    queued,
+                } => {
+                    queued_at.push(queued);
                     let stamp = self.snapshot(&txn, &gvk, &objects, seen)?;
                     seen_kinds.insert(kind_key(&gvk.group, &gvk.kind), stamp);
                 }
-                Item::Edges { edges, seen } => {
-                    *oldest_seen = (*oldest_seen).min(seen);
+                Item::Edges {
+                    edges,
+                    seen,
+                    queued,
+                } => {
+                    queued_at.push(queued);
                     self.edges(&txn, &edges, seen)?;
                 }
                 Item::Flush(done) => flushed.push(done),
@@ -459,6 +518,7 @@ impl Writer {
                         record.changed = paths;
                         record.full = Some(raw(after));
                         flags = FULL;
+                        self.keep_as_base(txn, e.kind, e.key, before)?;
                     }
                 }
                 (_, Some(after)) => {
@@ -703,6 +763,32 @@ impl Writer {
             let reach = meta(txn, "reach/~edges")?.unwrap_or(0).max(before);
             set_meta(txn, "reach/~edges", reach)?;
         }
+        Ok(())
+    }
+
+    /// Keeps `before`, the state an object's new entry follows, as its
+    /// base when no entry of the object is left to diff that entry with
+    /// (retention dropped them all while it did not change).
+    fn keep_as_base(
+        &mut self,
+        txn: &WriteTransaction,
+        kind: &str,
+        key: &str,
+        before: &Value,
+    ) -> Result<(), StoreError> {
+        let earlier = txn
+            .open_table(OBJECTS)?
+            .range((key, 0)..=(key, u64::MAX))?
+            .next()
+            .is_some();
+        let mut bases = txn.open_table(BASES)?;
+        if earlier || bases.get(key)?.is_some() {
+            return Ok(());
+        }
+        let encoded = encode_state(before);
+        bases.insert(key, encoded.as_slice())?;
+        drop(bases);
+        self.add_bytes(kind, encoded.len() as i64);
         Ok(())
     }
 
