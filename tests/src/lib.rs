@@ -1,8 +1,9 @@
 //! Test support: a wire-level fake Kubernetes API server, a harness that
 //! runs the real `grw` binary and talks to it, a real NATS server, a real
 //! Kafka-protocol broker with a real Kafka consumer, and a
-//! generator of realistic Pods for benchmarks.
+//! generator of realistic Pods and their changes for benchmarks.
 
+pub mod churn;
 pub mod daemon;
 pub mod fake_api;
 pub mod kafka;

@@ -30,7 +30,6 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use redb::{Database, ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
-use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{mpsc, oneshot};
 
 pub use read::{AsOf, ChangesFilter, Listed, Version};
@@ -40,7 +39,7 @@ pub use write::{Counts, StoreError};
 use crate::config::{JournalConfig, WatchOptions};
 use crate::gvk::{GRW_GROUP, Gvk};
 use crate::relations::{Direction, Graph, NodeKey};
-use crate::store::{Change, Since};
+use crate::store::{Change, Followed};
 use crate::watch::{Watch, Watches};
 use record::{kind_key, object_key};
 use tables::*;
@@ -295,43 +294,30 @@ impl Journal {
     /// A snapshot once the cache has synced, then each change, and a new
     /// snapshot whenever the feed fell behind the cache's broadcast.
     async fn feed(&self, watch: &Watch, gvk: &Gvk) {
-        watch.cache.until_synced().await;
-        loop {
-            let Ok(tail) = watch.cache.tail(Since::Snapshot) else {
-                return;
-            };
-            let objects = tail.backlog.iter().map(|c| c.object.clone()).collect();
-            let snapshot = Item::Snapshot {
-                gvk: gvk.clone(),
-                objects,
-                seen: now_micros(),
-                queued: Instant::now(),
-            };
-            if self.queue.send(snapshot).await.is_err() {
-                return;
-            }
-            let mut live = tail.live;
-            loop {
-                match live.recv().await {
-                    Ok(change) => {
-                        let item = Item::Change {
+        watch
+            .cache
+            .follow(
+                |followed| {
+                    let (seen, queued) = (now_micros(), Instant::now());
+                    let item = match followed {
+                        Followed::Snapshot(objects) => Item::Snapshot {
+                            gvk: gvk.clone(),
+                            objects,
+                            seen,
+                            queued,
+                        },
+                        Followed::Change(change) => Item::Change {
                             gvk: gvk.clone(),
                             change,
-                            seen: now_micros(),
-                            queued: Instant::now(),
-                        };
-                        if self.queue.send(item).await.is_err() {
-                            return;
-                        }
-                    }
-                    Err(RecvError::Lagged(missed)) => {
-                        tracing::warn!(gvk = %gvk, missed, "the journal fell behind this kind's changes; comparing it with the cache again");
-                        break;
-                    }
-                    Err(RecvError::Closed) => return,
-                }
-            }
-        }
+                            seen,
+                            queued,
+                        },
+                    };
+                    async move { self.queue.send(item).await.is_ok() }
+                },
+                |missed| tracing::warn!(gvk = %gvk, missed, "the journal fell behind this kind's changes; comparing it with the cache again"),
+            )
+            .await;
     }
 
     /// Writes changes a recording replays, each at its time (µs since the

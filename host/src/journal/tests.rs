@@ -243,43 +243,20 @@ async fn each_version_says_who_made_it_and_what_changed() {
         "2026-11-29T10:02:00Z",
         json!({"f:status": {}}),
     ));
-    s.apply(
-        &watch,
-        ChangeType::Modified,
+    // Scaled up: ready replicas as the status says, by the same writers.
+    let scaled_up = |rv, ready| {
         deployment(
-            4,
+            rv,
             json!({"app": "web", "tier": "front"}),
             3,
-            3,
+            ready,
             managers.clone(),
-        ),
-    )
-    .await;
+        )
+    };
+    s.apply(&watch, ChangeType::Modified, scaled_up(4, 3)).await;
     // Its second in that second, with the same fields: no entry moves.
-    s.apply(
-        &watch,
-        ChangeType::Modified,
-        deployment(
-            5,
-            json!({"app": "web", "tier": "front"}),
-            3,
-            2,
-            managers.clone(),
-        ),
-    )
-    .await;
-    s.apply(
-        &watch,
-        ChangeType::Deleted,
-        deployment(
-            5,
-            json!({"app": "web", "tier": "front"}),
-            3,
-            3,
-            managers.clone(),
-        ),
-    )
-    .await;
+    s.apply(&watch, ChangeType::Modified, scaled_up(5, 2)).await;
+    s.apply(&watch, ChangeType::Deleted, scaled_up(5, 2)).await;
     let deleted = now_micros();
 
     let versions = s.journal.history(&frontend(), 0, u64::MAX, 100).unwrap();

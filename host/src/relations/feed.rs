@@ -20,11 +20,10 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
 use crate::gvk::Gvk;
-use crate::store::{Change, Since, StoredObject};
+use crate::store::{Change, Followed, StoredObject};
 use crate::watch::Watch;
 
 /// Changes and snapshots that may wait for the worker. At the analyzers'
@@ -108,35 +107,22 @@ impl Queue {
 
     /// A snapshot once the cache has synced, then each change, and a new
     /// snapshot whenever the feed fell behind the cache's broadcast.
-    /// Returns once the worker (or the cache) is gone.
+    /// Returns once the worker (or the cache) is gone. The first snapshot
+    /// is of a complete list, so analyzing it analyzes the kind (see
+    /// `Relations::wait_analyzed`).
     async fn feed(&self, watch: &Watch, gvk: &Gvk) {
-        // The first snapshot is of a complete list, so analyzing it
-        // analyzes the kind (see `Relations::wait_analyzed`).
-        watch.cache.until_synced().await;
-        loop {
-            // A tail from a snapshot misses nothing between the two.
-            let Ok(tail) = watch.cache.tail(Since::Snapshot) else {
-                return;
-            };
-            let objects = tail.backlog.iter().map(|c| c.object.clone()).collect();
-            if !self.send(Work::Snapshot(gvk.clone(), objects)).await {
-                return;
-            }
-            let mut live = tail.live;
-            loop {
-                match live.recv().await {
-                    Ok(change) => {
-                        if !self.send(Work::Change(gvk.clone(), change)).await {
-                            return;
-                        }
-                    }
-                    Err(RecvError::Lagged(missed)) => {
-                        tracing::warn!(gvk = %gvk, missed, "relations fell behind this kind's changes; analyzing it again from the cache");
-                        break;
-                    }
-                    Err(RecvError::Closed) => return,
-                }
-            }
-        }
+        watch
+            .cache
+            .follow(
+                |followed| {
+                    let work = match followed {
+                        Followed::Snapshot(objects) => Work::Snapshot(gvk.clone(), objects),
+                        Followed::Change(change) => Work::Change(gvk.clone(), change),
+                    };
+                    self.send(work)
+                },
+                |missed| tracing::warn!(gvk = %gvk, missed, "relations fell behind this kind's changes; analyzing it again from the cache"),
+            )
+            .await;
     }
 }

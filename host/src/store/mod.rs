@@ -89,6 +89,14 @@ struct State {
     relist_group: Option<Vec<Arc<Change>>>,
 }
 
+/// What [`Cache::follow`] hands its reader.
+pub enum Followed {
+    /// Every object of the cache now.
+    Snapshot(Vec<Arc<StoredObject>>),
+    /// A change after the last snapshot.
+    Change(Arc<Change>),
+}
+
 /// From where a subscriber wants changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Since {
@@ -528,6 +536,44 @@ impl Cache {
             live,
             resource_version,
         })
+    }
+
+    /// Follows the cache for a reader that keeps its own picture of it:
+    /// once the cache has synced, `hand` gets every object, then each
+    /// change; whenever the reader falls behind the broadcast, `lagged` is
+    /// told how many changes it missed and `hand` gets every object again.
+    /// A tail from a snapshot misses nothing between the two. Returns when
+    /// `hand` answers `false` or the cache is gone.
+    pub async fn follow<F, Fut>(&self, mut hand: F, lagged: impl Fn(u64))
+    where
+        F: FnMut(Followed) -> Fut,
+        Fut: std::future::Future<Output = bool>,
+    {
+        self.until_synced().await;
+        loop {
+            let Ok(tail) = self.tail(Since::Snapshot) else {
+                return;
+            };
+            let objects = tail.backlog.iter().map(|c| c.object.clone()).collect();
+            if !hand(Followed::Snapshot(objects)).await {
+                return;
+            }
+            let mut live = tail.live;
+            loop {
+                match live.recv().await {
+                    Ok(change) => {
+                        if !hand(Followed::Change(change)).await {
+                            return;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        lagged(missed);
+                        break;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        }
     }
 
     /// Live changes from now on.

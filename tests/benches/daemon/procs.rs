@@ -50,6 +50,11 @@ pub fn start_commanded_fake(bin: &Path) -> (Process, String, FakeCommands) {
     spawn_fake(bin, 0, None)
 }
 
+/// Starts `fake-apiserver --pods N`, taking commands.
+pub fn start_fake_with_pods(bin: &Path, pods: usize) -> (Process, String, FakeCommands) {
+    spawn_fake(bin, pods, None)
+}
+
 fn spawn_fake(bin: &Path, pods: usize, list_pace: Option<u32>) -> (Process, String, FakeCommands) {
     let mut command = Command::new(bin);
     command.args(["--pods", &pods.to_string()]);
@@ -85,13 +90,17 @@ impl FakeCommands {
     /// Has the fake make `count` changes to its churned ConfigMaps and
     /// waits until they are stored.
     pub fn modify(&mut self, count: u64) {
-        writeln!(self.stdin, "modify {count}").expect("writing to fake-apiserver");
-        let answer = self.answer();
         assert_eq!(
-            answer,
+            self.send(&format!("modify {count}")),
             format!("modified {count}"),
             "fake-apiserver's answer"
         );
+    }
+
+    /// Sends one command and returns its answer.
+    pub fn send(&mut self, line: &str) -> String {
+        writeln!(self.stdin, "{line}").expect("writing to fake-apiserver");
+        self.answer()
     }
 
     /// The next line of its standard output, trimmed; empty at its end.

@@ -14,8 +14,12 @@
 //! `modify N` makes N changes to the ConfigMaps `churn/churn-0` to
 //! `churn/churn-999` in turn, ~1 KB each (the first change of each creates
 //! it), as fast as the store takes them, and answers `modified N` on
-//! standard output when they are all stored. At the end of standard input
-//! it goes on serving.
+//! standard output when they are all stored. `pod-status N`, `pod-label N`
+//! and `events N` make N kubelet status updates, label changes or Events
+//! about the loaded Pods in turn (`grw_e2e::churn`), and `workload` makes
+//! a Deployment and ReplicaSet owning one app's Pods; each answers `done`,
+//! and `workload` its Deployment's `NAMESPACE NAME PODS`. At the end of
+//! standard input it goes on serving.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -105,7 +109,8 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     drop(stdout);
 
     let commands = fake.clone();
-    std::thread::spawn(move || run_commands(&commands));
+    let pods = args.pods;
+    std::thread::spawn(move || run_commands(&commands, pods));
 
     let mut terminate = signal(SignalKind::terminate()).context("handling SIGTERM")?;
     let mut interrupt = signal(SignalKind::interrupt()).context("handling SIGINT")?;
@@ -120,32 +125,74 @@ async fn serve(args: Args) -> anyhow::Result<()> {
 /// ConfigMaps the `modify` command changes in turn.
 const CHURNED_OBJECTS: u64 = 1_000;
 
+/// A line of standard input.
+#[derive(Debug, PartialEq, Eq)]
+enum Command {
+    /// `modify N`.
+    Modify(u64),
+    /// `pod-status N`.
+    PodStatus(u64),
+    /// `pod-label N`.
+    PodLabel(u64),
+    /// `events N`.
+    Events(u64),
+    /// `workload`.
+    Workload,
+}
+
 /// Carries out the commands of standard input until its end; a command it
-/// cannot read is reported on standard error and skipped.
-fn run_commands(fake: &FakeApiServer) {
+/// cannot read or carry out is reported on standard error and skipped.
+fn run_commands(fake: &FakeApiServer, pods: usize) {
     let mut changes = 0u64;
+    let factory = (pods > 0).then(PodFactory::load);
+    let mut churn = factory
+        .as_ref()
+        .map(|factory| grw_e2e::churn::Churn::new(fake, factory, pods));
     for line in std::io::stdin().lines().map_while(Result::ok) {
-        let count = match parse_command(&line) {
-            Ok(count) => count,
+        let command = match parse_command(&line) {
+            Ok(command) => command,
             Err(error) => {
                 eprintln!("fake-apiserver: {error:#}");
                 continue;
             }
         };
         let started = Instant::now();
-        for _ in 0..count {
-            if let Err(error) = fake.apply("MODIFIED", churned(changes)) {
-                eprintln!("fake-apiserver: change {changes}: {error:#}");
-                return;
+        let answer = match (command, churn.as_mut(), factory.as_ref()) {
+            (Command::Modify(count), _, _) => {
+                for _ in 0..count {
+                    if let Err(error) = fake.apply("MODIFIED", churned(changes)) {
+                        eprintln!("fake-apiserver: change {changes}: {error:#}");
+                        return;
+                    }
+                    changes += 1;
+                }
+                Ok(format!("modified {count}"))
             }
-            changes += 1;
+            (Command::Workload, _, Some(factory)) => grw_e2e::churn::workload(fake, factory, pods)
+                .map(|(namespace, name, owned)| format!("{namespace} {name} {owned}")),
+            (Command::PodStatus(count), Some(churn), _) => (0..count)
+                .try_for_each(|_| churn.pod_status())
+                .map(|()| "done".into()),
+            (Command::PodLabel(count), Some(churn), _) => (0..count)
+                .try_for_each(|_| churn.pod_label())
+                .map(|()| "done".into()),
+            (Command::Events(count), Some(churn), _) => (0..count)
+                .try_for_each(|_| churn.event())
+                .map(|()| "done".into()),
+            (command, _, _) => Err(anyhow::anyhow!("{command:?} needs Pods (--pods N)")),
+        };
+        let answer = answer.unwrap_or_else(|error| {
+            eprintln!("fake-apiserver: {line}: {error:#}");
+            format!("failed: {error:#}")
+        });
+        if started.elapsed().as_secs() >= 1 {
+            eprintln!(
+                "fake-apiserver: {line} in {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
         }
-        eprintln!(
-            "fake-apiserver: {count} changes in {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
         let mut stdout = std::io::stdout().lock();
-        if writeln!(stdout, "modified {count}")
+        if writeln!(stdout, "{answer}")
             .and_then(|()| stdout.flush())
             .is_err()
         {
@@ -154,13 +201,21 @@ fn run_commands(fake: &FakeApiServer) {
     }
 }
 
-/// The count of a `modify N` command.
-fn parse_command(line: &str) -> anyhow::Result<u64> {
+/// A command of standard input.
+fn parse_command(line: &str) -> anyhow::Result<Command> {
+    let count = |text: &str| {
+        text.parse()
+            .with_context(|| format!("expected a number of changes, got {text:?}"))
+    };
     match line.split_whitespace().collect::<Vec<_>>()[..] {
-        ["modify", count] => count
-            .parse()
-            .with_context(|| format!("modify: expected a number of changes, got {count:?}")),
-        _ => bail!("unknown command {line:?}; the one command is `modify N`"),
+        ["modify", n] => count(n).map(Command::Modify).context("modify"),
+        ["pod-status", n] => count(n).map(Command::PodStatus).context("pod-status"),
+        ["pod-label", n] => count(n).map(Command::PodLabel).context("pod-label"),
+        ["events", n] => count(n).map(Command::Events).context("events"),
+        ["workload"] => Ok(Command::Workload),
+        _ => bail!(
+            "unknown command {line:?}; the commands are `modify N`, `pod-status N`, `pod-label N`, `events N` and `workload`"
+        ),
     }
 }
 
@@ -234,12 +289,21 @@ mod tests {
 
     #[test]
     fn commands() {
-        assert_eq!(parse_command("modify 250000").unwrap(), 250_000);
-        assert_eq!(parse_command("  modify  3 ").unwrap(), 3);
+        assert_eq!(
+            parse_command("modify 250000").unwrap(),
+            Command::Modify(250_000)
+        );
+        assert_eq!(parse_command("  modify  3 ").unwrap(), Command::Modify(3));
+        assert_eq!(
+            parse_command("pod-status 20").unwrap(),
+            Command::PodStatus(20)
+        );
+        assert_eq!(parse_command("workload").unwrap(), Command::Workload);
         let error = |line: &str| format!("{:#}", parse_command(line).err().unwrap());
         assert!(error("modify lots").contains("expected a number of changes, got \"lots\""));
+        assert!(error("events x").starts_with("events: expected a number"));
         assert!(error("delete 3").contains("unknown command \"delete 3\""));
-        assert!(error("").contains("the one command is `modify N`"));
+        assert!(error("").contains("the commands are `modify N`"));
     }
 
     #[test]
