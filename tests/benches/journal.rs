@@ -370,10 +370,11 @@ fn churn(fake_bin: &Path, grw: &Path, rate: u64, duration: Duration) {
     let pid = daemon.pid();
     let mut rss = Vec::new();
     let mut lags = Vec::new();
+    let file = data.path().join("journal.redb");
     println!(
-        "| minute | RSS MiB (min–max) | write lag ms p50 / p99 / longest (last 10,000) | journal MB |"
+        "| minute | RSS MiB (min–max) | write lag ms p50 / p99 / longest (last 10,000) | journal MB counted | journal.redb MB |"
     );
-    println!("|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|");
     let mut minute_rss = Vec::new();
     while started.elapsed() < duration {
         std::thread::sleep(Duration::from_secs(10));
@@ -388,12 +389,13 @@ fn churn(fake_bin: &Path, grw: &Path, rate: u64, duration: Duration) {
                 .iter()
                 .fold((f64::MAX, 0f64), |(l, h), r| (l.min(*r), h.max(*r)));
             println!(
-                "| {} | {low:.0}–{high:.0} | {:.1} / {:.1} / {:.1} | {:.1} |",
+                "| {} | {low:.0}–{high:.0} | {:.1} / {:.1} / {:.1} | {:.1} | {:.1} |",
                 (started.elapsed().as_secs() + 30) / 60,
                 lag["p50Ms"].as_f64().unwrap_or(f64::NAN),
                 lag["p99Ms"].as_f64().unwrap_or(f64::NAN),
                 lag["maxMs"].as_f64().unwrap_or(f64::NAN),
-                status["counts"]["bytes"].as_f64().unwrap_or(0.0) / 1e6
+                status["counts"]["bytes"].as_f64().unwrap_or(0.0) / 1e6,
+                std::fs::metadata(&file).map_or(0.0, |m| m.len() as f64 / 1e6)
             );
             minute_rss.clear();
         }

@@ -174,6 +174,11 @@ pub fn rfc3339_micros(stamp: u64) -> String {
     crate::time::rfc3339_millis(Duration::from_micros(stamp))
 }
 
+/// Memory the database may use to cache pages (its default, 1 GiB, would
+/// grow with the journal): recent entries, the indexes' upper levels and
+/// the objects' last versions are what writing reads.
+const CACHE_BYTES: usize = 16 << 20;
+
 impl Journal {
     /// Opens (or creates) `dir/journal.redb`, or a journal in memory, and
     /// starts its writer thread.
@@ -185,14 +190,18 @@ impl Journal {
                     source,
                 })?;
                 let path = dir.join(FILE_NAME);
-                let db = Database::create(&path).map_err(|source| OpenError::Open {
-                    path: path.clone(),
-                    source,
-                })?;
+                let db = Database::builder()
+                    .set_cache_size(CACHE_BYTES)
+                    .create(&path)
+                    .map_err(|source| OpenError::Open {
+                        path: path.clone(),
+                        source,
+                    })?;
                 (db, Some(path))
             }
             None => (
                 Database::builder()
+                    .set_cache_size(CACHE_BYTES)
                     .create_with_backend(redb::backends::InMemoryBackend::new())
                     .map_err(|source| OpenError::Open {
                         path: PathBuf::from("(memory)"),

@@ -30,6 +30,14 @@ pub(super) const FULL_EVERY: u32 = 32;
 /// zstd level of entries: fast, and what is stored is mostly small.
 const LEVEL: i32 = 3;
 
+thread_local! {
+    /// Each thread's zstd contexts: made once, not per entry.
+    static COMPRESSOR: std::cell::RefCell<zstd_safe::CCtx<'static>> =
+        std::cell::RefCell::new(zstd_safe::CCtx::create());
+    static DECOMPRESSOR: std::cell::RefCell<zstd_safe::DCtx<'static>> =
+        std::cell::RefCell::new(zstd_safe::DCtx::create());
+}
+
 /// The annotation `kubectl apply` keeps the applied object in.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
@@ -130,7 +138,9 @@ impl Record {
         // A Record of strings and JSON values always serializes.
         let json = serde_json::to_vec(self).unwrap_or_default();
         let mut out = vec![0u8; zstd_safe::compress_bound(json.len())];
-        match zstd_safe::compress(&mut out[..], &json, LEVEL) {
+        let compressed =
+            COMPRESSOR.with_borrow_mut(|cctx| cctx.compress(&mut out[..], &json, LEVEL));
+        match compressed {
             Ok(n) => {
                 out.truncate(n);
                 out
@@ -142,7 +152,9 @@ impl Record {
     pub(super) fn decode(bytes: &[u8]) -> Option<Record> {
         let size = zstd_safe::get_frame_content_size(bytes).ok()??;
         let mut json = vec![0u8; usize::try_from(size).ok()?];
-        let n = zstd_safe::decompress(&mut json[..], bytes).ok()?;
+        let n = DECOMPRESSOR
+            .with_borrow_mut(|dctx| dctx.decompress(&mut json[..], bytes))
+            .ok()?;
         json.truncate(n);
         let mut record: Record = serde_json::from_slice(&json).ok()?;
         record.read_key();

@@ -528,6 +528,8 @@ async fn retention_by_age_keeps_what_has_not_changed_since() {
 
 #[test]
 fn a_restart_is_a_gap_and_what_changed_meanwhile_is_relisted() {
+    // More than a part of a snapshot (`SNAPSHOT_PART`) twice over.
+    const FILLERS: u64 = 1_100;
     let dir = tempfile::tempdir().unwrap();
     let configmaps = resource("", "ConfigMap", "configmaps");
     let first = tokio::runtime::Runtime::new().unwrap();
@@ -540,6 +542,24 @@ fn a_restart_is_a_gap_and_what_changed_meanwhile_is_relisted() {
             .await;
         s.apply(&watch, ChangeType::Added, config_map("deleted", 3, "a"))
             .await;
+        // Enough others that the relist is written in several parts.
+        for i in 0..FILLERS {
+            let object = StoredObject::from_value(
+                config_map(&format!("filler-{i:04}"), 10 + i, "f"),
+                &watch.key.gvk,
+                WHO,
+            )
+            .unwrap();
+            watch.cache.apply(ChangeType::Added, object, Origin::Watch);
+        }
+        for _ in 0..500 {
+            s.journal.flush().await;
+            if s.journal.counts.lock().written >= 3 + FILLERS {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(s.journal.counts.lock().written, 3 + FILLERS);
     });
     drop(first);
     std::thread::sleep(Duration::from_millis(300));
@@ -567,9 +587,15 @@ fn a_restart_is_a_gap_and_what_changed_meanwhile_is_relisted() {
         let watch = s
             .watches
             .ensure(&configmaps, crate::config::WatchOptions::default(), false);
-        for (name, rv, value) in [("kept", 1, "a"), ("changed", 4, "b"), ("new", 5, "a")] {
+        let fillers = (0..FILLERS).map(|i| (format!("filler-{i:04}"), 10 + i, "f"));
+        let listed_now = [("kept", 1, "a"), ("changed", 4, "b"), ("new", 5, "a")]
+            .into_iter()
+            .map(|(name, rv, value)| (name.to_string(), rv, value))
+            .chain(fillers);
+        for (name, rv, value) in listed_now {
             let object =
-                StoredObject::from_value(config_map(name, rv, value), &watch.key.gvk, WHO).unwrap();
+                StoredObject::from_value(config_map(&name, rv, value), &watch.key.gvk, WHO)
+                    .unwrap();
             watch
                 .cache
                 .apply(ChangeType::Added, object, Origin::Initial);
@@ -586,7 +612,12 @@ fn a_restart_is_a_gap_and_what_changed_meanwhile_is_relisted() {
                 ..ChangesFilter::default()
             };
             listed = s.journal.changes(&filter).unwrap();
-            if listed.len() >= 7 {
+            if listed
+                .iter()
+                .filter(|l| l.to_json()["origin"] == "relist")
+                .count()
+                >= 3
+            {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;

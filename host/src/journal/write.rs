@@ -26,6 +26,9 @@ use crate::store::{Change, ChangeType, Managed, Managers, StoredObject};
 /// Most items written in one transaction.
 const BATCH: usize = 512;
 
+/// Most objects of a snapshot written in one transaction.
+const SNAPSHOT_PART: usize = 512;
+
 /// How often the writer records that GRW is alive, and checks retention,
 /// when nothing comes.
 pub(super) const HEARTBEAT: Duration = Duration::from_secs(5);
@@ -48,6 +51,17 @@ pub(super) enum Item {
         objects: Vec<Arc<StoredObject>>,
         seen: u64,
         queued: Instant,
+    },
+    /// Part of a snapshot, written in a transaction of its own: the
+    /// first part starts it, the last finds what the journal knew that is
+    /// not there any more.
+    SnapshotPart {
+        gvk: Gvk,
+        objects: Vec<Arc<StoredObject>>,
+        seen: u64,
+        queued: Instant,
+        first: bool,
+        last: bool,
     },
     /// Edges of the relationship index that appeared or went.
     Edges {
@@ -149,6 +163,8 @@ pub(super) struct Writer {
     /// Kinds whose bytes changed in the transaction being written: their
     /// `bytes/` are written once, at its end.
     resized: HashSet<String>,
+    /// The snapshot whose parts are being written.
+    open_snapshot: Option<OpenSnapshot>,
 }
 
 /// Microseconds since the epoch, now.
@@ -187,6 +203,7 @@ impl Writer {
             snapshotted: HashSet::new(),
             firsts: HashSet::new(),
             resized: HashSet::new(),
+            open_snapshot: None,
         };
         let txn = writer.db.begin_write()?;
         {
@@ -246,20 +263,56 @@ impl Writer {
                     Err(_) => break,
                 }
             }
-            let mut flushed = Vec::new();
-            let mut queued = Vec::new();
-            if let Err(e) = self.write(batch, &mut flushed, &mut queued) {
-                self.counts.lock().failures += 1;
-                tracing::warn!(error = %crate::error::Report(&e), "journal: a batch of changes could not be written; it is lost");
-            } else {
-                let committed = Instant::now();
-                self.counts
-                    .lock()
-                    .record_lags(queued.into_iter().map(|q| committed - q));
+            // A snapshot is written in parts of its own, in order with
+            // what came before and after it: one transaction of a whole
+            // kind would hold all of it in memory until its commit.
+            let mut pending = Vec::new();
+            for item in batch {
+                let Item::Snapshot {
+                    gvk,
+                    objects,
+                    seen,
+                    queued,
+                } = item
+                else {
+                    pending.push(item);
+                    continue;
+                };
+                self.commit(std::mem::take(&mut pending));
+                let parts = objects.len().div_ceil(SNAPSHOT_PART).max(1);
+                let mut chunks = objects.chunks(SNAPSHOT_PART);
+                for part in 0..parts {
+                    let objects = chunks.next().map(<[_]>::to_vec).unwrap_or_default();
+                    self.commit(vec![Item::SnapshotPart {
+                        gvk: gvk.clone(),
+                        objects,
+                        seen,
+                        queued,
+                        first: part == 0,
+                        last: part + 1 == parts,
+                    }]);
+                }
             }
-            for done in flushed {
-                let _ = done.send(());
-            }
+            self.commit(pending);
+        }
+    }
+
+    /// Writes `batch` in one transaction, then answers the flushes it
+    /// holds; a failure is counted and logged.
+    fn commit(&mut self, batch: Vec<Item>) {
+        let mut flushed = Vec::new();
+        let mut queued = Vec::new();
+        if let Err(e) = self.write(batch, &mut flushed, &mut queued) {
+            self.counts.lock().failures += 1;
+            tracing::warn!(error = %crate::error::Report(&e), "journal: a batch of changes could not be written; it is lost");
+        } else {
+            let committed = Instant::now();
+            self.counts
+                .lock()
+                .record_lags(queued.into_iter().map(|q| committed - q));
+        }
+        for done in flushed {
+            let _ = done.send(());
         }
     }
 
@@ -285,15 +338,30 @@ impl Writer {
                         seen_kinds.insert(kind_key(&gvk.group, &gvk.kind), stamp);
                     }
                 }
-                Item::Snapshot {
+                // Split in parts by `run`.
+                Item::Snapshot { .. } => {}
+                Item::SnapshotPart {
                     gvk,
                     objects,
                     seen,
                     queued,
+                    first,
+                    last,
                 } => {
                     queued_at.push(queued);
-                    let stamp = self.snapshot(&txn, &gvk, &objects, seen)?;
-                    seen_kinds.insert(kind_key(&gvk.group, &gvk.kind), stamp);
+                    if first {
+                        self.open_snapshot = Some(self.begin_snapshot(&txn, &gvk, seen)?);
+                    }
+                    let Some(mut open) = self.open_snapshot.take() else {
+                        continue;
+                    };
+                    self.snapshot_objects(&txn, &gvk, &objects, seen, &mut open)?;
+                    if last {
+                        let stamp = self.end_snapshot(&txn, &open, seen)?;
+                        seen_kinds.insert(kind_key(&gvk.group, &gvk.kind), stamp);
+                    } else {
+                        self.open_snapshot = Some(open);
+                    }
                 }
                 Item::Edges {
                     edges,
@@ -563,17 +631,17 @@ impl Writer {
         Ok(())
     }
 
-    /// Every object of a kind: each whose version is not the journal's
-    /// last is an entry, and each the journal knew that is not there any
-    /// more is deleted. The first time a kind is seen, `initial`; after,
-    /// `relist`, with the gap since the journal last saw the kind.
-    fn snapshot(
+    /// Starts the snapshot of a kind (every object of it, in parts): each
+    /// object whose version is not the journal's last is an entry, and
+    /// each the journal knew that is not there any more is deleted. The
+    /// first time a kind is seen, `initial`; after, `relist`, with the gap
+    /// since the journal last saw the kind.
+    fn begin_snapshot(
         &mut self,
         txn: &WriteTransaction,
         gvk: &Gvk,
-        objects: &[Arc<StoredObject>],
         seen: u64,
-    ) -> Result<u64, StoreError> {
+    ) -> Result<OpenSnapshot, StoreError> {
         let kind = kind_key(&gvk.group, &gvk.kind);
         let last_seen = meta(txn, &format!("seen/{kind}"))?;
         let now = now_micros().max(seen);
@@ -592,11 +660,28 @@ impl Writer {
             None => ("initial", None),
             Some(last) => ("relist", Some((last, now))),
         };
-        let mut present = HashSet::with_capacity(objects.len());
+        Ok(OpenSnapshot {
+            kind,
+            origin,
+            gap,
+            present: HashSet::new(),
+        })
+    }
+
+    /// The entries of a part of a snapshot.
+    fn snapshot_objects(
+        &mut self,
+        txn: &WriteTransaction,
+        gvk: &Gvk,
+        objects: &[Arc<StoredObject>],
+        seen: u64,
+        open: &mut OpenSnapshot,
+    ) -> Result<(), StoreError> {
+        let (kind, origin, gap) = (open.kind.as_str(), open.origin, open.gap);
         for object in objects {
             let key = object_key(&gvk.group, &gvk.kind, object.namespace(), object.name());
             let latest = self.latest(txn, &key)?;
-            present.insert(key.clone());
+            open.present.insert(key.clone());
             if latest
                 .as_ref()
                 .is_some_and(|l| !l.deleted && l.resource_version == object.resource_version())
@@ -618,7 +703,7 @@ impl Writer {
             };
             let stamp = self.stamp(seen);
             let entry = Entry {
-                kind: &kind,
+                kind,
                 key: &key,
                 object,
                 change_type: if existed { "MODIFIED" } else { "ADDED" },
@@ -630,17 +715,26 @@ impl Writer {
             };
             self.entry(txn, stamp, entry)?;
         }
-        // Those the journal knew that the cache does not hold: gone while
-        // nobody looked.
-        let prefix = format!("{kind}\0");
-        let end = format!("{kind}\u{1}");
+        Ok(())
+    }
+
+    /// Ends a snapshot: those the journal knew that the cache does not
+    /// hold went while nobody looked.
+    fn end_snapshot(
+        &mut self,
+        txn: &WriteTransaction,
+        open: &OpenSnapshot,
+        seen: u64,
+    ) -> Result<u64, StoreError> {
+        let prefix = format!("{}\0", open.kind);
+        let end = format!("{}\u{1}", open.kind);
         let mut gone = Vec::new();
         for row in txn
             .open_table(LATEST)?
             .range(prefix.as_str()..end.as_str())?
         {
             let (key, value) = row?;
-            if !present.contains(key.value())
+            if !open.present.contains(key.value())
                 && Latest::decode(value.value()).is_some_and(|l| !l.deleted)
             {
                 gone.push(key.value().to_string());
@@ -649,8 +743,8 @@ impl Writer {
         for key in gone {
             let stamp = self.stamp(seen);
             let record = Record {
-                origin: origin.into(),
-                gap,
+                origin: open.origin.into(),
+                gap: open.gap,
                 ..Record::of(&key, "DELETED")
             };
             self.insert(
@@ -845,6 +939,16 @@ impl Writer {
         self.counts.lock().dropped += 1;
         Ok(())
     }
+}
+
+/// A snapshot being written, part by part.
+struct OpenSnapshot {
+    /// `group/Kind`.
+    kind: String,
+    origin: &'static str,
+    gap: Option<(u64, u64)>,
+    /// The keys of the objects its parts held so far.
+    present: HashSet<String>,
 }
 
 /// What [`Writer::entry`] writes.
