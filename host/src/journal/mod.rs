@@ -501,15 +501,32 @@ impl Journal {
                 frontier.push_back((other, other_node, depth + 1));
             }
         }
+        let edge_changes: Vec<(u64, EdgeRecord)> = edge_changes
+            .into_iter()
+            .filter(|(_, edge)| {
+                (paths.contains_key(&edge.from) || paths.contains_key(&edge.to))
+                    && wanted(&edge.relation)
+            })
+            .collect();
+        // Which entries make the newest `limit`, from the indexes alone:
+        // only those are decoded, their states rebuilt and diffed.
+        let mut stamps = read::stamps(&txn, &order, asked.since, asked.until, asked.limit)?;
+        stamps.extend(edge_changes.iter().map(|(stamp, _)| *stamp));
+        stamps.sort_unstable_by(|a, b| b.cmp(a));
+        let truncated = stamps.len() > asked.limit;
+        let since = match stamps.get(asked.limit.saturating_sub(1)) {
+            Some(&oldest) if truncated => oldest,
+            _ => asked.since,
+        };
         let mut entries: Vec<TimelineEntry> = Vec::new();
         for key in &order {
-            for version in read::history(&txn, key, asked.since, asked.until, asked.limit)? {
+            for version in read::history(&txn, key, since, asked.until, asked.limit)? {
                 entries.push(TimelineEntry::Change {
                     object: key.clone(),
                     version,
                 });
             }
-            for event in read::events_about(&txn, key, asked.since, asked.until)? {
+            for event in read::events_about(&txn, key, since, asked.until)? {
                 entries.push(TimelineEntry::Event {
                     object: key.clone(),
                     event,
@@ -517,14 +534,11 @@ impl Journal {
             }
         }
         for (stamp, edge) in edge_changes {
-            if (paths.contains_key(&edge.from) || paths.contains_key(&edge.to))
-                && wanted(&edge.relation)
-            {
+            if stamp >= since {
                 entries.push(TimelineEntry::Edge { stamp, edge });
             }
         }
         entries.sort_by_key(|e| std::cmp::Reverse(e.stamp()));
-        let truncated = entries.len() > asked.limit;
         entries.truncate(asked.limit);
         Ok(Timeline {
             paths,

@@ -171,6 +171,35 @@ pub(super) fn history(
     Ok(versions)
 }
 
+/// The stamps of the versions of `keys` and of the Events about them in
+/// `since..=until`: at most the newest `limit` of each object's of each
+/// sort, read from the indexes alone.
+pub(super) fn stamps(
+    txn: &ReadTransaction,
+    keys: &[String],
+    since: u64,
+    until: u64,
+    limit: usize,
+) -> Result<Vec<u64>, StoreError> {
+    let objects = txn.open_table(OBJECTS)?;
+    let about = txn.open_table(ABOUT)?;
+    let mut stamps = Vec::new();
+    for key in keys {
+        let key = key.as_str();
+        for row in objects
+            .range((key, since)..=(key, until))?
+            .rev()
+            .take(limit)
+        {
+            stamps.push(row?.0.value().1);
+        }
+        for row in about.range((key, since)..=(key, until))?.rev().take(limit) {
+            stamps.push(row?.0.value().1);
+        }
+    }
+    Ok(stamps)
+}
+
 /// What [`super::Journal::as_of`] found.
 #[derive(Debug)]
 pub enum AsOf {

@@ -26,6 +26,10 @@ use crate::store::{Change, ChangeType, Managed, Managers, StoredObject};
 /// Most items written in one transaction.
 const BATCH: usize = 512;
 
+/// How long the writer gathers changes after the first before it writes
+/// them: the most it adds to an entry's wait.
+const GATHER: Duration = Duration::from_millis(20);
+
 /// Most objects of a snapshot written in one transaction.
 const SNAPSHOT_PART: usize = 512;
 
@@ -257,11 +261,19 @@ impl Writer {
                 Ok(None) => return,
                 Err(_elapsed) => {}
             }
-            while batch.len() < BATCH {
-                match rx.try_recv() {
-                    Ok(item) => batch.push(item),
-                    Err(_) => break,
-                }
+            // What comes within a moment goes in the same transaction: a
+            // commit costs as much as many entries, and changes come in
+            // bursts (a rollout, a node's Pods).
+            if !batch.is_empty() {
+                let until = tokio::time::Instant::now() + GATHER;
+                runtime.block_on(async {
+                    while batch.len() < BATCH {
+                        match tokio::time::timeout_at(until, rx.recv()).await {
+                            Ok(Some(item)) => batch.push(item),
+                            Ok(None) | Err(_) => break,
+                        }
+                    }
+                });
             }
             // A snapshot is written in parts of its own, in order with
             // what came before and after it: one transaction of a whole
