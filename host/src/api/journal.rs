@@ -209,7 +209,7 @@ async fn history(
         .queries
         .run(move |_budget| {
             Ok(journal
-                .history(&asked, since, until, limit)
+                .history(&asked, since, until, limit, full)
                 .map(|versions| versions.iter().map(|v| v.to_json(full)).collect::<Vec<_>>()))
         })
         .await?

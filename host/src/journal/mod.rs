@@ -398,16 +398,18 @@ impl Journal {
         })
     }
 
-    /// The versions of one object in `since..=until` (µs), newest first.
+    /// The versions of one object in `since..=until` (µs), newest first;
+    /// with `states`, each with the whole object.
     pub fn history(
         &self,
         object: &NodeKey,
         since: u64,
         until: u64,
         limit: usize,
+        states: bool,
     ) -> Result<Vec<Version>, StoreError> {
         let txn = self.db.begin_read()?;
-        read::history(&txn, &node_key(object), since, until, limit)
+        read::history(&txn, &node_key(object), since, until, limit, states)
     }
 
     /// One object as it was at `at` (µs).
@@ -520,7 +522,7 @@ impl Journal {
         };
         let mut entries: Vec<TimelineEntry> = Vec::new();
         for key in &order {
-            for version in read::history(&txn, key, since, asked.until, asked.limit)? {
+            for version in read::history(&txn, key, since, asked.until, asked.limit, false)? {
                 entries.push(TimelineEntry::Change {
                     object: key.clone(),
                     version,

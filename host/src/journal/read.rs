@@ -105,12 +105,17 @@ impl Version {
 
 /// The versions of object `key` seen in `since..=until`, newest first, at
 /// most `limit`, each with its diff from the one before.
+///
+/// Without `states`, the versions carry no whole object, and the state
+/// before is rebuilt only for a version stored whole (a patch says what
+/// it changed by itself).
 pub(super) fn history(
     txn: &ReadTransaction,
     key: &str,
     since: u64,
     until: u64,
     limit: usize,
+    states: bool,
 ) -> Result<Vec<Version>, StoreError> {
     let objects = txn.open_table(OBJECTS)?;
     let entries = txn.open_table(ENTRIES)?;
@@ -127,6 +132,13 @@ pub(super) fn history(
     let Some(&oldest) = stamps.first() else {
         return Ok(Vec::new());
     };
+    if !states {
+        return stamps
+            .into_iter()
+            .rev()
+            .map(|stamp| light_version(&objects, &entries, &bases, key, stamp))
+            .collect();
+    }
     let mut before = match oldest.checked_sub(1) {
         Some(previous) => state_at(&objects, &entries, &bases, key, previous)?.map(|(s, _)| s),
         None => None,
@@ -150,7 +162,7 @@ pub(super) fn history(
             (Some(b), Some(a)) => {
                 let (patch, _) = record::diff(b, a);
                 let lines = record::readable(Some(b), &patch);
-                (patch, lines)
+                (record::changes_only(&patch), lines)
             }
             (None, Some(_)) => (Value::Array(Vec::new()), vec!["created".to_string()]),
             (_, None) if record.change == "DELETED" => {
@@ -169,6 +181,55 @@ pub(super) fn history(
     }
     versions.reverse();
     Ok(versions)
+}
+
+/// One version without its whole object: a patch entry's diff is its
+/// patch; an entry stored whole is diffed with the state before it.
+fn light_version(
+    objects: &impl ReadableTable<(&'static str, u64), u8>,
+    entries: &impl ReadableTable<u64, &'static [u8]>,
+    bases: &impl ReadableTable<&'static str, &'static [u8]>,
+    key: &str,
+    stamp: u64,
+) -> Result<Version, StoreError> {
+    let record = entries
+        .get(stamp)?
+        .and_then(|v| Record::decode(v.value()))
+        .unwrap_or_default();
+    let (patch, lines) = if record.change == "DELETED" {
+        (Value::Array(Vec::new()), vec!["deleted".to_string()])
+    } else if let Some(patch) = &record.patch {
+        (record::changes_only(patch), record::readable(None, patch))
+    } else {
+        let before = match stamp.checked_sub(1) {
+            Some(previous) => state_at(objects, entries, bases, key, previous)?.map(|(s, _)| s),
+            None => None,
+        };
+        let before = match before {
+            Some(state) => Some(state),
+            // A first entry stored whole after the ones before it went.
+            None if objects.range((key, 0)..(key, stamp))?.next().is_none() => {
+                bases.get(key)?.and_then(|v| decode_state(v.value()))
+            }
+            None => None,
+        };
+        match (before, record.state_after(None)) {
+            (Some(b), Some(a)) => {
+                let (patch, _) = record::diff(&b, &a);
+                let lines = record::readable(Some(&b), &patch);
+                (record::changes_only(&patch), lines)
+            }
+            (None, Some(_)) => (Value::Array(Vec::new()), vec!["created".to_string()]),
+            _ => (Value::Array(Vec::new()), Vec::new()),
+        }
+    };
+    Ok(Version {
+        stamp,
+        record,
+        state: None,
+        patch,
+        lines,
+    })
 }
 
 /// The stamps of the versions of `keys` and of the Events about them in

@@ -167,6 +167,7 @@ impl Record {
         match self.patch.as_ref().and_then(Value::as_array) {
             Some(ops) => ops
                 .iter()
+                .filter(|op| op["op"] != "test")
                 .filter_map(|op| op["path"].as_str())
                 .filter(|p| *p != RESOURCE_VERSION)
                 .map(str::to_string)
@@ -235,7 +236,37 @@ pub(super) fn diff(before: &Value, after: &Value) -> (Value, Vec<String>) {
         .map(str::to_string)
         .collect();
     paths.truncate(MAX_PATHS);
-    (serde_json::to_value(&patch).unwrap_or(Value::Null), paths)
+    // Each value replaced or removed is said first, by a `test` op: the
+    // entry reads as a diff without the state before being rebuilt.
+    let mut ops = Vec::with_capacity(patch.0.len());
+    for op in serde_json::to_value(&patch)
+        .ok()
+        .and_then(|p| p.as_array().cloned())
+        .unwrap_or_default()
+    {
+        let path = op["path"].as_str().unwrap_or("");
+        if matches!(op["op"].as_str(), Some("replace" | "remove"))
+            && path != RESOURCE_VERSION
+            && let Some(old) = before.pointer(path)
+        {
+            ops.push(json!({"op": "test", "path": path, "value": old}));
+        }
+        ops.push(op);
+    }
+    (Value::Array(ops), paths)
+}
+
+/// `patch` without its `test` ops: what changed.
+pub(super) fn changes_only(patch: &Value) -> Value {
+    Value::Array(
+        patch
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|op| op["op"] != "test")
+            .cloned()
+            .collect(),
+    )
 }
 
 fn op_path(op: &json_patch::PatchOperation) -> &str {
@@ -264,9 +295,20 @@ pub(super) fn readable(before: Option<&Value>, patch: &Value) -> Vec<String> {
             text
         }
     };
-    let old = |path: &str| before.and_then(|b| b.pointer(path));
+    // The values before: the patch's `test` ops say them, else `before`.
+    let tested: BTreeMap<&str, &Value> = ops
+        .iter()
+        .filter(|op| op["op"] == "test")
+        .filter_map(|op| Some((op["path"].as_str()?, &op["value"])))
+        .collect();
+    let old = |path: &str| {
+        tested
+            .get(path)
+            .copied()
+            .or_else(|| before.and_then(|b| b.pointer(path)))
+    };
     ops.iter()
-        .filter(|op| op["path"] != RESOURCE_VERSION)
+        .filter(|op| op["path"] != RESOURCE_VERSION && op["op"] != "test")
         .map(|op| {
             let path = op["path"].as_str().unwrap_or("");
             match op["op"].as_str().unwrap_or("") {

@@ -259,7 +259,10 @@ async fn each_version_says_who_made_it_and_what_changed() {
     s.apply(&watch, ChangeType::Deleted, scaled_up(5, 2)).await;
     let deleted = now_micros();
 
-    let versions = s.journal.history(&frontend(), 0, u64::MAX, 100).unwrap();
+    let versions = s
+        .journal
+        .history(&frontend(), 0, u64::MAX, 100, true)
+        .unwrap();
     let summary: Vec<(String, Option<String>)> = versions
         .iter()
         .map(|v| (v.change().to_string(), v.manager().map(str::to_string)))
@@ -284,6 +287,20 @@ async fn each_version_says_who_made_it_and_what_changed() {
             ),
         ]
     );
+    // Read without whole objects, each version says the same.
+    let light = s
+        .journal
+        .history(&frontend(), 0, u64::MAX, 100, false)
+        .unwrap();
+    let said = |versions: &[Version]| -> Vec<(Vec<String>, Value)> {
+        versions
+            .iter()
+            .map(|v| (v.lines.clone(), v.to_json(false)["diff"].clone()))
+            .collect()
+    };
+    assert_eq!(said(&light), said(&versions));
+    assert!(light.iter().all(|v| v.to_json(true)["object"].is_null()));
+
     // How long the writer took, over what it wrote.
     let lag = &s.journal.status()["writeLag"];
     assert!(lag["entries"].as_u64().unwrap() >= 6, "{lag}");
@@ -409,6 +426,7 @@ async fn a_secrets_values_never_reach_the_journal() {
             0,
             u64::MAX,
             10,
+            true,
         )
         .unwrap();
     assert_eq!(versions.len(), 2);
@@ -461,7 +479,7 @@ async fn retention_drops_the_oldest_by_bytes_and_keeps_later_states_exact() {
         s.journal.as_of(&node, times[0]).unwrap(),
         AsOf::Gone(_)
     ));
-    let kept = s.journal.history(&node, 0, u64::MAX, 1000).unwrap();
+    let kept = s.journal.history(&node, 0, u64::MAX, 1000, true).unwrap();
     assert!(kept.len() < 60 && !kept.is_empty());
     // Every state still reachable is the one written then.
     // (times[i] is just before version i + 1 was made: version i then.)
@@ -504,12 +522,15 @@ async fn retention_by_age_keeps_what_has_not_changed_since() {
         namespace: "shop".into(),
         name: name.into(),
     };
-    let busy = s.journal.history(&node("busy"), 0, u64::MAX, 10).unwrap();
+    let busy = s
+        .journal
+        .history(&node("busy"), 0, u64::MAX, 10, true)
+        .unwrap();
     assert_eq!(busy.len(), 1, "only the recent change is kept");
     assert_eq!(busy[0].lines, ["~ /data/value: \"a\" → \"b\""]);
     assert!(
         s.journal
-            .history(&node("old"), 0, u64::MAX, 10)
+            .history(&node("old"), 0, u64::MAX, 10, true)
             .unwrap()
             .is_empty()
     );
@@ -521,7 +542,10 @@ async fn retention_by_age_keeps_what_has_not_changed_since() {
     // When it changes at last, its entry still says from what.
     s.apply(&watch, ChangeType::Modified, config_map("old", 4, "b"))
         .await;
-    let old = s.journal.history(&node("old"), 0, u64::MAX, 10).unwrap();
+    let old = s
+        .journal
+        .history(&node("old"), 0, u64::MAX, 10, true)
+        .unwrap();
     assert_eq!(old.len(), 1);
     assert_eq!(old[0].lines, ["~ /data/value: \"a\" → \"b\""]);
 }
