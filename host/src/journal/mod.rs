@@ -22,7 +22,7 @@ mod record;
 mod tables;
 mod write;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -513,21 +513,30 @@ impl Journal {
         // Which entries make the newest `limit`, from the indexes alone:
         // only those are decoded, their states rebuilt and diffed.
         let mut stamps = read::stamps(&txn, &order, asked.since, asked.until, asked.limit)?;
-        stamps.extend(edge_changes.iter().map(|(stamp, _)| *stamp));
-        stamps.sort_unstable_by(|a, b| b.cmp(a));
-        let truncated = stamps.len() > asked.limit;
-        let since = match stamps.get(asked.limit.saturating_sub(1)) {
+        let mut all: Vec<u64> = stamps.iter().map(|(stamp, _, _)| *stamp).collect();
+        all.extend(edge_changes.iter().map(|(stamp, _)| *stamp));
+        all.sort_unstable_by(|a, b| b.cmp(a));
+        let truncated = all.len() > asked.limit;
+        let since = match all.get(asked.limit.saturating_sub(1)) {
             Some(&oldest) if truncated => oldest,
             _ => asked.since,
         };
+        // Only the objects with an entry among those are read again.
+        stamps.retain(|(stamp, _, _)| *stamp >= since);
+        let changed: BTreeSet<usize> = stamps.iter().filter(|s| !s.2).map(|s| s.1).collect();
+        let told: BTreeSet<usize> = stamps.iter().filter(|s| s.2).map(|s| s.1).collect();
         let mut entries: Vec<TimelineEntry> = Vec::new();
-        for key in &order {
+        for i in changed {
+            let key = &order[i];
             for version in read::history(&txn, key, since, asked.until, asked.limit, false)? {
                 entries.push(TimelineEntry::Change {
                     object: key.clone(),
                     version,
                 });
             }
+        }
+        for i in told {
+            let key = &order[i];
             for event in read::events_about(&txn, key, since, asked.until)? {
                 entries.push(TimelineEntry::Event {
                     object: key.clone(),

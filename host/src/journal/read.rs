@@ -235,27 +235,28 @@ fn light_version(
 /// The stamps of the versions of `keys` and of the Events about them in
 /// `since..=until`: at most the newest `limit` of each object's of each
 /// sort, read from the indexes alone.
+/// Each with the index of its key in `keys` and whether it is an Event's.
 pub(super) fn stamps(
     txn: &ReadTransaction,
     keys: &[String],
     since: u64,
     until: u64,
     limit: usize,
-) -> Result<Vec<u64>, StoreError> {
+) -> Result<Vec<(u64, usize, bool)>, StoreError> {
     let objects = txn.open_table(OBJECTS)?;
     let about = txn.open_table(ABOUT)?;
     let mut stamps = Vec::new();
-    for key in keys {
+    for (i, key) in keys.iter().enumerate() {
         let key = key.as_str();
         for row in objects
             .range((key, since)..=(key, until))?
             .rev()
             .take(limit)
         {
-            stamps.push(row?.0.value().1);
+            stamps.push((row?.0.value().1, i, false));
         }
         for row in about.range((key, since)..=(key, until))?.rev().take(limit) {
-            stamps.push(row?.0.value().1);
+            stamps.push((row?.0.value().1, i, true));
         }
     }
     Ok(stamps)
