@@ -14,7 +14,7 @@
 //! out the entries of objects of kinds or namespaces the caller may not
 //! list, and so does `changes` (checked as `list` of `changes.grw.io`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,22 +54,22 @@ pub(super) fn routes() -> Routes {
         .route(
             "/api/v1/history/{kind}/{name}",
             Rule::Objects,
-            get(history_cluster),
+            get(history_route),
         )
         .route(
             "/api/v1/namespaces/{namespace}/history/{kind}/{name}",
             Rule::Objects,
-            get(history_namespaced),
+            get(history_route),
         )
         .route(
             "/api/v1/timeline/{kind}/{name}",
             Rule::Objects,
-            get(timeline_cluster),
+            get(timeline_route),
         )
         .route(
             "/api/v1/namespaces/{namespace}/timeline/{kind}/{name}",
             Rule::Objects,
-            get(timeline_namespaced),
+            get(timeline_route),
         )
         .route("/api/v1/changes", own("changes"), get(changes))
         .route("/api/v1/journal", own("journal"), get(status))
@@ -173,22 +173,16 @@ fn store_failed(e: crate::journal::StoreError) -> Problem {
     .retry_after(1)
 }
 
-async fn history_cluster(
+/// `history` of a cluster-scoped object or of one in `{namespace}`.
+async fn history_route(
     State(state): State<Arc<AppState>>,
-    Path((_, name)): Path<(String, String)>,
+    Path(params): Path<HashMap<String, String>>,
     kind: RouteKind,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, Problem> {
-    history(&state, None, &kind, &name, raw.as_deref()).await
-}
-
-async fn history_namespaced(
-    State(state): State<Arc<AppState>>,
-    Path((namespace, _, name)): Path<(String, String, String)>,
-    kind: RouteKind,
-    RawQuery(raw): RawQuery,
-) -> Result<Json<Value>, Problem> {
-    history(&state, Some(&namespace), &kind, &name, raw.as_deref()).await
+    let namespace = params.get("namespace").map(String::as_str);
+    let name = params.get("name").map_or("", String::as_str);
+    history(&state, namespace, &kind, name, raw.as_deref()).await
 }
 
 async fn history(
@@ -295,22 +289,16 @@ pub(super) async fn as_of(
     }
 }
 
-async fn timeline_cluster(
+/// `timeline` of a cluster-scoped object or of one in `{namespace}`.
+async fn timeline_route(
     State(state): State<Arc<AppState>>,
-    Path((_, name)): Path<(String, String)>,
+    Path(params): Path<HashMap<String, String>>,
     kind: RouteKind,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, Problem> {
-    timeline(&state, None, &kind, &name, raw.as_deref()).await
-}
-
-async fn timeline_namespaced(
-    State(state): State<Arc<AppState>>,
-    Path((namespace, _, name)): Path<(String, String, String)>,
-    kind: RouteKind,
-    RawQuery(raw): RawQuery,
-) -> Result<Json<Value>, Problem> {
-    timeline(&state, Some(&namespace), &kind, &name, raw.as_deref()).await
+    let namespace = params.get("namespace").map(String::as_str);
+    let name = params.get("name").map_or("", String::as_str);
+    timeline(&state, namespace, &kind, name, raw.as_deref()).await
 }
 
 async fn timeline(
