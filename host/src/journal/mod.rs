@@ -17,6 +17,7 @@
 //! heartbeats (`journal.kinds` includes them), and GRW's own kinds (their
 //! edges are journaled as edges).
 
+mod diff;
 mod read;
 mod record;
 mod tables;

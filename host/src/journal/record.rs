@@ -107,7 +107,7 @@ pub(super) struct Record {
 
 /// Where every version differs: left out of what changed (the version
 /// says its resourceVersion), kept in the patch.
-const RESOURCE_VERSION: &str = "/metadata/resourceVersion";
+pub(super) const RESOURCE_VERSION: &str = "/metadata/resourceVersion";
 
 /// Changed paths an entry lists at most.
 pub(super) const MAX_PATHS: usize = 32;
@@ -225,35 +225,14 @@ pub(super) fn state_of(object: Value, kind: &str) -> Value {
     Value::Object(kept)
 }
 
-/// The patch from `before` to `after` and the paths it touches.
+/// The patch from `before` to `after` and the paths it touches (see
+/// [`super::diff`]).
 pub(super) fn diff(before: &Value, after: &Value) -> (Value, Vec<String>) {
-    let patch = json_patch::diff(before, after);
-    let mut paths: Vec<String> = patch
-        .0
-        .iter()
-        .map(op_path)
-        .filter(|p| *p != RESOURCE_VERSION)
-        .map(str::to_string)
-        .collect();
-    paths.truncate(MAX_PATHS);
-    // Each value replaced or removed is said first, by a `test` op: the
-    // entry reads as a diff without the state before being rebuilt.
-    let mut ops = Vec::with_capacity(patch.0.len());
-    for op in serde_json::to_value(&patch)
-        .ok()
-        .and_then(|p| p.as_array().cloned())
-        .unwrap_or_default()
-    {
-        let path = op["path"].as_str().unwrap_or("");
-        if matches!(op["op"].as_str(), Some("replace" | "remove"))
-            && path != RESOURCE_VERSION
-            && let Some(old) = before.pointer(path)
-        {
-            ops.push(json!({"op": "test", "path": path, "value": old}));
-        }
-        ops.push(op);
-    }
-    (Value::Array(ops), paths)
+    // Values serialize to JSON without fail.
+    super::diff::diff(
+        &serde_json::to_vec(before).unwrap_or_default(),
+        &serde_json::to_vec(after).unwrap_or_default(),
+    )
 }
 
 /// `patch` without its `test` ops: what changed.
@@ -267,18 +246,6 @@ pub(super) fn changes_only(patch: &Value) -> Value {
             .cloned()
             .collect(),
     )
-}
-
-fn op_path(op: &json_patch::PatchOperation) -> &str {
-    use json_patch::PatchOperation::*;
-    match op {
-        Add(o) => o.path.as_str(),
-        Remove(o) => o.path.as_str(),
-        Replace(o) => o.path.as_str(),
-        Move(o) => o.path.as_str(),
-        Copy(o) => o.path.as_str(),
-        Test(o) => o.path.as_str(),
-    }
 }
 
 /// A readable form of the patch from `before` to `after`: one line per

@@ -8,18 +8,19 @@
 //! with no later entry needs none (its state is the cache's, or it is
 //! gone). So what `asOf` answers for any time after the cut is exact.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use redb::{Database, ReadableTable, WriteTransaction};
+use redb::{Database, ReadableTable, Table, WriteTransaction};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
-use super::Scope;
 use super::record::{self, FULL_EVERY, Record, kind_key, object_key};
 use super::tables::*;
+use super::{Scope, diff};
 use crate::gvk::Gvk;
 use crate::store::{Change, ChangeType, Managed, Managers, StoredObject};
 
@@ -178,13 +179,44 @@ pub fn now_micros() -> u64 {
         .map_or(0, |d| d.as_micros() as u64)
 }
 
-fn meta(txn: &WriteTransaction, key: &str) -> Result<Option<u64>, StoreError> {
-    Ok(txn.open_table(META)?.get(key)?.map(|v| v.value()))
+fn meta(t: &Tables<'_>, key: &str) -> Result<Option<u64>, StoreError> {
+    Ok(t.meta.get(key)?.map(|v| v.value()))
 }
 
-fn set_meta(txn: &WriteTransaction, key: &str, value: u64) -> Result<(), StoreError> {
-    txn.open_table(META)?.insert(key, value)?;
+fn set_meta(t: &mut Tables<'_>, key: &str, value: u64) -> Result<(), StoreError> {
+    t.meta.insert(key, value)?;
     Ok(())
+}
+
+/// The tables of a write transaction, each opened once for all it
+/// writes: opening one, and closing it at the end, costs about as much as
+/// writing an entry.
+struct Tables<'t> {
+    entries: Table<'t, u64, &'static [u8]>,
+    objects: Table<'t, (&'static str, u64), u8>,
+    kinds: Table<'t, (&'static str, u64), u64>,
+    namespaces: Table<'t, (&'static str, u64), ()>,
+    about: Table<'t, (&'static str, u64), ()>,
+    latest: Table<'t, &'static str, &'static [u8]>,
+    bases: Table<'t, &'static str, &'static [u8]>,
+    edges: Table<'t, u64, &'static [u8]>,
+    meta: Table<'t, &'static str, u64>,
+}
+
+impl<'t> Tables<'t> {
+    fn open(txn: &'t WriteTransaction) -> Result<Tables<'t>, StoreError> {
+        Ok(Tables {
+            entries: txn.open_table(ENTRIES)?,
+            objects: txn.open_table(OBJECTS)?,
+            kinds: txn.open_table(KINDS)?,
+            namespaces: txn.open_table(NAMESPACES)?,
+            about: txn.open_table(ABOUT)?,
+            latest: txn.open_table(LATEST)?,
+            bases: txn.open_table(BASES)?,
+            edges: txn.open_table(EDGES)?,
+            meta: txn.open_table(META)?,
+        })
+    }
 }
 
 impl Writer {
@@ -210,33 +242,30 @@ impl Writer {
             open_snapshot: None,
         };
         let txn = writer.db.begin_write()?;
-        {
-            let table = txn.open_table(META)?;
-            for entry in table.range("bytes/"..="bytes/\u{10FFFF}")? {
-                let (key, value) = entry?;
-                let kind = key.value()["bytes/".len()..].to_string();
-                writer.total += value.value();
-                writer.bytes.insert(kind, value.value());
-            }
+        let mut tables = Tables::open(&txn)?;
+        let t = &mut tables;
+        for entry in t.meta.range("bytes/"..="bytes/\u{10FFFF}")? {
+            let (key, value) = entry?;
+            let kind = key.value()["bytes/".len()..].to_string();
+            writer.total += value.value();
+            writer.bytes.insert(kind, value.value());
         }
-        let last_entry = txn
-            .open_table(ENTRIES)?
-            .last()?
-            .map_or(0, |(k, _)| k.value());
-        let last_edge = txn.open_table(EDGES)?.last()?.map_or(0, |(k, _)| k.value());
+        let last_entry = t.entries.last()?.map_or(0, |(k, _)| k.value());
+        let last_edge = t.edges.last()?.map_or(0, |(k, _)| k.value());
         writer.last_stamp = last_entry.max(last_edge);
-        writer.alive_before = meta(&txn, "aliveUntil")?;
+        writer.alive_before = meta(t, "aliveUntil")?;
         if let Some(alive) = writer.alive_before {
             let now = writer.stamp(now_micros());
             let record = Record {
                 gap: Some((alive, now)),
                 ..Record::of(GAP_KIND, "GAP")
             };
-            writer.insert(&txn, now, &record, 0, None, None)?;
+            writer.insert(t, now, &record, 0, None, None)?;
             tracing::info!(from = %super::rfc3339_micros(alive), until = %super::rfc3339_micros(now), "journal: GRW was not watching in this gap");
         }
-        set_meta(&txn, "aliveUntil", now_micros())?;
-        writer.write_sizes(&txn)?;
+        set_meta(t, "aliveUntil", now_micros())?;
+        writer.write_sizes(t)?;
+        drop(tables);
         txn.commit()?;
         writer.counts.lock().bytes = writer.total;
         Ok(writer)
@@ -335,6 +364,8 @@ impl Writer {
         queued_at: &mut Vec<Instant>,
     ) -> Result<(), StoreError> {
         let txn = self.db.begin_write()?;
+        let mut tables = Tables::open(&txn)?;
+        let t = &mut tables;
         let mut seen_kinds: HashMap<String, u64> = HashMap::new();
         for item in batch {
             match item {
@@ -345,7 +376,7 @@ impl Writer {
                     queued,
                 } => {
                     queued_at.push(queued);
-                    let stamp = self.change(&txn, &gvk, &change, seen)?;
+                    let stamp = self.change(t, &gvk, &change, seen)?;
                     if let Some(stamp) = stamp {
                         seen_kinds.insert(kind_key(&gvk.group, &gvk.kind), stamp);
                     }
@@ -362,14 +393,14 @@ impl Writer {
                 } => {
                     queued_at.push(queued);
                     if first {
-                        self.open_snapshot = Some(self.begin_snapshot(&txn, &gvk, seen)?);
+                        self.open_snapshot = Some(self.begin_snapshot(t, &gvk, seen)?);
                     }
                     let Some(mut open) = self.open_snapshot.take() else {
                         continue;
                     };
-                    self.snapshot_objects(&txn, &gvk, &objects, seen, &mut open)?;
+                    self.snapshot_objects(t, &gvk, &objects, seen, &mut open)?;
                     if last {
-                        let stamp = self.end_snapshot(&txn, &open, seen)?;
+                        let stamp = self.end_snapshot(t, &open, seen)?;
                         seen_kinds.insert(kind_key(&gvk.group, &gvk.kind), stamp);
                     } else {
                         self.open_snapshot = Some(open);
@@ -381,21 +412,22 @@ impl Writer {
                     queued,
                 } => {
                     queued_at.push(queued);
-                    self.edges(&txn, &edges, seen)?;
+                    self.edges(t, &edges, seen)?;
                 }
                 Item::Flush(done) => flushed.push(done),
             }
         }
         for (kind, stamp) in seen_kinds {
-            set_meta(&txn, &format!("seen/{kind}"), stamp)?;
+            set_meta(t, &format!("seen/{kind}"), stamp)?;
         }
         let now = now_micros();
-        set_meta(&txn, "aliveUntil", now.max(self.last_stamp))?;
+        set_meta(t, "aliveUntil", now.max(self.last_stamp))?;
         if self.last_prune.elapsed() >= Duration::from_secs(1) || self.over_budget() {
-            self.prune(&txn, now)?;
+            self.prune(t, now)?;
             self.last_prune = Instant::now();
         }
-        self.write_sizes(&txn)?;
+        self.write_sizes(t)?;
+        drop(tables);
         txn.commit()?;
         self.counts.lock().bytes = self.total;
         Ok(())
@@ -411,17 +443,14 @@ impl Writer {
         self.last_stamp
     }
 
-    fn latest(&self, txn: &WriteTransaction, key: &str) -> Result<Option<Latest>, StoreError> {
-        Ok(txn
-            .open_table(LATEST)?
-            .get(key)?
-            .and_then(|v| Latest::decode(v.value())))
+    fn latest(&self, t: &mut Tables<'_>, key: &str) -> Result<Option<Latest>, StoreError> {
+        Ok(t.latest.get(key)?.and_then(|v| Latest::decode(v.value())))
     }
 
     /// Writes an entry and its index rows, and counts its bytes.
     fn insert(
         &mut self,
-        txn: &WriteTransaction,
+        t: &mut Tables<'_>,
         stamp: u64,
         record: &Record,
         flags: u8,
@@ -430,24 +459,23 @@ impl Writer {
     ) -> Result<(), StoreError> {
         let bytes = record.encode();
         let size = bytes.len() as u64;
-        txn.open_table(ENTRIES)?.insert(stamp, bytes.as_slice())?;
-        txn.open_table(KINDS)?
-            .insert((record.kind.as_str(), stamp), size)?;
+        t.entries.insert(stamp, bytes.as_slice())?;
+        t.kinds.insert((record.kind.as_str(), stamp), size)?;
         if let Some(key) = key {
-            txn.open_table(OBJECTS)?.insert((key, stamp), flags)?;
+            t.objects.insert((key, stamp), flags)?;
         }
         if let Some(namespace) = namespace.filter(|ns| !ns.is_empty()) {
-            txn.open_table(NAMESPACES)?.insert((namespace, stamp), ())?;
+            t.namespaces.insert((namespace, stamp), ())?;
         }
         if let Some(about) = &record.about {
-            txn.open_table(ABOUT)?.insert((about.as_str(), stamp), ())?;
+            t.about.insert((about.as_str(), stamp), ())?;
         }
         self.add_bytes(&record.kind, size as i64);
         let kind = &record.kind;
         if !kind.is_empty() && !self.firsts.contains(kind) {
             let first = format!("first/{kind}");
-            if meta(txn, &first)?.is_none() {
-                set_meta(txn, &first, stamp)?;
+            if meta(t, &first)?.is_none() {
+                set_meta(t, &first, stamp)?;
             }
             self.firsts.insert(kind.clone());
         }
@@ -463,10 +491,10 @@ impl Writer {
     }
 
     /// Writes the sizes of the kinds whose bytes changed.
-    fn write_sizes(&mut self, txn: &WriteTransaction) -> Result<(), StoreError> {
+    fn write_sizes(&mut self, t: &mut Tables<'_>) -> Result<(), StoreError> {
         for kind in std::mem::take(&mut self.resized) {
             let bytes = self.bytes.get(&kind).copied().unwrap_or(0);
-            set_meta(txn, &format!("bytes/{kind}"), bytes)?;
+            set_meta(t, &format!("bytes/{kind}"), bytes)?;
         }
         Ok(())
     }
@@ -474,7 +502,7 @@ impl Writer {
     /// One change of a cache; `None` when there was nothing to write.
     fn change(
         &mut self,
-        txn: &WriteTransaction,
+        t: &mut Tables<'_>,
         gvk: &Gvk,
         change: &Change,
         seen: u64,
@@ -485,7 +513,7 @@ impl Writer {
         let kind = kind_key(&gvk.group, &gvk.kind);
         let object = &change.object;
         let key = object_key(&gvk.group, &gvk.kind, object.namespace(), object.name());
-        let latest = self.latest(txn, &key)?;
+        let latest = self.latest(t, &key)?;
         let deleted = change.kind == ChangeType::Deleted;
         if let Some(latest) = &latest
             && latest.resource_version == object.resource_version()
@@ -509,7 +537,6 @@ impl Writer {
         };
         let stamp = self.stamp(seen);
         let chain = latest.as_ref().map_or(0, |l| l.chain);
-        let before_state = before.map(|old| record::state_of(old.to_value(), &kind));
         let entry = Entry {
             kind: &kind,
             key: &key,
@@ -518,20 +545,15 @@ impl Writer {
             origin: change.origin.as_str(),
             gap: None,
             managers_before,
-            before: before_state,
+            before: before.map(|old| Before::Cached(old)),
             chain,
         };
-        self.entry(txn, stamp, entry)?;
+        self.entry(t, stamp, entry)?;
         Ok(Some(stamp))
     }
 
     /// Writes one version of an object (or its deletion).
-    fn entry(
-        &mut self,
-        txn: &WriteTransaction,
-        stamp: u64,
-        e: Entry<'_>,
-    ) -> Result<(), StoreError> {
+    fn entry(&mut self, t: &mut Tables<'_>, stamp: u64, e: Entry<'_>) -> Result<(), StoreError> {
         let object = e.object;
         let deleted = e.change_type == "DELETED";
         let who = object
@@ -539,10 +561,6 @@ impl Writer {
             .who_changed(e.managers_before.as_ref())
             .filter(|_| !deleted);
         let mut record = Record {
-            api_version: object
-                .get(&["apiVersion"])
-                .and_then(|v| serde_json::from_slice::<String>(&v).ok())
-                .unwrap_or_default(),
             uid: object.uid().to_string(),
             origin: e.origin.to_string(),
             resource_version: object.resource_version().to_string(),
@@ -565,20 +583,30 @@ impl Writer {
         if deleted {
             flags = FULL | DELETED;
         } else {
-            let plain = e.kind != "/Secret"
-                && !is_event
-                && memchr::memmem::find(&object.json(), b"\"managedFields\"").is_none();
-            let state = if plain && e.before.is_none() {
-                None
-            } else {
-                Some(record::state_of(object.to_value(), e.kind))
-            };
+            let json = object.json();
+            // Secrets and Events are read as values (a Secret's state is
+            // not its object; an Event says what it is about); another
+            // object is parsed only for a whole state without its
+            // managedFields.
+            let special = e.kind == "/Secret" || is_event;
+            let parsed =
+                || record::state_of(serde_json::from_slice(&json).unwrap_or(Value::Null), e.kind);
+            let mut after = (special
+                || (e.before.is_none()
+                    && memchr::memmem::find(&json, b"\"managedFields\"").is_some()))
+            .then(parsed);
             if is_event {
-                record.about = state.as_ref().and_then(record::event_about);
+                record.about = after.as_ref().and_then(record::event_about);
             }
-            match (&e.before, &state) {
-                (Some(before), Some(after)) => {
-                    let (patch, paths) = record::diff(before, after);
+            match &e.before {
+                Some(before) => {
+                    let (patch, paths) = match (before, &after) {
+                        (Before::Cached(old), None) => diff::diff(&old.json(), &json),
+                        (before, _) => {
+                            let after = after.get_or_insert_with(parsed);
+                            record::diff(&before.state(e.kind), after)
+                        }
+                    };
                     if record.who.is_none() && !paths.is_empty() {
                         let status_only = paths.iter().all(|p| p.starts_with("/status"));
                         if let Some((writer, time)) = object.managers().likely_writer(status_only) {
@@ -596,30 +624,36 @@ impl Writer {
                         chain = e.chain + 1;
                     } else {
                         record.changed = paths;
-                        record.full = Some(raw(after));
+                        record.full = Some(raw(after.get_or_insert_with(parsed)));
                         flags = FULL;
-                        self.keep_as_base(txn, e.kind, e.key, before)?;
+                        self.keep_as_base(t, e.kind, e.key, &before.state(e.kind))?;
                     }
                 }
-                (_, Some(after)) => {
-                    record.full = Some(raw(after));
-                    flags = FULL;
-                }
-                (_, None) => {
-                    // Stored as the cache holds it: no parse.
-                    record.full = RawValue::from_string(object.json_string()).ok();
+                None => {
+                    record.full = match &after {
+                        Some(after) => Some(raw(after)),
+                        // Stored as the cache holds it: no parse.
+                        None => std::str::from_utf8(&json)
+                            .ok()
+                            .and_then(|text| RawValue::from_string(text.to_string()).ok()),
+                    };
                     flags = FULL;
                 }
             }
-            if flags & FULL != 0 {
-                record.labels = labels();
-            } else {
-                record.api_version.clear();
+            if flags & FULL == 0 {
                 record.uid.clear();
+            } else {
+                record.labels = labels();
             }
         }
+        if flags & FULL != 0 {
+            record.api_version = object
+                .get(&["apiVersion"])
+                .and_then(|v| serde_json::from_slice::<String>(&v).ok())
+                .unwrap_or_default();
+        }
         self.insert(
-            txn,
+            t,
             stamp,
             &record,
             flags,
@@ -638,8 +672,7 @@ impl Writer {
                 .filter_map(|m| m.parts().map(|(w, t, f)| ((*w).clone(), t, f)))
                 .collect(),
         };
-        txn.open_table(LATEST)?
-            .insert(e.key, latest.encode().as_slice())?;
+        t.latest.insert(e.key, latest.encode().as_slice())?;
         Ok(())
     }
 
@@ -650,16 +683,16 @@ impl Writer {
     /// since the journal last saw the kind.
     fn begin_snapshot(
         &mut self,
-        txn: &WriteTransaction,
+        t: &mut Tables<'_>,
         gvk: &Gvk,
         seen: u64,
     ) -> Result<OpenSnapshot, StoreError> {
         let kind = kind_key(&gvk.group, &gvk.kind);
-        let last_seen = meta(txn, &format!("seen/{kind}"))?;
+        let last_seen = meta(t, &format!("seen/{kind}"))?;
         let now = now_micros().max(seen);
         let first_key = format!("first/{kind}");
-        if meta(txn, &first_key)?.is_none() {
-            set_meta(txn, &first_key, seen)?;
+        if meta(t, &first_key)?.is_none() {
+            set_meta(t, &first_key, seen)?;
         }
         // After a restart, the kind was last seen when GRW last was alive;
         // after a feed fell behind, at its last change.
@@ -683,7 +716,7 @@ impl Writer {
     /// The entries of a part of a snapshot.
     fn snapshot_objects(
         &mut self,
-        txn: &WriteTransaction,
+        t: &mut Tables<'_>,
         gvk: &Gvk,
         objects: &[Arc<StoredObject>],
         seen: u64,
@@ -692,7 +725,7 @@ impl Writer {
         let (kind, origin, gap) = (open.kind.as_str(), open.origin, open.gap);
         for object in objects {
             let key = object_key(&gvk.group, &gvk.kind, object.namespace(), object.name());
-            let latest = self.latest(txn, &key)?;
+            let latest = self.latest(t, &key)?;
             open.present.insert(key.clone());
             if latest
                 .as_ref()
@@ -702,14 +735,8 @@ impl Writer {
             }
             let existed = latest.as_ref().is_some_and(|l| !l.deleted);
             let before = if existed {
-                super::read::state_at(
-                    &txn.open_table(OBJECTS)?,
-                    &txn.open_table(ENTRIES)?,
-                    &txn.open_table(BASES)?,
-                    &key,
-                    u64::MAX,
-                )?
-                .map(|(state, _)| state)
+                super::read::state_at(&t.objects, &t.entries, &t.bases, &key, u64::MAX)?
+                    .map(|(state, _)| state)
             } else {
                 None
             };
@@ -722,10 +749,10 @@ impl Writer {
                 origin,
                 gap,
                 managers_before: latest.as_ref().filter(|l| !l.deleted).map(managers_of),
-                before,
+                before: before.map(Before::State),
                 chain: FULL_EVERY,
             };
-            self.entry(txn, stamp, entry)?;
+            self.entry(t, stamp, entry)?;
         }
         Ok(())
     }
@@ -734,17 +761,14 @@ impl Writer {
     /// hold went while nobody looked.
     fn end_snapshot(
         &mut self,
-        txn: &WriteTransaction,
+        t: &mut Tables<'_>,
         open: &OpenSnapshot,
         seen: u64,
     ) -> Result<u64, StoreError> {
         let prefix = format!("{}\0", open.kind);
         let end = format!("{}\u{1}", open.kind);
         let mut gone = Vec::new();
-        for row in txn
-            .open_table(LATEST)?
-            .range(prefix.as_str()..end.as_str())?
-        {
+        for row in t.latest.range(prefix.as_str()..end.as_str())? {
             let (key, value) = row?;
             if !open.present.contains(key.value())
                 && Latest::decode(value.value()).is_some_and(|l| !l.deleted)
@@ -760,18 +784,17 @@ impl Writer {
                 ..Record::of(&key, "DELETED")
             };
             self.insert(
-                txn,
+                t,
                 stamp,
                 &record,
                 FULL | DELETED,
                 Some(&key),
                 Some(&record.namespace),
             )?;
-            if let Some(mut latest) = self.latest(txn, &key)? {
+            if let Some(mut latest) = self.latest(t, &key)? {
                 latest.deleted = true;
                 latest.stamp = stamp;
-                txn.open_table(LATEST)?
-                    .insert(key.as_str(), latest.encode().as_slice())?;
+                t.latest.insert(key.as_str(), latest.encode().as_slice())?;
             }
         }
         Ok(self.last_stamp.max(seen))
@@ -779,14 +802,14 @@ impl Writer {
 
     fn edges(
         &mut self,
-        txn: &WriteTransaction,
+        t: &mut Tables<'_>,
         edges: &[EdgeRecord],
         seen: u64,
     ) -> Result<(), StoreError> {
         for edge in edges {
             let stamp = self.stamp(seen);
             let bytes = serde_json::to_vec(edge).unwrap_or_default();
-            txn.open_table(EDGES)?.insert(stamp, bytes.as_slice())?;
+            t.edges.insert(stamp, bytes.as_slice())?;
             self.add_bytes(EDGE_KIND, bytes.len() as i64);
         }
         Ok(())
@@ -795,45 +818,42 @@ impl Writer {
     /// Drops what retention keeps no more: each kind's entries older than
     /// its age limit, then its oldest while it holds more than its bytes,
     /// then the oldest of all while the journal does.
-    fn prune(&mut self, txn: &WriteTransaction, now: u64) -> Result<(), StoreError> {
+    fn prune(&mut self, t: &mut Tables<'_>, now: u64) -> Result<(), StoreError> {
         let kinds: Vec<String> = self.bytes.keys().cloned().collect();
         for kind in &kinds {
             let (max_age, max_bytes) = self.scope.retention(kind);
             let cutoff = now.saturating_sub(max_age.as_micros() as u64);
             if kind == EDGE_KIND {
-                self.prune_edges(txn, cutoff, u64::MAX)?;
+                self.prune_edges(t, cutoff, u64::MAX)?;
                 continue;
             }
             let mut old = Vec::new();
-            for row in txn
-                .open_table(KINDS)?
-                .range((kind.as_str(), 0)..(kind.as_str(), cutoff))?
-            {
+            for row in t.kinds.range((kind.as_str(), 0)..(kind.as_str(), cutoff))? {
                 old.push(row?.0.value().1);
             }
             for stamp in old {
-                self.drop_entry(txn, stamp)?;
+                self.drop_entry(t, stamp)?;
             }
             while self.bytes.get(kind).copied().unwrap_or(0) > max_bytes {
-                let oldest = txn
-                    .open_table(KINDS)?
+                let oldest = t
+                    .kinds
                     .range((kind.as_str(), 0)..=(kind.as_str(), u64::MAX))?
                     .next()
                     .transpose()?
                     .map(|(k, _)| k.value().1);
                 match oldest {
-                    Some(stamp) => self.drop_entry(txn, stamp)?,
+                    Some(stamp) => self.drop_entry(t, stamp)?,
                     None => break,
                 }
             }
         }
         while self.total > self.scope.max_bytes {
-            let entry = txn.open_table(ENTRIES)?.first()?.map(|(k, _)| k.value());
-            let edge = txn.open_table(EDGES)?.first()?.map(|(k, _)| k.value());
+            let entry = t.entries.first()?.map(|(k, _)| k.value());
+            let edge = t.edges.first()?.map(|(k, _)| k.value());
             match (entry, edge) {
-                (Some(e), Some(g)) if g < e => self.prune_edges(txn, g + 1, 1)?,
-                (Some(e), _) => self.drop_entry(txn, e)?,
-                (None, Some(g)) => self.prune_edges(txn, g + 1, 1)?,
+                (Some(e), Some(g)) if g < e => self.prune_edges(t, g + 1, 1)?,
+                (Some(e), _) => self.drop_entry(t, e)?,
+                (None, Some(g)) => self.prune_edges(t, g + 1, 1)?,
                 (None, None) => break,
             }
         }
@@ -842,11 +862,11 @@ impl Writer {
 
     fn prune_edges(
         &mut self,
-        txn: &WriteTransaction,
+        t: &mut Tables<'_>,
         before: u64,
         most: u64,
     ) -> Result<(), StoreError> {
-        let mut table = txn.open_table(EDGES)?;
+        let table = &mut t.edges;
         let mut freed = 0i64;
         let mut taken = 0;
         let old: Vec<u64> = table
@@ -863,11 +883,10 @@ impl Writer {
             table.remove(stamp)?;
             taken += 1;
         }
-        drop(table);
         if taken > 0 {
             self.add_bytes(EDGE_KIND, -freed);
-            let reach = meta(txn, "reach/~edges")?.unwrap_or(0).max(before);
-            set_meta(txn, "reach/~edges", reach)?;
+            let reach = meta(t, "reach/~edges")?.unwrap_or(0).max(before);
+            set_meta(t, "reach/~edges", reach)?;
         }
         Ok(())
     }
@@ -877,56 +896,49 @@ impl Writer {
     /// (retention dropped them all while it did not change).
     fn keep_as_base(
         &mut self,
-        txn: &WriteTransaction,
+        t: &mut Tables<'_>,
         kind: &str,
         key: &str,
         before: &Value,
     ) -> Result<(), StoreError> {
-        let earlier = txn
-            .open_table(OBJECTS)?
+        let earlier = t
+            .objects
             .range((key, 0)..=(key, u64::MAX))?
             .next()
             .is_some();
-        let mut bases = txn.open_table(BASES)?;
+        let bases = &mut t.bases;
         if earlier || bases.get(key)?.is_some() {
             return Ok(());
         }
         let encoded = encode_state(before);
         bases.insert(key, encoded.as_slice())?;
-        drop(bases);
         self.add_bytes(kind, encoded.len() as i64);
         Ok(())
     }
 
     /// Drops one entry, the oldest of its object: its state becomes the
     /// object's base if later entries build on it.
-    fn drop_entry(&mut self, txn: &WriteTransaction, stamp: u64) -> Result<(), StoreError> {
-        let Some(bytes) = txn
-            .open_table(ENTRIES)?
-            .remove(stamp)?
-            .map(|v| v.value().to_vec())
-        else {
+    fn drop_entry(&mut self, t: &mut Tables<'_>, stamp: u64) -> Result<(), StoreError> {
+        let Some(bytes) = t.entries.remove(stamp)?.map(|v| v.value().to_vec()) else {
             return Ok(());
         };
         let size = bytes.len() as i64;
         let record = Record::decode(&bytes).unwrap_or_default();
-        txn.open_table(KINDS)?
-            .remove((record.kind.as_str(), stamp))?;
-        txn.open_table(NAMESPACES)?
-            .remove((record.namespace.as_str(), stamp))?;
+        t.kinds.remove((record.kind.as_str(), stamp))?;
+        t.namespaces.remove((record.namespace.as_str(), stamp))?;
         if let Some(about) = &record.about {
-            txn.open_table(ABOUT)?.remove((about.as_str(), stamp))?;
+            t.about.remove((about.as_str(), stamp))?;
         }
         let mut freed = size;
         if record.kind != GAP_KIND {
             let key = record.key.as_str();
-            txn.open_table(OBJECTS)?.remove((key, stamp))?;
-            let later = txn
-                .open_table(OBJECTS)?
+            t.objects.remove((key, stamp))?;
+            let later = t
+                .objects
                 .range((key, stamp + 1)..=(key, u64::MAX))?
                 .next()
                 .is_some();
-            let mut bases = txn.open_table(BASES)?;
+            let bases = &mut t.bases;
             let old_base = bases.remove(key)?.map(|v| v.value().to_vec());
             if let Some(old) = &old_base {
                 freed += old.len() as i64;
@@ -939,15 +951,14 @@ impl Writer {
                     bases.insert(key, encoded.as_slice())?;
                 }
             }
-            drop(bases);
             if !later && record.change == "DELETED" {
-                txn.open_table(LATEST)?.remove(key)?;
+                t.latest.remove(key)?;
             }
         }
         self.add_bytes(&record.kind, -freed);
         let reach_key = format!("reach/{}", record.kind);
-        let reach = meta(txn, &reach_key)?.unwrap_or(0).max(stamp + 1);
-        set_meta(txn, &reach_key, reach)?;
+        let reach = meta(t, &reach_key)?.unwrap_or(0).max(stamp + 1);
+        set_meta(t, &reach_key, reach)?;
         self.counts.lock().dropped += 1;
         Ok(())
     }
@@ -974,9 +985,27 @@ struct Entry<'a> {
     /// The writers of the version before; `None` for a new object.
     managers_before: Option<Managers>,
     /// The state before, when the journal's last version is it.
-    before: Option<Value>,
+    before: Option<Before<'a>>,
     /// Patches since the last whole state.
     chain: u32,
+}
+
+/// The version before a change.
+enum Before<'a> {
+    /// Rebuilt from the journal.
+    State(Value),
+    /// The cache's, which the journal last saw: compared as text.
+    Cached(&'a StoredObject),
+}
+
+impl Before<'_> {
+    /// Its state (see [`record::state_of`]).
+    fn state(&self, kind: &str) -> Cow<'_, Value> {
+        match self {
+            Before::State(state) => Cow::Borrowed(state),
+            Before::Cached(old) => Cow::Owned(record::state_of(old.to_value(), kind)),
+        }
+    }
 }
 
 fn managers_of(latest: &Latest) -> Managers {
