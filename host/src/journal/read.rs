@@ -213,14 +213,16 @@ fn light_version(
             }
             None => None,
         };
-        match (before, record.state_after(None)) {
-            (Some(b), Some(a)) => {
+        // Whole states are parsed only to be diffed: a first version is
+        // "created" as it is.
+        match before.map(|b| (record.state_after(None), b)) {
+            Some((Some(a), b)) => {
                 let (patch, _) = record::diff(&b, &a);
                 let lines = record::readable(Some(&b), &patch);
                 (record::changes_only(&patch), lines)
             }
-            (None, Some(_)) => (Value::Array(Vec::new()), vec!["created".to_string()]),
-            _ => (Value::Array(Vec::new()), Vec::new()),
+            Some((None, _)) => (Value::Array(Vec::new()), Vec::new()),
+            None => (Value::Array(Vec::new()), vec!["created".to_string()]),
         }
     };
     Ok(Version {
