@@ -20,6 +20,8 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Value, json};
 
@@ -28,8 +30,8 @@ use super::kinds::RouteKind;
 use super::table::Routes;
 use super::{AppState, Params, Problem};
 use crate::journal::{
-    AsOf, ChangesFilter, Journal, Listed, TimelineEntry, TimelineQuery, now_micros, parse_node,
-    show_key,
+    AsOf, ChangesFilter, Journal, Listed, Timeline, TimelineEntry, TimelineQuery, now_micros,
+    parse_node, show_key,
 };
 use crate::relations::NodeKey;
 
@@ -295,7 +297,7 @@ async fn timeline_route(
     Path(params): Path<HashMap<String, String>>,
     kind: RouteKind,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Value>, Problem> {
+) -> Result<Response, Problem> {
     let namespace = params.get("namespace").map(String::as_str);
     let name = params.get("name").map_or("", String::as_str);
     timeline(&state, namespace, &kind, name, raw.as_deref()).await
@@ -307,7 +309,7 @@ async fn timeline(
     kind: &RouteKind,
     name: &str,
     raw: Option<&str>,
-) -> Result<Json<Value>, Problem> {
+) -> Result<Response, Problem> {
     let params = Params::parse(raw, &["since", "until", "depth", "relation", "limit"])?;
     let journal = journal(state)?;
     let root = object(kind, namespace, name)?;
@@ -354,9 +356,10 @@ async fn timeline(
             _ => None,
         })
         .collect();
-    let mut sight = Sight::new(state);
+    let mut sight = Sight::new();
     sight
         .decide(
+            state,
             timeline
                 .objects
                 .iter()
@@ -364,6 +367,28 @@ async fn timeline(
                 .chain(&event_keys),
         )
         .await?;
+    // The answer is made, and written out, off the runtime: a timeline of
+    // hundreds of entries is milliseconds of work.
+    let answer = state
+        .queries
+        .run(move |_| {
+            let answer = render_timeline(&timeline, &sight, &root, &root_key, since, until, depth);
+            Ok(serde_json::to_vec(&answer).unwrap_or_default())
+        })
+        .await?;
+    Ok(([(CONTENT_TYPE, "application/json")], answer).into_response())
+}
+
+/// A timeline as the route answers it: what `sight` shows of it.
+fn render_timeline(
+    timeline: &Timeline,
+    sight: &Sight,
+    root: &NodeKey,
+    root_key: &str,
+    since: u64,
+    until: u64,
+    depth: u32,
+) -> Value {
     let mut items = Vec::new();
     for entry in &timeline.entries {
         let (object, mut item) = match entry {
@@ -403,7 +428,7 @@ async fn timeline(
             }
         };
         if let Some(object) = object {
-            if *object != root_key && !sight.shows(object) {
+            if object != root_key && !sight.shows(object) {
                 continue;
             }
             item["path"] = path_json(&timeline.paths, object);
@@ -421,9 +446,9 @@ async fn timeline(
             })
         })
         .collect();
-    Ok(Json(json!({
+    json!({
         "kind": "Timeline",
-        "object": node_json(&root),
+        "object": node_json(root),
         "since": crate::journal::rfc3339_micros(since),
         "until": (until != u64::MAX).then(|| crate::journal::rfc3339_micros(until)),
         "depth": depth,
@@ -431,7 +456,7 @@ async fn timeline(
         "truncated": timeline.truncated,
         "objectsCapped": timeline.capped,
         "items": items,
-    })))
+    })
 }
 
 fn path_json(
@@ -503,9 +528,9 @@ async fn changes(
         .run(move |_| Ok(journal.changes(&filter)))
         .await?
         .map_err(store_failed)?;
-    let mut sight = Sight::new(&state);
+    let mut sight = Sight::new();
     let keys: Vec<String> = found.iter().filter_map(Listed::object_key).collect();
-    sight.decide(keys.iter()).await?;
+    sight.decide(&state, keys.iter()).await?;
     let items: Vec<Value> = found
         .iter()
         .filter(|l| l.object_key().is_none_or(|k| sight.shows(&k)))
@@ -526,17 +551,15 @@ async fn status(
 
 /// Under `delegated`, which objects' entries the caller may see: those of
 /// kinds and namespaces it may `list`, asked once per kind and namespace.
-struct Sight<'s> {
-    state: &'s AppState,
+struct Sight {
     permissions: Option<Permissions>,
     /// (group, kind, namespace) → may see.
     decided: BTreeMap<(String, String, String), bool>,
 }
 
-impl<'s> Sight<'s> {
-    fn new(state: &'s AppState) -> Sight<'s> {
+impl Sight {
+    fn new() -> Sight {
         Sight {
-            state,
             permissions: Permissions::current(),
             decided: BTreeMap::new(),
         }
@@ -551,7 +574,11 @@ impl<'s> Sight<'s> {
         ))
     }
 
-    async fn decide<'k>(&mut self, keys: impl Iterator<Item = &'k String>) -> Result<(), Problem> {
+    async fn decide<'k>(
+        &mut self,
+        state: &AppState,
+        keys: impl Iterator<Item = &'k String>,
+    ) -> Result<(), Problem> {
         let Some(permissions) = self.permissions.clone() else {
             return Ok(());
         };
@@ -561,7 +588,7 @@ impl<'s> Sight<'s> {
                 continue;
             }
             let (group, kind, namespace) = &scope;
-            let allowed = match self.state.relations.resource(group, kind) {
+            let allowed = match state.relations.resource(group, kind) {
                 Some(resource) => {
                     let namespace = Some(namespace.as_str()).filter(|ns| !ns.is_empty());
                     match permissions.may_list(&resource, namespace).await {
