@@ -23,6 +23,9 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use serde::Serialize;
+use serde::ser::{SerializeSeq, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::access::{FurtherRefusal, Permissions, Rule};
@@ -372,14 +375,16 @@ async fn timeline(
     let answer = state
         .queries
         .run(move |_| {
-            let answer = render_timeline(&timeline, &sight, &root, &root_key, since, until, depth);
-            Ok(serde_json::to_vec(&answer).unwrap_or_default())
+            Ok(render_timeline(
+                &timeline, &sight, &root, &root_key, since, until, depth,
+            ))
         })
         .await?;
     Ok(([(CONTENT_TYPE, "application/json")], answer).into_response())
 }
 
-/// A timeline as the route answers it: what `sight` shows of it.
+/// A timeline as the route answers it: what `sight` shows of it, written
+/// out from the entries as they are (no tree of values is built first).
 fn render_timeline(
     timeline: &Timeline,
     sight: &Sight,
@@ -388,75 +393,132 @@ fn render_timeline(
     since: u64,
     until: u64,
     depth: u32,
-) -> Value {
-    let mut items = Vec::new();
-    for entry in &timeline.entries {
-        let (object, mut item) = match entry {
-            TimelineEntry::Change { object, version } => {
-                (Some(object.as_str()), version.to_json(false))
-            }
-            TimelineEntry::Event { object, event } => {
-                if !event.object_key().is_some_and(|k| sight.shows(&k)) {
-                    continue;
-                }
-                // The Event's own change (ADDED, MODIFIED) is kept apart.
-                let mut item = event.to_json();
-                let change = item["type"].take();
-                if !item["event"].is_object() {
-                    item["event"] = json!({});
-                }
-                item["event"]["change"] = change;
-                item["type"] = json!("EVENT");
-                (Some(object.as_str()), item)
-            }
-            TimelineEntry::Edge { stamp, edge } => {
-                let stamp = *stamp;
-                if !(sight.shows(&edge.from) && sight.shows(&edge.to)) {
-                    continue;
-                }
-                let item = json!({
-                    "time": crate::journal::rfc3339_micros(stamp),
-                    "type": if edge.added { "EDGE_ADDED" } else { "EDGE_REMOVED" },
-                    "edge": {
-                        "from": show_key(&edge.from),
-                        "relation": edge.relation,
-                        "to": show_key(&edge.to),
-                        "analyzer": edge.analyzer,
-                    },
-                });
-                (None, item)
-            }
-        };
-        if let Some(object) = object {
-            if object != root_key && !sight.shows(object) {
-                continue;
-            }
-            item["path"] = path_json(&timeline.paths, object);
-        }
-        items.push(item);
-    }
-    let objects: Vec<Value> = timeline
+) -> Vec<u8> {
+    // Each shown object's path, written once.
+    let paths: HashMap<&str, Box<RawValue>> = timeline
         .objects
         .iter()
         .filter(|k| **k == root_key || sight.shows(k))
         .map(|k| {
-            json!({
-                "object": show_key(k),
-                "path": path_json(&timeline.paths, k),
+            let path = path_json(&timeline.paths, k).to_string();
+            // Text just written from a value is JSON.
+            let path = RawValue::from_string(path).unwrap_or_else(|_| empty_raw());
+            (k.as_str(), path)
+        })
+        .collect();
+    let related = timeline
+        .objects
+        .iter()
+        .filter_map(|k| {
+            Some(Related {
+                object: show_key(k),
+                path: paths.get(k.as_str())?,
             })
         })
         .collect();
-    json!({
-        "kind": "Timeline",
-        "object": node_json(root),
-        "since": crate::journal::rfc3339_micros(since),
-        "until": (until != u64::MAX).then(|| crate::journal::rfc3339_micros(until)),
-        "depth": depth,
-        "related": objects,
-        "truncated": timeline.truncated,
-        "objectsCapped": timeline.capped,
-        "items": items,
-    })
+    let answer = TimelineAnswer {
+        kind: "Timeline",
+        object: node_json(root),
+        since: crate::journal::rfc3339_micros(since),
+        until: (until != u64::MAX).then(|| crate::journal::rfc3339_micros(until)),
+        depth,
+        related,
+        truncated: timeline.truncated,
+        objects_capped: timeline.capped,
+        items: Items {
+            timeline,
+            sight,
+            paths: &paths,
+        },
+    };
+    // Strings and JSON values always serialize.
+    serde_json::to_vec(&answer).unwrap_or_default()
+}
+
+fn empty_raw() -> Box<RawValue> {
+    RawValue::from_string("[]".into()).expect("[] is JSON")
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TimelineAnswer<'a> {
+    kind: &'static str,
+    object: Value,
+    since: String,
+    until: Option<String>,
+    depth: u32,
+    related: Vec<Related<'a>>,
+    truncated: bool,
+    objects_capped: bool,
+    items: Items<'a>,
+}
+
+/// An object a timeline reached, and how.
+#[derive(Serialize)]
+struct Related<'a> {
+    object: String,
+    path: &'a RawValue,
+}
+
+/// The entries of a timeline that its reader may see, each with the path
+/// of the object it is about.
+struct Items<'a> {
+    timeline: &'a Timeline,
+    sight: &'a Sight,
+    /// Of the objects shown.
+    paths: &'a HashMap<&'a str, Box<RawValue>>,
+}
+
+impl Serialize for Items<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut items = serializer.serialize_seq(None)?;
+        for entry in &self.timeline.entries {
+            match entry {
+                TimelineEntry::Change { object, version } => {
+                    let Some(path) = self.paths.get(object.as_str()) else {
+                        continue;
+                    };
+                    let mut item = version.view(false);
+                    item.path = Some(path);
+                    items.serialize_element(&item)?;
+                }
+                TimelineEntry::Event { object, event } => {
+                    let Some(path) = self.paths.get(object.as_str()) else {
+                        continue;
+                    };
+                    if !event.object_key().is_some_and(|k| self.sight.shows(&k)) {
+                        continue;
+                    }
+                    // The Event's own change (ADDED, MODIFIED) is kept apart.
+                    let mut item = event.to_json();
+                    let change = item["type"].take();
+                    if !item["event"].is_object() {
+                        item["event"] = json!({});
+                    }
+                    item["event"]["change"] = change;
+                    item["type"] = json!("EVENT");
+                    item["path"] = serde_json::from_str(path.get()).unwrap_or_default();
+                    items.serialize_element(&item)?;
+                }
+                TimelineEntry::Edge { stamp, edge } => {
+                    if !(self.sight.shows(&edge.from) && self.sight.shows(&edge.to)) {
+                        continue;
+                    }
+                    items.serialize_element(&json!({
+                        "time": crate::journal::rfc3339_micros(*stamp),
+                        "type": if edge.added { "EDGE_ADDED" } else { "EDGE_REMOVED" },
+                        "edge": {
+                            "from": show_key(&edge.from),
+                            "relation": edge.relation,
+                            "to": show_key(&edge.to),
+                            "analyzer": edge.analyzer,
+                        },
+                    }))?;
+                }
+            }
+        }
+        items.end()
+    }
 }
 
 fn path_json(

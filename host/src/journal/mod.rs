@@ -527,9 +527,10 @@ impl Journal {
         let changed: BTreeSet<usize> = stamps.iter().filter(|s| !s.2).map(|s| s.1).collect();
         let told: BTreeSet<usize> = stamps.iter().filter(|s| s.2).map(|s| s.1).collect();
         let mut entries: Vec<TimelineEntry> = Vec::new();
+        let tables = read::VersionTables::open(&txn)?;
         for i in changed {
             let key = &order[i];
-            for version in read::history(&txn, key, since, asked.until, asked.limit, false)? {
+            for version in tables.light(key, since, asked.until, asked.limit)? {
                 entries.push(TimelineEntry::Change {
                     object: key.clone(),
                     version,

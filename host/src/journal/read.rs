@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use redb::{ReadTransaction, ReadableTable};
+use redb::{ReadOnlyTable, ReadTransaction, ReadableTable};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::record::{self, Record, object_key};
@@ -59,37 +60,97 @@ pub struct Version {
     pub(super) record: Record,
     /// The state after it (none after a deletion).
     pub state: Option<Value>,
-    /// RFC 6902 patch from the version before.
+    /// RFC 6902 patch from the version before: what changed (no `test`
+    /// ops).
     pub patch: Value,
     /// The patch as lines.
     pub lines: Vec<String>,
 }
 
+/// A [`Version`] as answers show it, borrowed: a timeline of hundreds of
+/// versions is written out without copying their patches into a tree.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionView<'a> {
+    time: String,
+    #[serde(rename = "type")]
+    change: &'a str,
+    origin: &'a str,
+    kind: &'a str,
+    group: &'a str,
+    namespace: &'a str,
+    name: &'a str,
+    resource_version: &'a str,
+    who: Option<WhoView<'a>>,
+    diff: &'a Value,
+    diff_text: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gap: Option<GapView>,
+    /// The whole object, with `full`: `null` after a deletion.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    object: Option<Option<&'a Value>>,
+    /// In a timeline: how the object relates to the asked-for one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<&'a serde_json::value::RawValue>,
+}
+
+/// Who made a change, as answers show it ([`record::who_json`]'s form).
+#[derive(Serialize)]
+struct WhoView<'a> {
+    manager: &'a str,
+    operation: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    subresource: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    guessed: bool,
+}
+
+/// The time GRW was not watching, as answers show it.
+#[derive(Serialize)]
+struct GapView {
+    from: String,
+    until: String,
+}
+
 impl Version {
+    /// The version as answers show it; `full` adds the whole object.
+    pub fn view(&self, full: bool) -> VersionView<'_> {
+        let r = &self.record;
+        VersionView {
+            time: super::rfc3339_micros(self.stamp),
+            change: &r.change,
+            origin: &r.origin,
+            kind: r.kind.rsplit_once('/').map_or(r.kind.as_str(), |(_, k)| k),
+            group: r.kind.split_once('/').map_or("", |(g, _)| g),
+            namespace: &r.namespace,
+            name: &r.name,
+            resource_version: &r.resource_version,
+            who: r.who.as_ref().map(|w| WhoView {
+                manager: &w.manager,
+                operation: &w.operation,
+                subresource: &w.subresource,
+                time: r
+                    .who_time
+                    .map(|t| crate::time::rfc3339(std::time::Duration::from_secs(u64::from(t)))),
+                guessed: r.who_guessed,
+            }),
+            diff: &self.patch,
+            diff_text: &self.lines,
+            gap: r.gap.map(|(from, until)| GapView {
+                from: super::rfc3339_micros(from),
+                until: super::rfc3339_micros(until),
+            }),
+            object: full.then_some(self.state.as_ref()),
+            path: None,
+        }
+    }
+
     /// The version as JSON; `full` adds the whole object.
     pub fn to_json(&self, full: bool) -> Value {
-        let r = &self.record;
-        let mut out = json!({
-            "time": super::rfc3339_micros(self.stamp),
-            "type": r.change,
-            "origin": r.origin,
-            "kind": r.kind.rsplit_once('/').map_or(r.kind.as_str(), |(_, k)| k),
-            "group": r.kind.split_once('/').map_or("", |(g, _)| g),
-            "namespace": r.namespace,
-            "name": r.name,
-            "resourceVersion": r.resource_version,
-            "who": record::who_json(r),
-            "diff": self.patch,
-            "diffText": self.lines,
-        });
-        if let Some((from, until)) = r.gap {
-            out["gap"] =
-                json!({"from": super::rfc3339_micros(from), "until": super::rfc3339_micros(until)});
-        }
-        if full {
-            out["object"] = self.state.clone().unwrap_or(Value::Null);
-        }
-        out
+        // Strings and JSON values always serialize.
+        serde_json::to_value(self.view(full)).unwrap_or_default()
     }
 
     /// Who made it: the manager, if known.
@@ -117,9 +178,15 @@ pub(super) fn history(
     limit: usize,
     states: bool,
 ) -> Result<Vec<Version>, StoreError> {
-    let objects = txn.open_table(OBJECTS)?;
-    let entries = txn.open_table(ENTRIES)?;
-    let bases = txn.open_table(BASES)?;
+    let tables = VersionTables::open(txn)?;
+    if !states {
+        return tables.light(key, since, until, limit);
+    }
+    let VersionTables {
+        objects,
+        entries,
+        bases,
+    } = tables;
     let mut stamps = Vec::new();
     for row in objects
         .range((key, since)..=(key, until))?
@@ -132,13 +199,6 @@ pub(super) fn history(
     let Some(&oldest) = stamps.first() else {
         return Ok(Vec::new());
     };
-    if !states {
-        return stamps
-            .into_iter()
-            .rev()
-            .map(|stamp| light_version(&objects, &entries, &bases, key, stamp))
-            .collect();
-    }
     let mut before = match oldest.checked_sub(1) {
         Some(previous) => state_at(&objects, &entries, &bases, key, previous)?.map(|(s, _)| s),
         None => None,
@@ -162,7 +222,7 @@ pub(super) fn history(
             (Some(b), Some(a)) => {
                 let (patch, _) = record::diff(b, a);
                 let lines = record::readable(Some(b), &patch);
-                (record::changes_only(&patch), lines)
+                (record::changes_only(patch), lines)
             }
             (None, Some(_)) => (Value::Array(Vec::new()), vec!["created".to_string()]),
             (_, None) if record.change == "DELETED" => {
@@ -183,6 +243,51 @@ pub(super) fn history(
     Ok(versions)
 }
 
+/// The tables versions are read from, opened once for many objects.
+pub(super) struct VersionTables {
+    objects: ReadOnlyTable<(&'static str, u64), u8>,
+    entries: ReadOnlyTable<u64, &'static [u8]>,
+    bases: ReadOnlyTable<&'static str, &'static [u8]>,
+}
+
+impl VersionTables {
+    pub(super) fn open(txn: &ReadTransaction) -> Result<VersionTables, StoreError> {
+        Ok(VersionTables {
+            objects: txn.open_table(OBJECTS)?,
+            entries: txn.open_table(ENTRIES)?,
+            bases: txn.open_table(BASES)?,
+        })
+    }
+
+    /// [`history`] without states: the versions of `key` in
+    /// `since..=until`, newest first, at most `limit`.
+    pub(super) fn light(
+        &self,
+        key: &str,
+        since: u64,
+        until: u64,
+        limit: usize,
+    ) -> Result<Vec<Version>, StoreError> {
+        let mut versions = Vec::new();
+        for row in self
+            .objects
+            .range((key, since)..=(key, until))?
+            .rev()
+            .take(limit)
+        {
+            let stamp = row?.0.value().1;
+            versions.push(light_version(
+                &self.objects,
+                &self.entries,
+                &self.bases,
+                key,
+                stamp,
+            )?);
+        }
+        Ok(versions)
+    }
+}
+
 /// One version without its whole object: a patch entry's diff is its
 /// patch; an entry stored whole is diffed with the state before it.
 fn light_version(
@@ -192,14 +297,15 @@ fn light_version(
     key: &str,
     stamp: u64,
 ) -> Result<Version, StoreError> {
-    let record = entries
+    let mut record = entries
         .get(stamp)?
         .and_then(|v| Record::decode(v.value()))
         .unwrap_or_default();
     let (patch, lines) = if record.change == "DELETED" {
         (Value::Array(Vec::new()), vec!["deleted".to_string()])
-    } else if let Some(patch) = &record.patch {
-        (record::changes_only(patch), record::readable(None, patch))
+    } else if let Some(patch) = record.patch.take() {
+        let lines = record::readable(None, &patch);
+        (record::changes_only(patch), lines)
     } else {
         let before = match stamp.checked_sub(1) {
             Some(previous) => state_at(objects, entries, bases, key, previous)?.map(|(s, _)| s),
@@ -219,7 +325,7 @@ fn light_version(
             Some((Some(a), b)) => {
                 let (patch, _) = record::diff(&b, &a);
                 let lines = record::readable(Some(&b), &patch);
-                (record::changes_only(&patch), lines)
+                (record::changes_only(patch), lines)
             }
             Some((None, _)) => (Value::Array(Vec::new()), Vec::new()),
             None => (Value::Array(Vec::new()), vec!["created".to_string()]),

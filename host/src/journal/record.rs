@@ -183,7 +183,7 @@ impl Record {
             return serde_json::from_str(full.get()).ok();
         }
         let mut state = before?;
-        let patch: json_patch::Patch = serde_json::from_value(self.patch.clone()?).ok()?;
+        let patch = json_patch::Patch::deserialize(self.patch.as_ref()?).ok()?;
         json_patch::patch(&mut state, &patch).ok()?;
         Some(state)
     }
@@ -236,16 +236,12 @@ pub(super) fn diff(before: &Value, after: &Value) -> (Value, Vec<String>) {
 }
 
 /// `patch` without its `test` ops: what changed.
-pub(super) fn changes_only(patch: &Value) -> Value {
-    Value::Array(
-        patch
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|op| op["op"] != "test")
-            .cloned()
-            .collect(),
-    )
+pub(super) fn changes_only(mut patch: Value) -> Value {
+    match patch.as_array_mut() {
+        Some(ops) => ops.retain(|op| op["op"] != "test"),
+        None => patch = Value::Array(Vec::new()),
+    }
+    patch
 }
 
 /// A readable form of the patch from `before` to `after`: one line per

@@ -682,3 +682,67 @@ fn a_restart_is_a_gap_and_what_changed_meanwhile_is_relisted() {
         assert!(relist["gap"]["from"].is_string(), "{relist}");
     });
 }
+
+#[tokio::test]
+async fn a_version_stored_whole_keeps_its_small_patch_and_reads_the_same() {
+    let s = setup(&JournalConfig::default(), None);
+    let watch = s.watch(&resource("", "ConfigMap", "configmaps")).await;
+    // Big enough that a change of `value` is a small patch.
+    let big = |rv: u64| {
+        let mut object = config_map("settings", rv, &format!("v{rv}"));
+        object["data"]["filler"] = json!("x".repeat(2_000));
+        object
+    };
+    s.apply(&watch, ChangeType::Added, big(1)).await;
+    let versions = record::FULL_EVERY as u64 + 4;
+    for rv in 2..=versions {
+        s.apply(&watch, ChangeType::Modified, big(rv)).await;
+    }
+    let node = NodeKey {
+        group: "".into(),
+        kind: "ConfigMap".into(),
+        namespace: "shop".into(),
+        name: "settings".into(),
+    };
+    // The version after FULL_EVERY patches is whole, with its patch.
+    let txn = s.journal.db.begin_read().unwrap();
+    let objects = txn.open_table(OBJECTS).unwrap();
+    let entries = txn.open_table(ENTRIES).unwrap();
+    let key = node_key(&node);
+    let rows: Vec<(u64, u8)> = objects
+        .range((key.as_str(), 0)..=(key.as_str(), u64::MAX))
+        .unwrap()
+        .map(|row| {
+            let (k, flags) = row.unwrap();
+            (k.value().1, flags.value())
+        })
+        .collect();
+    assert_eq!(rows.len() as u64, versions);
+    let whole: Vec<usize> = (0..rows.len()).filter(|i| rows[*i].1 & FULL != 0).collect();
+    assert_eq!(whole, [0, record::FULL_EVERY as usize]);
+    let stored = entries.get(rows[whole[1]].0).unwrap().unwrap();
+    let stored = record::Record::decode(stored.value()).unwrap();
+    assert!(
+        stored.full.is_some() && stored.patch.is_some(),
+        "{stored:?}"
+    );
+    // Its diff, read from the patch or rebuilt from states, is the same.
+    let full = s.journal.history(&node, 0, u64::MAX, 100, true).unwrap();
+    let light = s.journal.history(&node, 0, u64::MAX, 100, false).unwrap();
+    let said = |versions: &[Version]| -> Vec<(Vec<String>, Value)> {
+        versions
+            .iter()
+            .map(|v| (v.lines.clone(), v.patch.clone()))
+            .collect()
+    };
+    assert_eq!(said(&light), said(&full));
+    let at_whole = &light[light.len() - 1 - whole[1]];
+    assert_eq!(
+        at_whole.lines,
+        [format!(
+            "~ /data/value: \"v{}\" → \"v{}\"",
+            whole[1],
+            whole[1] + 1
+        )]
+    );
+}

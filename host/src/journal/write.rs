@@ -622,12 +622,19 @@ impl Writer {
                     if paths.iter().any(|p| p.starts_with("/metadata/labels")) {
                         record.labels = labels();
                     }
-                    let patch_len = patch.to_string().len();
-                    if e.chain + 1 < FULL_EVERY && patch_len * 2 < object.json_len() {
+                    let small = patch.to_string().len() * 2 < object.json_len();
+                    if e.chain + 1 < FULL_EVERY && small {
                         record.patch = Some(patch);
                         chain = e.chain + 1;
                     } else {
-                        record.changed = paths;
+                        // A small patch is kept beside the whole state:
+                        // reading this version's diff then rebuilds no
+                        // state.
+                        if small {
+                            record.patch = Some(patch);
+                        } else {
+                            record.changed = paths;
+                        }
                         record.full = Some(raw(after.get_or_insert_with(parsed)));
                         flags = FULL;
                         let before_state = before_state.unwrap_or_else(|| before.state(e.kind));
