@@ -400,9 +400,12 @@ fn render_timeline(
         .iter()
         .filter(|k| **k == root_key || sight.shows(k))
         .map(|k| {
-            let path = path_json(&timeline.paths, k).to_string();
-            // Text just written from a value is JSON.
-            let path = RawValue::from_string(path).unwrap_or_else(|_| empty_raw());
+            let steps = timeline.paths.get(k).map(Vec::as_slice).unwrap_or_default();
+            // Strings serialize to JSON.
+            let path = serde_json::to_string(&PathView(steps))
+                .ok()
+                .and_then(|text| RawValue::from_string(text).ok())
+                .unwrap_or_else(empty_raw);
             (k.as_str(), path)
         })
         .collect();
@@ -451,6 +454,25 @@ struct TimelineAnswer<'a> {
     truncated: bool,
     objects_capped: bool,
     items: Items<'a>,
+}
+
+/// The relations that lead from the asked-for object to another.
+struct PathView<'a>(&'a [crate::journal::Step]);
+
+impl Serialize for PathView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct StepView<'a> {
+            relation: &'a str,
+            direction: &'static str,
+            object: String,
+        }
+        serializer.collect_seq(self.0.iter().map(|s| StepView {
+            relation: &s.relation,
+            direction: if s.out { "out" } else { "in" },
+            object: show_key(&s.node),
+        }))
+    }
 }
 
 /// An object a timeline reached, and how.
@@ -519,25 +541,6 @@ impl Serialize for Items<'_> {
         }
         items.end()
     }
-}
-
-fn path_json(
-    paths: &std::collections::HashMap<String, Vec<crate::journal::Step>>,
-    key: &str,
-) -> Value {
-    let steps = paths.get(key).map(Vec::as_slice).unwrap_or_default();
-    Value::Array(
-        steps
-            .iter()
-            .map(|s| {
-                json!({
-                    "relation": s.relation,
-                    "direction": if s.out { "out" } else { "in" },
-                    "object": show_key(&s.node),
-                })
-            })
-            .collect(),
-    )
 }
 
 async fn changes(

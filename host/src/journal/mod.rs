@@ -663,7 +663,15 @@ pub fn parse_node(key: &str) -> Option<NodeKey> {
 /// `group/Kind namespace/name` of an object key, as the relations routes
 /// write nodes.
 pub fn show_key(key: &str) -> String {
-    parse_node(key).map_or_else(|| key.to_string(), |n| n.to_string())
+    // As a node shows itself, without making one.
+    match record::split_object_key(key) {
+        Some((group, kind, namespace, name)) => {
+            let group = if group.is_empty() { "core" } else { group };
+            let namespace = if namespace.is_empty() { "-" } else { namespace };
+            format!("{group}/{kind} {namespace}/{name}")
+        }
+        None => key.to_string(),
+    }
 }
 
 #[cfg(test)]

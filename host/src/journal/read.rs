@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use redb::{ReadOnlyTable, ReadTransaction, ReadableTable};
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::record::{self, Record, object_key};
@@ -60,9 +61,9 @@ pub struct Version {
     pub(super) record: Record,
     /// The state after it (none after a deletion).
     pub state: Option<Value>,
-    /// RFC 6902 patch from the version before: what changed (no `test`
-    /// ops).
-    pub patch: Value,
+    /// RFC 6902 patch from the version before, as text: what changed (no
+    /// `test` ops).
+    pub patch: Box<RawValue>,
     /// The patch as lines.
     pub lines: Vec<String>,
 }
@@ -82,7 +83,7 @@ pub struct VersionView<'a> {
     name: &'a str,
     resource_version: &'a str,
     who: Option<WhoView<'a>>,
-    diff: &'a Value,
+    diff: &'a RawValue,
     diff_text: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     gap: Option<GapView>,
@@ -91,7 +92,7 @@ pub struct VersionView<'a> {
     object: Option<Option<&'a Value>>,
     /// In a timeline: how the object relates to the asked-for one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<&'a serde_json::value::RawValue>,
+    pub path: Option<&'a RawValue>,
 }
 
 /// Who made a change, as answers show it ([`record::who_json`]'s form).
@@ -219,16 +220,12 @@ pub(super) fn history(
             record.state_after(before.clone())
         };
         let (patch, lines) = match (&before, &state) {
-            (Some(b), Some(a)) => {
-                let (patch, _) = record::diff(b, a);
-                let lines = record::readable(Some(b), &patch);
-                (record::changes_only(patch), lines)
-            }
-            (None, Some(_)) => (Value::Array(Vec::new()), vec!["created".to_string()]),
+            (Some(b), Some(a)) => diffed(b, a),
+            (None, Some(_)) => (record::no_ops(), vec!["created".to_string()]),
             (_, None) if record.change == "DELETED" => {
-                (Value::Array(Vec::new()), vec!["deleted".to_string()])
+                (record::no_ops(), vec!["deleted".to_string()])
             }
-            _ => (Value::Array(Vec::new()), Vec::new()),
+            _ => (record::no_ops(), Vec::new()),
         };
         versions.push(Version {
             stamp,
@@ -297,15 +294,15 @@ fn light_version(
     key: &str,
     stamp: u64,
 ) -> Result<Version, StoreError> {
-    let mut record = entries
+    let record = entries
         .get(stamp)?
         .and_then(|v| Record::decode(v.value()))
         .unwrap_or_default();
     let (patch, lines) = if record.change == "DELETED" {
-        (Value::Array(Vec::new()), vec!["deleted".to_string()])
-    } else if let Some(patch) = record.patch.take() {
-        let lines = record::readable(None, &patch);
-        (record::changes_only(patch), lines)
+        (record::no_ops(), vec!["deleted".to_string()])
+    } else if let Some(patch) = &record.patch {
+        let ops = record::ops(patch);
+        (record::changes_only(&ops), record::readable(None, &ops))
     } else {
         let before = match stamp.checked_sub(1) {
             Some(previous) => state_at(objects, entries, bases, key, previous)?.map(|(s, _)| s),
@@ -322,13 +319,9 @@ fn light_version(
         // Whole states are parsed only to be diffed: a first version is
         // "created" as it is.
         match before.map(|b| (record.state_after(None), b)) {
-            Some((Some(a), b)) => {
-                let (patch, _) = record::diff(&b, &a);
-                let lines = record::readable(Some(&b), &patch);
-                (record::changes_only(patch), lines)
-            }
-            Some((None, _)) => (Value::Array(Vec::new()), Vec::new()),
-            None => (Value::Array(Vec::new()), vec!["created".to_string()]),
+            Some((Some(a), b)) => diffed(&b, &a),
+            Some((None, _)) => (record::no_ops(), Vec::new()),
+            None => (record::no_ops(), vec!["created".to_string()]),
         }
     };
     Ok(Version {
@@ -338,6 +331,18 @@ fn light_version(
         patch,
         lines,
     })
+}
+
+/// What changed from `before` to `after`: the patch (no `test` ops) and
+/// its lines.
+fn diffed(before: &Value, after: &Value) -> (Box<RawValue>, Vec<String>) {
+    let (patch, _) = record::diff(before, after);
+    let text = record::patch_text(&patch);
+    let ops = record::ops(&text);
+    (
+        record::changes_only(&ops),
+        record::readable(Some(before), &ops),
+    )
 }
 
 /// The stamps of the versions of `keys` and of the Events about them in

@@ -14,6 +14,7 @@
 //! does the `kubectl.kubernetes.io/last-applied-configuration` annotation,
 //! which holds them too.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -100,9 +101,50 @@ pub(super) struct Record {
     /// The whole state.
     #[serde(rename = "f", default, skip_serializing_if = "Option::is_none")]
     pub full: Option<Box<RawValue>>,
-    /// The patch from the state before.
+    /// The patch from the state before, as text: read, it is split into
+    /// its [`Op`]s without parsing their values.
     #[serde(rename = "p", default, skip_serializing_if = "Option::is_none")]
-    pub patch: Option<Value>,
+    pub patch: Option<Box<RawValue>>,
+}
+
+/// One operation of a stored patch, its value left as text.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct Op<'a> {
+    #[serde(borrow)]
+    pub op: Cow<'a, str>,
+    #[serde(borrow)]
+    pub path: Cow<'a, str>,
+    /// Absent for `remove`; a JSON `null` is a value.
+    #[serde(
+        borrow,
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub value: Option<&'a RawValue>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(deserializer).map(Some)
+}
+
+/// The operations of the patch `text` (none if it is not one).
+pub(super) fn ops(text: &RawValue) -> Vec<Op<'_>> {
+    serde_json::from_str(text.get()).unwrap_or_default()
+}
+
+/// The text of a patch of no operation.
+pub(super) fn no_ops() -> Box<RawValue> {
+    // `[]` is JSON.
+    RawValue::from_string("[]".into()).unwrap_or_default()
+}
+
+/// The text of `patch`.
+pub(super) fn patch_text(patch: &Value) -> Box<RawValue> {
+    // A value's text is JSON.
+    RawValue::from_string(patch.to_string()).unwrap_or_else(|_| no_ops())
 }
 
 /// Where every version differs: left out of what changed (the version
@@ -164,13 +206,11 @@ impl Record {
     /// What changed from the version before: the paths of its patch, or
     /// those listed.
     pub(super) fn changed_paths(&self) -> Vec<String> {
-        match self.patch.as_ref().and_then(Value::as_array) {
-            Some(ops) => ops
-                .iter()
-                .filter(|op| op["op"] != "test")
-                .filter_map(|op| op["path"].as_str())
-                .filter(|p| *p != RESOURCE_VERSION)
-                .map(str::to_string)
+        match &self.patch {
+            Some(patch) => ops(patch)
+                .into_iter()
+                .filter(|op| op.op != "test" && op.path != RESOURCE_VERSION)
+                .map(|op| op.path.into_owned())
                 .take(MAX_PATHS)
                 .collect(),
             None => self.changed.clone(),
@@ -183,7 +223,7 @@ impl Record {
             return serde_json::from_str(full.get()).ok();
         }
         let mut state = before?;
-        let patch = json_patch::Patch::deserialize(self.patch.as_ref()?).ok()?;
+        let patch: json_patch::Patch = serde_json::from_str(self.patch.as_ref()?.get()).ok()?;
         json_patch::patch(&mut state, &patch).ok()?;
         Some(state)
     }
@@ -235,54 +275,52 @@ pub(super) fn diff(before: &Value, after: &Value) -> (Value, Vec<String>) {
     )
 }
 
-/// `patch` without its `test` ops: what changed.
-pub(super) fn changes_only(mut patch: Value) -> Value {
-    match patch.as_array_mut() {
-        Some(ops) => ops.retain(|op| op["op"] != "test"),
-        None => patch = Value::Array(Vec::new()),
-    }
-    patch
+/// `ops` without the `test` ones: what changed, as text.
+pub(super) fn changes_only(ops: &[Op]) -> Box<RawValue> {
+    let changes: Vec<&Op> = ops.iter().filter(|op| op.op != "test").collect();
+    // Strings and JSON texts serialize to JSON.
+    serde_json::to_string(&changes)
+        .ok()
+        .and_then(|text| RawValue::from_string(text).ok())
+        .unwrap_or_else(no_ops)
 }
 
-/// A readable form of the patch from `before` to `after`: one line per
+/// A readable form of the patch `ops` from `before`: one line per
 /// operation, `+ path: value`, `- path: value`, `~ path: old → new`.
-pub(super) fn readable(before: Option<&Value>, patch: &Value) -> Vec<String> {
-    let Some(ops) = patch.as_array() else {
-        return Vec::new();
-    };
-    let short = |v: &Value| {
-        let text = v.to_string();
+pub(super) fn readable(before: Option<&Value>, ops: &[Op]) -> Vec<String> {
+    let short = |text: &str| {
         if text.chars().count() > 120 {
             format!("{}…", text.chars().take(119).collect::<String>())
         } else {
-            text
+            text.to_string()
         }
     };
     // The values before: the patch's `test` ops say them, else `before`.
-    let tested: BTreeMap<&str, &Value> = ops
+    let tested: BTreeMap<&str, &RawValue> = ops
         .iter()
-        .filter(|op| op["op"] == "test")
-        .filter_map(|op| Some((op["path"].as_str()?, &op["value"])))
+        .filter(|op| op.op == "test")
+        .filter_map(|op| Some((op.path.as_ref(), op.value?)))
         .collect();
-    let old = |path: &str| {
-        tested
-            .get(path)
-            .copied()
-            .or_else(|| before.and_then(|b| b.pointer(path)))
+    let old = |path: &str| match tested.get(path) {
+        Some(value) => Some(short(value.get())),
+        None => before
+            .and_then(|b| b.pointer(path))
+            .map(|v| short(&v.to_string())),
     };
+    let new = |op: &Op| short(op.value.map_or("null", RawValue::get));
     ops.iter()
-        .filter(|op| op["path"] != RESOURCE_VERSION && op["op"] != "test")
+        .filter(|op| op.path != RESOURCE_VERSION && op.op != "test")
         .map(|op| {
-            let path = op["path"].as_str().unwrap_or("");
-            match op["op"].as_str().unwrap_or("") {
-                "add" => format!("+ {path}: {}", short(&op["value"])),
+            let path = op.path.as_ref();
+            match op.op.as_ref() {
+                "add" => format!("+ {path}: {}", new(op)),
                 "remove" => match old(path) {
-                    Some(v) => format!("- {path}: {}", short(v)),
+                    Some(v) => format!("- {path}: {v}"),
                     None => format!("- {path}"),
                 },
                 "replace" => match old(path) {
-                    Some(v) => format!("~ {path}: {} → {}", short(v), short(&op["value"])),
-                    None => format!("~ {path}: {}", short(&op["value"])),
+                    Some(v) => format!("~ {path}: {v} → {}", new(op)),
+                    None => format!("~ {path}: {}", new(op)),
                 },
                 other => format!("{other} {path}"),
             }
@@ -382,18 +420,39 @@ mod tests {
         let (patch, paths) = diff(&before, &after);
         assert_eq!(paths, ["/metadata/labels/tier", "/spec/replicas"]);
         let record = Record {
-            patch: Some(patch.clone()),
+            patch: Some(patch_text(&patch)),
             ..Record::default()
         };
         assert_eq!(record.state_after(Some(before.clone())), Some(after));
         assert_eq!(
-            readable(Some(&before), &patch),
+            readable(Some(&before), &ops(&patch_text(&patch))),
             [
                 "+ /metadata/labels/tier: \"front\"",
                 "~ /spec/replicas: 2 → 3"
             ]
         );
         let decoded = Record::decode(&record.encode()).expect("reads back");
-        assert_eq!(decoded.patch, Some(patch));
+        assert_eq!(
+            decoded.patch.map(|p| p.get().to_string()),
+            Some(patch.to_string())
+        );
+    }
+
+    #[test]
+    fn a_null_value_in_a_patch_is_kept_as_a_value() {
+        let before = json!({"spec": {"paused": true}});
+        let after = json!({"spec": {"paused": null, "note": null}});
+        let (patch, _) = diff(&before, &after);
+        let text = patch_text(&patch);
+        let ops = ops(&text);
+        let changes: Value = serde_json::from_str(changes_only(&ops).get()).unwrap();
+        let mut rebuilt = before.clone();
+        let changes: json_patch::Patch = serde_json::from_value(changes).unwrap();
+        json_patch::patch(&mut rebuilt, &changes).unwrap();
+        assert_eq!(rebuilt, after);
+        assert_eq!(
+            readable(None, &ops),
+            ["+ /spec/note: null", "~ /spec/paused: true → null"]
+        );
     }
 }

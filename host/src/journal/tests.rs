@@ -732,7 +732,7 @@ async fn a_version_stored_whole_keeps_its_small_patch_and_reads_the_same() {
     let said = |versions: &[Version]| -> Vec<(Vec<String>, Value)> {
         versions
             .iter()
-            .map(|v| (v.lines.clone(), v.patch.clone()))
+            .map(|v| (v.lines.clone(), v.patch.get().into()))
             .collect()
     };
     assert_eq!(said(&light), said(&full));

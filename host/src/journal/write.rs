@@ -622,7 +622,8 @@ impl Writer {
                     if paths.iter().any(|p| p.starts_with("/metadata/labels")) {
                         record.labels = labels();
                     }
-                    let small = patch.to_string().len() * 2 < object.json_len();
+                    let patch = record::patch_text(&patch);
+                    let small = patch.get().len() * 2 < object.json_len();
                     if e.chain + 1 < FULL_EVERY && small {
                         record.patch = Some(patch);
                         chain = e.chain + 1;
