@@ -513,7 +513,8 @@ impl Journal {
             .collect();
         // Which entries make the newest `limit`, from the indexes alone:
         // only those are decoded, their states rebuilt and diffed.
-        let mut stamps = read::stamps(&txn, &order, asked.since, asked.until, asked.limit)?;
+        // One more than the limit says whether there were more.
+        let mut stamps = read::stamps(&txn, &order, asked.since, asked.until, asked.limit + 1)?;
         let mut all: Vec<u64> = stamps.iter().map(|(stamp, _, _)| *stamp).collect();
         all.extend(edge_changes.iter().map(|(stamp, _)| *stamp));
         all.sort_unstable_by(|a, b| b.cmp(a));

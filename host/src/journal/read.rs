@@ -346,9 +346,13 @@ fn diffed(before: &Value, after: &Value) -> (Box<RawValue>, Vec<String>) {
 }
 
 /// The stamps of the versions of `keys` and of the Events about them in
-/// `since..=until`: at most the newest `limit` of each object's of each
-/// sort, read from the indexes alone.
-/// Each with the index of its key in `keys` and whether it is an Event's.
+/// `since..=until`: the newest `limit` of them all, newest first, read
+/// from the indexes alone. Each with the index of its key in `keys` and
+/// whether it is an Event's.
+///
+/// Each object's index is read backwards, and only as far as the newest
+/// `limit` reach: an object with a long history in the window costs no
+/// more than its entries among them.
 pub(super) fn stamps(
     txn: &ReadTransaction,
     keys: &[String],
@@ -356,20 +360,40 @@ pub(super) fn stamps(
     until: u64,
     limit: usize,
 ) -> Result<Vec<(u64, usize, bool)>, StoreError> {
+    type Stamps<'t> = Box<dyn Iterator<Item = Result<u64, StoreError>> + 't>;
     let objects = txn.open_table(OBJECTS)?;
     let about = txn.open_table(ABOUT)?;
-    let mut stamps = Vec::new();
+    let mut readers: Vec<(Stamps, usize, bool)> = Vec::new();
     for (i, key) in keys.iter().enumerate() {
         let key = key.as_str();
-        for row in objects
+        let versions = objects
             .range((key, since)..=(key, until))?
             .rev()
-            .take(limit)
-        {
-            stamps.push((row?.0.value().1, i, false));
+            .map(|row| Ok(row?.0.value().1));
+        let events = about
+            .range((key, since)..=(key, until))?
+            .rev()
+            .map(|row| Ok(row?.0.value().1));
+        readers.push((Box::new(versions), i, false));
+        readers.push((Box::new(events), i, true));
+    }
+    // The newest stamp of each reader; the newest of them all is taken
+    // and that reader read on.
+    let mut heads = std::collections::BinaryHeap::new();
+    for (slot, (reader, _, _)) in readers.iter_mut().enumerate() {
+        if let Some(stamp) = reader.next() {
+            heads.push((stamp?, slot));
         }
-        for row in about.range((key, since)..=(key, until))?.rev().take(limit) {
-            stamps.push((row?.0.value().1, i, true));
+    }
+    let mut stamps = Vec::new();
+    while stamps.len() < limit {
+        let Some((stamp, slot)) = heads.pop() else {
+            break;
+        };
+        let (reader, i, event) = &mut readers[slot];
+        stamps.push((stamp, *i, *event));
+        if let Some(next) = reader.next() {
+            heads.push((next?, slot));
         }
     }
     Ok(stamps)

@@ -122,6 +122,9 @@ pub(super) struct Op<'a> {
         skip_serializing_if = "Option::is_none"
     )]
     pub value: Option<&'a RawValue>,
+    /// The operation's own text.
+    #[serde(skip)]
+    pub text: Option<&'a RawValue>,
 }
 
 fn present<'de, D: serde::Deserializer<'de>>(
@@ -132,7 +135,15 @@ fn present<'de, D: serde::Deserializer<'de>>(
 
 /// The operations of the patch `text` (none if it is not one).
 pub(super) fn ops(text: &RawValue) -> Vec<Op<'_>> {
-    serde_json::from_str(text.get()).unwrap_or_default()
+    let texts: Vec<&RawValue> = serde_json::from_str(text.get()).unwrap_or_default();
+    texts
+        .into_iter()
+        .filter_map(|text| {
+            let mut op: Op = serde_json::from_str(text.get()).ok()?;
+            op.text = Some(text);
+            Some(op)
+        })
+        .collect()
 }
 
 /// The text of a patch of no operation.
@@ -277,22 +288,28 @@ pub(super) fn diff(before: &Value, after: &Value) -> (Value, Vec<String>) {
 
 /// `ops` without the `test` ones: what changed, as text.
 pub(super) fn changes_only(ops: &[Op]) -> Box<RawValue> {
-    let changes: Vec<&Op> = ops.iter().filter(|op| op.op != "test").collect();
-    // Strings and JSON texts serialize to JSON.
-    serde_json::to_string(&changes)
-        .ok()
-        .and_then(|text| RawValue::from_string(text).ok())
-        .unwrap_or_else(no_ops)
+    let mut text = String::from("[");
+    for op in ops.iter().filter(|op| op.op != "test") {
+        if text.len() > 1 {
+            text.push(',');
+        }
+        match op.text {
+            Some(own) => text.push_str(own.get()),
+            // Strings and JSON texts serialize to JSON.
+            None => text.push_str(&serde_json::to_string(op).unwrap_or_default()),
+        }
+    }
+    text.push(']');
+    RawValue::from_string(text).unwrap_or_else(|_| no_ops())
 }
 
 /// A readable form of the patch `ops` from `before`: one line per
 /// operation, `+ path: value`, `- path: value`, `~ path: old → new`.
 pub(super) fn readable(before: Option<&Value>, ops: &[Op]) -> Vec<String> {
-    let short = |text: &str| {
-        if text.chars().count() > 120 {
-            format!("{}…", text.chars().take(119).collect::<String>())
-        } else {
-            text.to_string()
+    let short = |text: &str| -> String {
+        match text.char_indices().nth(120) {
+            Some(_) => format!("{}…", text.chars().take(119).collect::<String>()),
+            None => text.to_string(),
         }
     };
     // The values before: the patch's `test` ops say them, else `before`.

@@ -746,3 +746,95 @@ async fn a_version_stored_whole_keeps_its_small_patch_and_reads_the_same() {
         )]
     );
 }
+
+#[tokio::test]
+async fn a_timeline_keeps_the_newest_entries_across_objects_up_to_its_limit() {
+    let s = setup(&JournalConfig::default(), None);
+    let watch = s.watch(&resource("", "ConfigMap", "configmaps")).await;
+    let node = |name: &str| NodeKey {
+        group: "".into(),
+        kind: "ConfigMap".into(),
+        namespace: "shop".into(),
+        name: name.into(),
+    };
+    // `a` changes three times, then `b` twice, then `a` once more.
+    let mut rv = 0;
+    let mut change = |name: &'static str, value: &str| {
+        rv += 1;
+        (name, config_map(name, rv, value))
+    };
+    let changes = [
+        change("a", "1"),
+        change("a", "2"),
+        change("a", "3"),
+        change("b", "1"),
+        change("b", "2"),
+        change("a", "4"),
+    ];
+    for (i, (_, object)) in changes.into_iter().enumerate() {
+        let kind = if i == 0 || i == 3 {
+            ChangeType::Added
+        } else {
+            ChangeType::Modified
+        };
+        s.apply(&watch, kind, object).await;
+    }
+    // `a` uses `b`: one step apart.
+    let mut graph = crate::relations::Graph::default();
+    let found = vec![crate::relations::graph::Found {
+        relation: "uses".into(),
+        outgoing: true,
+        other: node("b"),
+        attributes: vec![],
+    }];
+    graph.replace(
+        "test",
+        node("a"),
+        found,
+        vec![],
+        std::time::SystemTime::now(),
+    );
+    let timeline = |limit: usize| {
+        let asked = TimelineQuery {
+            root: node("a"),
+            since: 0,
+            until: u64::MAX,
+            depth: 1,
+            relations: vec![],
+            limit,
+            max_objects: 100,
+        };
+        let timeline = s.journal.timeline(&graph, &asked).unwrap();
+        let seen: Vec<(String, String)> = timeline
+            .entries
+            .iter()
+            .map(|entry| match entry {
+                TimelineEntry::Change { version, .. } => (
+                    version.record.name.clone(),
+                    version.record.resource_version.clone(),
+                ),
+                _ => panic!("only changes"),
+            })
+            .collect();
+        (seen, timeline.truncated)
+    };
+    let named = |pairs: &[(&str, u32)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(n, rv)| (n.to_string(), rv.to_string()))
+            .collect()
+    };
+    assert_eq!(
+        timeline(3),
+        (named(&[("a", 6), ("b", 5), ("b", 4)]), true),
+        "the newest three of both"
+    );
+    assert_eq!(
+        timeline(6),
+        (
+            named(&[("a", 6), ("b", 5), ("b", 4), ("a", 3), ("a", 2), ("a", 1)]),
+            false
+        ),
+        "all six, and no more to tell"
+    );
+}
