@@ -402,10 +402,8 @@ fn render_timeline(
         .map(|k| {
             let steps = timeline.paths.get(k).map(Vec::as_slice).unwrap_or_default();
             // Strings serialize to JSON.
-            let path = serde_json::to_string(&PathView(steps))
-                .ok()
-                .and_then(|text| RawValue::from_string(text).ok())
-                .unwrap_or_else(empty_raw);
+            let path =
+                serde_json::value::to_raw_value(&PathView(steps)).unwrap_or_else(|_| empty_raw());
             (k.as_str(), path)
         })
         .collect();

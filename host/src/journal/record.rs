@@ -122,9 +122,6 @@ pub(super) struct Op<'a> {
         skip_serializing_if = "Option::is_none"
     )]
     pub value: Option<&'a RawValue>,
-    /// The operation's own text.
-    #[serde(skip)]
-    pub text: Option<&'a RawValue>,
 }
 
 fn present<'de, D: serde::Deserializer<'de>>(
@@ -135,15 +132,7 @@ fn present<'de, D: serde::Deserializer<'de>>(
 
 /// The operations of the patch `text` (none if it is not one).
 pub(super) fn ops(text: &RawValue) -> Vec<Op<'_>> {
-    let texts: Vec<&RawValue> = serde_json::from_str(text.get()).unwrap_or_default();
-    texts
-        .into_iter()
-        .filter_map(|text| {
-            let mut op: Op = serde_json::from_str(text.get()).ok()?;
-            op.text = Some(text);
-            Some(op)
-        })
-        .collect()
+    serde_json::from_str(text.get()).unwrap_or_default()
 }
 
 /// The text of a patch of no operation.
@@ -154,8 +143,8 @@ pub(super) fn no_ops() -> Box<RawValue> {
 
 /// The text of `patch`.
 pub(super) fn patch_text(patch: &Value) -> Box<RawValue> {
-    // A value's text is JSON.
-    RawValue::from_string(patch.to_string()).unwrap_or_else(|_| no_ops())
+    // A value serializes; what it writes is not parsed again.
+    serde_json::value::to_raw_value(patch).unwrap_or_else(|_| no_ops())
 }
 
 /// Where every version differs: left out of what changed (the version
@@ -288,19 +277,10 @@ pub(super) fn diff(before: &Value, after: &Value) -> (Value, Vec<String>) {
 
 /// `ops` without the `test` ones: what changed, as text.
 pub(super) fn changes_only(ops: &[Op]) -> Box<RawValue> {
-    let mut text = String::from("[");
-    for op in ops.iter().filter(|op| op.op != "test") {
-        if text.len() > 1 {
-            text.push(',');
-        }
-        match op.text {
-            Some(own) => text.push_str(own.get()),
-            // Strings and JSON texts serialize to JSON.
-            None => text.push_str(&serde_json::to_string(op).unwrap_or_default()),
-        }
-    }
-    text.push(']');
-    RawValue::from_string(text).unwrap_or_else(|_| no_ops())
+    let changes: Vec<&Op> = ops.iter().filter(|op| op.op != "test").collect();
+    // Strings and JSON texts serialize; what is written is not parsed
+    // again.
+    serde_json::value::to_raw_value(&changes).unwrap_or_else(|_| no_ops())
 }
 
 /// A readable form of the patch `ops` from `before`: one line per
