@@ -184,7 +184,7 @@ async fn history_route(
     Path(params): Path<HashMap<String, String>>,
     kind: RouteKind,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Value>, Problem> {
+) -> Result<Response, Problem> {
     let namespace = params.get("namespace").map(String::as_str);
     let name = params.get("name").map_or("", String::as_str);
     history(&state, namespace, &kind, name, raw.as_deref()).await
@@ -196,28 +196,33 @@ async fn history(
     kind: &RouteKind,
     name: &str,
     raw: Option<&str>,
-) -> Result<Json<Value>, Problem> {
+) -> Result<Response, Problem> {
     let params = Params::parse(raw, &["since", "until", "limit", "full"])?;
     let journal = journal(state)?;
     let node = object(kind, namespace, name)?;
     let (since, until) = window(&params, None)?;
     let limit = params.number("limit", MAX_LIMIT)?.unwrap_or(DEFAULT_LIMIT) as usize;
     let full = params.flag("full")?;
-    let asked = node.clone();
-    let items = state
+    // The answer is made, and written out, on the query pool: up to
+    // 10,000 versions, whole with `full`.
+    let answer = state
         .queries
         .run(move |_budget| {
             Ok(journal
-                .history(&asked, since, until, limit, full)
-                .map(|versions| versions.iter().map(|v| v.to_json(full)).collect::<Vec<_>>()))
+                .history(&node, since, until, limit, full)
+                .map(|versions| {
+                    let answer = HistoryAnswer {
+                        kind: "History",
+                        object: node_json(&node),
+                        items: versions.iter().map(|v| v.view(full)).collect(),
+                    };
+                    // Strings and JSON values always serialize.
+                    serde_json::to_vec(&answer).unwrap_or_default()
+                }))
         })
         .await?
         .map_err(store_failed)?;
-    Ok(Json(json!({
-        "kind": "History",
-        "object": node_json(&node),
-        "items": items,
-    })))
+    Ok(([(CONTENT_TYPE, "application/json")], answer).into_response())
 }
 
 fn node_json(node: &NodeKey) -> Value {
@@ -292,6 +297,13 @@ pub(super) async fn as_of(
             format!("{what} at {at}: {why}"),
         )),
     }
+}
+
+#[derive(Serialize)]
+struct HistoryAnswer<'a> {
+    kind: &'static str,
+    object: Value,
+    items: Vec<crate::journal::VersionView<'a>>,
 }
 
 /// `timeline` of a cluster-scoped object or of one in `{namespace}`.
@@ -541,10 +553,16 @@ impl Serialize for Items<'_> {
     }
 }
 
+#[derive(Serialize)]
+struct ChangeList {
+    kind: &'static str,
+    items: Vec<Value>,
+}
+
 async fn changes(
     State(state): State<Arc<AppState>>,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Value>, Problem> {
+) -> Result<Response, Problem> {
     let params = Params::parse(
         raw.as_deref(),
         &[
@@ -594,12 +612,24 @@ async fn changes(
     let mut sight = Sight::new();
     let keys: Vec<String> = found.iter().filter_map(Listed::object_key).collect();
     sight.decide(&state, keys.iter()).await?;
-    let items: Vec<Value> = found
-        .iter()
-        .filter(|l| l.object_key().is_none_or(|k| sight.shows(&k)))
-        .map(Listed::to_json)
-        .collect();
-    Ok(Json(json!({"kind": "ChangeList", "items": items})))
+    // Up to 10,000 entries: made and written out on the query pool.
+    let answer = state
+        .queries
+        .run(move |_| {
+            let items: Vec<Value> = found
+                .iter()
+                .filter(|l| l.object_key().is_none_or(|k| sight.shows(&k)))
+                .map(Listed::to_json)
+                .collect();
+            let answer = ChangeList {
+                kind: "ChangeList",
+                items,
+            };
+            // JSON values always serialize.
+            Ok(serde_json::to_vec(&answer).unwrap_or_default())
+        })
+        .await?;
+    Ok(([(CONTENT_TYPE, "application/json")], answer).into_response())
 }
 
 async fn status(

@@ -33,7 +33,7 @@ use redb::{Database, ReadableDatabase, ReadableTable};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-pub use read::{AsOf, ChangesFilter, Listed, Version};
+pub use read::{AsOf, ChangesFilter, Listed, Version, VersionView};
 pub use tables::EdgeRecord;
 pub use write::{Counts, StoreError};
 
