@@ -225,6 +225,13 @@ async fn history(
     Ok(([(CONTENT_TYPE, "application/json")], answer).into_response())
 }
 
+#[derive(Serialize)]
+struct HistoryAnswer<'a> {
+    kind: &'static str,
+    object: Value,
+    items: Vec<crate::journal::VersionView<'a>>,
+}
+
 fn node_json(node: &NodeKey) -> Value {
     json!({
         "group": &*node.group,
@@ -297,13 +304,6 @@ pub(super) async fn as_of(
             format!("{what} at {at}: {why}"),
         )),
     }
-}
-
-#[derive(Serialize)]
-struct HistoryAnswer<'a> {
-    kind: &'static str,
-    object: Value,
-    items: Vec<crate::journal::VersionView<'a>>,
 }
 
 /// `timeline` of a cluster-scoped object or of one in `{namespace}`.

@@ -95,7 +95,7 @@ pub struct VersionView<'a> {
     pub path: Option<&'a RawValue>,
 }
 
-/// Who made a change, as answers show it ([`record::who_json`]'s form).
+/// Who made a change, as answers show it.
 #[derive(Serialize)]
 struct WhoView<'a> {
     manager: &'a str,
@@ -106,6 +106,21 @@ struct WhoView<'a> {
     time: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     guessed: bool,
+}
+
+impl WhoView<'_> {
+    fn of(record: &Record) -> Option<WhoView<'_>> {
+        let w = record.who.as_ref()?;
+        Some(WhoView {
+            manager: &w.manager,
+            operation: &w.operation,
+            subresource: &w.subresource,
+            time: record
+                .who_time
+                .map(|t| crate::time::rfc3339(std::time::Duration::from_secs(u64::from(t)))),
+            guessed: record.who_guessed,
+        })
+    }
 }
 
 /// The time GRW was not watching, as answers show it.
@@ -128,15 +143,7 @@ impl Version {
             namespace: &r.namespace,
             name: &r.name,
             resource_version: &r.resource_version,
-            who: r.who.as_ref().map(|w| WhoView {
-                manager: &w.manager,
-                operation: &w.operation,
-                subresource: &w.subresource,
-                time: r
-                    .who_time
-                    .map(|t| crate::time::rfc3339(std::time::Duration::from_secs(u64::from(t)))),
-                guessed: r.who_guessed,
-            }),
+            who: WhoView::of(r),
             diff: &self.patch,
             diff_text: &self.lines,
             gap: r.gap.map(|(from, until)| GapView {
@@ -558,7 +565,7 @@ impl Listed {
             "namespace": r.namespace,
             "name": r.name,
             "resourceVersion": r.resource_version,
-            "who": record::who_json(r),
+            "who": WhoView::of(r),
             "changed": r.changed_paths(),
         });
         if let Some(detail) = &self.detail {

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::store::Writer;
@@ -360,30 +360,10 @@ pub(super) fn split_object_key(key: &str) -> Option<(&str, &str, &str, &str)> {
     Some((group, kind, namespace, name))
 }
 
-/// A Writer as answers show it.
-pub(super) fn who_json(record: &Record) -> Value {
-    match &record.who {
-        Some(w) => {
-            let mut who = json!({"manager": w.manager, "operation": w.operation});
-            if !w.subresource.is_empty() {
-                who["subresource"] = Value::String(w.subresource.clone());
-            }
-            if let Some(t) = record.who_time {
-                who["time"] = Value::String(crate::time::rfc3339(std::time::Duration::from_secs(
-                    u64::from(t),
-                )));
-            }
-            if record.who_guessed {
-                who["guessed"] = Value::Bool(true);
-            }
-            who
-        }
-        None => Value::Null,
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
