@@ -285,44 +285,75 @@ pub(super) fn changes_only(ops: &[Op]) -> Box<RawValue> {
 
 /// A readable form of the patch `ops` from `before`: one line per
 /// operation, `+ path: value`, `- path: value`, `~ path: old → new`.
+///
+/// A timeline writes hundreds of these: each line is one `String` built
+/// by pushes, and a value is copied only once, into its line.
 pub(super) fn readable(before: Option<&Value>, ops: &[Op]) -> Vec<String> {
-    let short = |text: &str| -> String {
-        match text.char_indices().nth(120) {
-            Some(_) => format!("{}…", text.chars().take(119).collect::<String>()),
-            None => text.to_string(),
-        }
-    };
     // The values before: the patch's `test` ops say them, else `before`.
     let tested: BTreeMap<&str, &RawValue> = ops
         .iter()
         .filter(|op| op.op == "test")
         .filter_map(|op| Some((op.path.as_ref(), op.value?)))
         .collect();
-    let old = |path: &str| match tested.get(path) {
-        Some(value) => Some(short(value.get())),
-        None => before
-            .and_then(|b| b.pointer(path))
-            .map(|v| short(&v.to_string())),
+    let old = |path: &str| -> Option<Cow<'_, str>> {
+        match tested.get(path) {
+            Some(value) => Some(Cow::Borrowed(value.get())),
+            None => before
+                .and_then(|b| b.pointer(path))
+                .map(|v| Cow::Owned(v.to_string())),
+        }
     };
-    let new = |op: &Op| short(op.value.map_or("null", RawValue::get));
     ops.iter()
         .filter(|op| op.path != RESOURCE_VERSION && op.op != "test")
         .map(|op| {
             let path = op.path.as_ref();
-            match op.op.as_ref() {
-                "add" => format!("+ {path}: {}", new(op)),
-                "remove" => match old(path) {
-                    Some(v) => format!("- {path}: {v}"),
-                    None => format!("- {path}"),
-                },
-                "replace" => match old(path) {
-                    Some(v) => format!("~ {path}: {v} → {}", new(op)),
-                    None => format!("~ {path}: {}", new(op)),
-                },
-                other => format!("{other} {path}"),
+            let value = op.value.map_or("null", RawValue::get);
+            let mut line = String::with_capacity(path.len() + 8 + value.len().min(LINE_VALUE));
+            let (sign, old, new) = match op.op.as_ref() {
+                "add" => ("+", None, Some(value)),
+                "remove" => ("-", old(path), None),
+                "replace" => ("~", old(path), Some(value)),
+                other => (other, None, None),
+            };
+            line.push_str(sign);
+            line.push(' ');
+            line.push_str(path);
+            match (old, new) {
+                (Some(old), Some(new)) => {
+                    line.push_str(": ");
+                    push_short(&mut line, &old);
+                    line.push_str(" → ");
+                    push_short(&mut line, new);
+                }
+                (Some(value), None) => {
+                    line.push_str(": ");
+                    push_short(&mut line, &value);
+                }
+                (None, Some(value)) => {
+                    line.push_str(": ");
+                    push_short(&mut line, value);
+                }
+                (None, None) => {}
             }
+            line
         })
         .collect()
+}
+
+/// Characters of a value a readable line shows at most.
+const LINE_VALUE: usize = 120;
+
+/// Pushes `text`, cut to [`LINE_VALUE`] characters with `…` if longer.
+fn push_short(line: &mut String, text: &str) {
+    let mut chars = text.char_indices();
+    match (chars.nth(LINE_VALUE - 1), chars.next()) {
+        // More than the limit: all before its last character, and `…`.
+        (Some((cut, _)), Some(_)) => {
+            line.push_str(&text[..cut]);
+            line.push('…');
+        }
+        _ => line.push_str(text),
+    }
 }
 
 /// The object key of what an Event (`events.k8s.io/v1` or `v1`) is about.
@@ -431,5 +462,30 @@ mod tests {
             readable(None, &ops),
             ["+ /spec/note: null", "~ /spec/paused: true → null"]
         );
+    }
+
+    #[test]
+    fn a_readable_line_cuts_a_long_value_and_names_a_removal() {
+        let long = "é".repeat(130);
+        let exact = "x".repeat(118);
+        let before = json!({"data": {"long": "a", "exact": "b", "gone": 1}});
+        let after = json!({"data": {"long": long, "exact": exact}});
+        let (patch, _) = diff(&before, &after);
+        let text = patch_text(&patch);
+        let lines = readable(None, &ops(&text));
+        // The quoted value is 132 characters: 119 of them, then `…`.
+        let cut = format!("\"{}…", "é".repeat(118));
+        assert_eq!(
+            lines,
+            [
+                format!("~ /data/exact: \"b\" → \"{exact}\""),
+                format!("~ /data/long: \"a\" → {cut}"),
+                "- /data/gone: 1".to_string(),
+            ]
+        );
+        // Without the values before, a removal names its path alone.
+        let removal =
+            RawValue::from_string(r#"[{"op":"remove","path":"/data/gone"}]"#.into()).unwrap();
+        assert_eq!(readable(None, &ops(&removal)), ["- /data/gone"]);
     }
 }
