@@ -6,7 +6,8 @@
 # (built from crates.io once, about 7 minutes on two cores, and kept beside
 # Cargo's bin directory), clang and wasi-libc for C
 # plugins, and the Python and JavaScript plugin toolchains at pinned
-# versions, in target/toolchains (or $GRW_TOOLCHAINS).
+# versions, in target/toolchains (or $GRW_TOOLCHAINS); the web console's
+# Node.js packages and Chromium for its browser tests.
 # Safe to run again: what is there at the right version is kept.
 #
 # `tests/setup.sh --aot` also installs weval, for JavaScript plugins compiled
@@ -135,6 +136,22 @@ if [ "$(version @bytecodealliance/componentize-js)" != "$componentize_js" ] ||
         "@kubernetes/client-node@$kubernetes_js"
 fi
 echo "componentize-js $componentize_js, typescript $typescript (node $(node --version))"
+
+# The web console's build (rolldown) and its browser tests' driver
+# (playwright-core), from its lockfile, into host/console/node_modules; the
+# browser is Debian's Chromium.
+console="$root/host/console"
+if [ "$(node -p "require('$console/node_modules/playwright-core/package.json').version" 2>/dev/null)" != \
+    "$(node -p "require('$console/package-lock.json').packages['node_modules/playwright-core'].version")" ]; then
+    npm ci --silent --no-audit --no-fund --prefix "$console"
+fi
+if [ ! -x /usr/lib/chromium/chromium ]; then
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+/usr/lib/chromium/chromium --version
 
 # weval, for componentize-js's ahead-of-time mode (--aot only).
 if $aot; then

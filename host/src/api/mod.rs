@@ -1,12 +1,14 @@
 //! The HTTP API: the native JSON API (`/api/v1/...`), the Kubernetes API
 //! (under `kubeApiPathPrefix`), the compatibility routes of the earlier GRW,
-//! and operations (`/healthz`, `/readyz`, `/metrics`). One file (or folder)
+//! operations (`/healthz`, `/readyz`, `/metrics`), and the web console
+//! (`/ui/`). One file (or folder)
 //! per route group, each registering its routes in one table ([`table`])
 //! with the access rule they are checked by, and [`access`], the check in
 //! front of every route.
 
 pub mod access;
 mod compat;
+mod console;
 mod journal;
 mod kinds;
 mod kubernetes;
@@ -73,6 +75,7 @@ pub struct AppState {
 /// The whole HTTP API, behind `guard`: the one router of every listener,
 /// each with its own check.
 pub fn router(state: Arc<AppState>, guard: Guard) -> Router {
+    ops::mark_started();
     let max_body = state.config.max_request_body_bytes;
     let check = |rule| {
         let route = access::RouteCheck {

@@ -1,4 +1,4 @@
-//! Operations: liveness, readiness, metrics.
+//! Operations: liveness, readiness, metrics, and the process itself.
 
 use std::sync::Arc;
 
@@ -16,6 +16,58 @@ pub(super) fn routes() -> Routes {
         .route("/healthz", Rule::Open, get(healthz))
         .route("/readyz", Rule::Open, get(readyz))
         .route("/metrics", Rule::Metrics, get(metrics))
+        .route(
+            "/api/v1/process",
+            Rule::Own {
+                resource: "process",
+                subresource: "",
+            },
+            get(process),
+        )
+}
+
+static STARTED: std::sync::OnceLock<std::time::SystemTime> = std::sync::OnceLock::new();
+
+/// Notes when the process started, if not yet: the router is built at
+/// start.
+pub(super) fn mark_started() {
+    STARTED.get_or_init(std::time::SystemTime::now);
+}
+
+fn started() -> std::time::SystemTime {
+    *STARTED.get_or_init(std::time::SystemTime::now)
+}
+
+/// The process: its version, since when it runs, its resident memory, the
+/// objects it caches.
+async fn process(
+    State(state): State<Arc<AppState>>,
+    axum::extract::RawQuery(raw): axum::extract::RawQuery,
+) -> Result<axum::Json<serde_json::Value>, super::Problem> {
+    super::Params::parse(raw.as_deref(), &[])?;
+    let started = started();
+    let uptime = started.elapsed().unwrap_or_default();
+    let watches = state.watches.all();
+    let objects: usize = watches.iter().map(|w| w.cache.read().len()).sum();
+    Ok(axum::Json(serde_json::json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "build": if cfg!(debug_assertions) { "debug" } else { "release" },
+        "startedAt": crate::time::rfc3339(started.duration_since(std::time::UNIX_EPOCH).unwrap_or_default()),
+        "uptimeSeconds": uptime.as_secs(),
+        "residentBytes": resident_bytes(),
+        "cachedObjects": objects,
+        "watches": watches.len(),
+        "replay": state.client.is_none(),
+        "kubeApiPathPrefix": state.config.kube_api_path_prefix,
+    })))
+}
+
+/// Resident memory, from `/proc/self/status` (none elsewhere).
+fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// The process answers.

@@ -73,4 +73,5 @@ pub(super) fn all(kube_prefix: &str) -> Routes {
         .merge(super::relations::routes())
         .merge(super::journal::routes())
         .merge(super::subscriptions::routes())
+        .merge(super::console::routes())
 }

@@ -1,0 +1,347 @@
+//! The web console (`/ui/`) in a real headless Chromium, driven by
+//! `host/console/test/browser.mjs` (playwright-core): over the bundled
+//! recording, every page renders with no JavaScript error and no request
+//! outside the daemon, and shows what the API says; over the fake API
+//! server, changes appear live in a table and in the graph. Each page's
+//! screenshot is written to `target/console-screenshots/<scenario>/`.
+//!
+//! And the assets as HTTP: open to anyone, gzipped for who takes it, a
+//! policy that keeps the page on the daemon's origin.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use grw_e2e::daemon::{Grw, bundled_recording};
+use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+const TOKEN: &str = "t0k3n";
+
+fn workspace() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+}
+
+fn screenshots(scenario: &str) -> PathBuf {
+    let dir = workspace()
+        .join("target/console-screenshots")
+        .join(scenario);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// What a scenario saw: its facts, and every error of the page.
+struct Seen {
+    facts: Value,
+    errors: Vec<String>,
+}
+
+/// Runs `scenario` of the browser script against `grw`; each `WAIT` it
+/// prints is answered by the next of `steps`, run first.
+async fn browse<'a>(
+    grw: &Grw,
+    scenario: &str,
+    mut steps: Vec<Box<dyn FnMut() + Send + 'a>>,
+) -> Seen {
+    let console = workspace().join("host/console");
+    assert!(
+        console.join("node_modules/playwright-core").is_dir(),
+        "playwright-core is not installed in host/console: run tests/setup.sh"
+    );
+    let mut child = tokio::process::Command::new("node")
+        .arg("test/browser.mjs")
+        .arg(&grw.url)
+        .arg(scenario)
+        .arg(screenshots(scenario))
+        .current_dir(&console)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut steps = steps.iter_mut();
+    let seen = tokio::time::timeout(Duration::from_secs(180), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(what) = line.strip_prefix("WAIT ") {
+                let step = steps
+                    .next()
+                    .unwrap_or_else(|| panic!("no step for `{what}`"));
+                step();
+                stdin.write_all(b"go\n").await.unwrap();
+            } else if line.starts_with('{') {
+                let seen: Value = serde_json::from_str(&line).unwrap();
+                return seen;
+            }
+        }
+        panic!("the browser script ended without saying what it saw")
+    })
+    .await
+    .expect("the browser script finished within 3 minutes");
+    let _ = child.wait().await;
+    Seen {
+        facts: seen["facts"].clone(),
+        errors: serde_json::from_value(seen["errors"].clone()).unwrap(),
+    }
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {value}"))
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+async fn replay() -> Grw {
+    let recording = bundled_recording();
+    let grw = Grw::start(json!({}), &["--replay", recording.to_str().unwrap()]).await;
+    grw.wait_ready(Duration::from_secs(30)).await;
+    grw
+}
+
+#[tokio::test]
+async fn every_page_shows_the_recording_with_no_error_and_nothing_from_outside() {
+    let grw = replay().await;
+    let seen = browse(&grw, "replay", Vec::new()).await;
+    assert!(seen.errors.is_empty(), "{:#?}", seen.errors);
+    let f = &seen.facts;
+
+    // The overview lists every watched kind, and no problem.
+    let (_, kinds) = grw.get("/api/v1/kinds").await;
+    let watched: Vec<String> = kinds["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["gvk"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(strings(&f["overviewKinds"]), watched);
+    assert!(f["problems"].as_str().unwrap().contains("None"), "{f}");
+
+    // The table of shop's Pods: every one, with kubectl's columns.
+    let (_, pods) = grw.get("/api/v1/namespaces/shop/objects/pods").await;
+    assert_eq!(f["podRows"], json!(pods["items"].as_array().unwrap().len()));
+    assert_eq!(
+        strings(&f["podColumns"]),
+        ["Name", "Ready", "Status", "Restarts", "Age"]
+    );
+
+    // The deep link opens the Deployment's page, its YAML first.
+    assert_eq!(
+        strings(&f["yaml"]),
+        ["apiVersion: apps/v1", "kind: Deployment", "metadata:"]
+    );
+    assert!(f["relations"].as_u64().unwrap() >= 3, "{f}");
+
+    // Its timeline at depth 2, with who made each change.
+    let (_, timeline) = grw
+        .get("/api/v1/namespaces/shop/timeline/deployments/frontend?depth=2&since=7d&limit=200")
+        .await;
+    assert_eq!(
+        f["timelineEntries"],
+        json!(timeline["items"].as_array().unwrap().len())
+    );
+    let text = f["timelineText"].as_str().unwrap();
+    assert!(
+        text.contains(" by kube-controller-manager (Update"),
+        "{text}"
+    );
+
+    // The graph holds its ReplicaSets and their Pods; the relation filter
+    // keeps only what it owns, and says so in the URL.
+    let nodes = strings(&f["graphNodes"]);
+    for want in [
+        "apps/Deployment shop/frontend",
+        "apps/ReplicaSet shop/frontend-579b4b68d7",
+        "core/Pod shop/frontend-579b4b68d7-6wdxs",
+        "core/ConfigMap shop/frontend-nginx",
+    ] {
+        assert!(nodes.iter().any(|n| n == want), "{want} not in {nodes:?}");
+    }
+    let owns = strings(&f["ownsNodes"]);
+    assert!(owns.len() < nodes.len(), "{owns:?}");
+    assert!(owns.iter().all(|n| n.contains("shop/frontend")), "{owns:?}");
+    assert!(!owns.iter().any(|n| n.contains("ConfigMap")), "{owns:?}");
+    assert!(f["ownsUrl"].as_str().unwrap().ends_with("&relation=owns"));
+
+    let (_, plugins) = grw.get("/api/v1/plugins").await;
+    let names: Vec<String> = plugins["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(strings(&f["plugins"]), names);
+}
+
+fn config_map(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"namespace": "shop", "name": name}, "data": {"k": "v"}})
+}
+
+#[tokio::test]
+async fn a_change_on_the_api_server_shows_live_in_a_table_and_in_the_graph() {
+    let fake = FakeApiServer::start(FakeApiOptions {
+        token: Some(TOKEN.into()),
+        bookmark_interval: Duration::from_millis(500),
+        istio_crds_installed: false,
+    })
+    .await;
+    fake.create(config_map("first")).unwrap();
+    fake.create(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"namespace": "shop", "name": "web"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "shop:1"}],
+                         "volumes": [{"name": "settings", "configMap": {"name": "settings"}}]}}}}))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let config = json!({
+        "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": fake.url(), "tokenFilePath": token_file},
+        "initialWatchingResources": [
+            {"group": "apps", "version": "v1", "kind": "Deployment"},
+            {"group": "", "version": "v1", "kind": "ConfigMap"},
+        ],
+        "apiGroupsSyncIntervalSecond": 3600,
+        "builtinAnalyzers": ["references"],
+    });
+    let grw = Grw::start_in(dir, config, &[]).await;
+    grw.wait_ready(Duration::from_secs(60)).await;
+
+    let steps: Vec<Box<dyn FnMut() + Send + '_>> = vec![
+        Box::new(|| {
+            fake.create(config_map("added-live")).unwrap();
+        }),
+        Box::new(|| {
+            fake.create(config_map("settings")).unwrap();
+        }),
+    ];
+    let seen = browse(&grw, "live", steps).await;
+    assert!(seen.errors.is_empty(), "{:#?}", seen.errors);
+    let f = &seen.facts;
+    assert_eq!(strings(&f["rowsBefore"]), ["first"]);
+    assert_eq!(strings(&f["rowsAfter"]), ["added-live", "first"]);
+    // The ConfigMap the template mounts is drawn missing, then there.
+    assert_eq!(
+        strings(&f["missingBefore"]),
+        ["core/ConfigMap shop/settings"]
+    );
+    assert_eq!(strings(&f["missingAfter"]), Vec::<String>::new());
+    assert!(
+        strings(&f["nodesAfter"]).contains(&"core/ConfigMap shop/settings".to_string()),
+        "{f}"
+    );
+}
+
+#[tokio::test]
+async fn the_assets_are_open_gzipped_on_request_and_kept_on_the_daemons_origin() {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("api-token");
+    std::fs::write(&token_file, "s3cret\n").unwrap();
+    let recording = bundled_recording();
+    let grw = Grw::start_in(
+        dir,
+        json!({"apiTokenFile": token_file}),
+        &["--replay", recording.to_str().unwrap()],
+    )
+    .await;
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let get = |path: &str| http.get(format!("{}{path}", grw.url));
+
+    // The page needs no token; the data does.
+    let page = get("/ui/").send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let policy = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(policy.contains("default-src 'none'"), "{policy}");
+    assert!(policy.contains("script-src 'self'"), "{policy}");
+    assert!(policy.contains("connect-src 'self'"), "{policy}");
+    let etag = page.headers()["etag"].clone();
+    let html = page.text().await.unwrap();
+    assert!(
+        html.contains(r#"<script type="module" src="/ui/app.js">"#),
+        "{html}"
+    );
+    assert_eq!(get("/api/v1/kinds").send().await.unwrap().status(), 401);
+    let (status, process) = grw.get("/api/v1/process").await;
+    assert_eq!(status, 200, "{process}");
+    assert_eq!(process["kubeApiPathPrefix"], "/kube");
+    assert_eq!(process["replay"], true);
+    assert!(
+        process["cachedObjects"].as_u64().unwrap() > 100,
+        "{process}"
+    );
+    assert!(
+        process["residentBytes"].as_u64().unwrap() > 1 << 20,
+        "{process}"
+    );
+    let (status, refused) = grw.get("/api/v1/process?verbose=true").await;
+    assert_eq!(status, 400);
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown query parameter `verbose`"),
+        "{refused}"
+    );
+
+    // Any path under /ui/ is the page: its code reads the path.
+    for path in [
+        "/ui/open?kind=pods&namespace=shop&name=x",
+        "/ui/graph",
+        "/ui/a/b",
+    ] {
+        let answer = get(path).send().await.unwrap();
+        assert_eq!(answer.status(), 200, "{path}");
+        assert_eq!(answer.text().await.unwrap(), html, "{path}");
+    }
+    let bare = get("/ui").send().await.unwrap();
+    assert_eq!(bare.status(), 308);
+    assert_eq!(bare.headers()["location"], "/ui/");
+
+    // Checked again with its tag: not sent twice.
+    let again = get("/ui/")
+        .header("if-none-match", etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304);
+
+    // gzip only to who takes it; the same code either way.
+    let plain = get("/ui/app.js").send().await.unwrap();
+    assert_eq!(
+        plain.headers()["content-type"],
+        "text/javascript; charset=utf-8"
+    );
+    assert!(plain.headers().get("content-encoding").is_none());
+    let plain = plain.bytes().await.unwrap();
+    let zipped = get("/ui/app.js")
+        .header("accept-encoding", "gzip, br")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(zipped.headers()["content-encoding"], "gzip");
+    let zipped = zipped.bytes().await.unwrap();
+    assert_eq!(&zipped[..2], b"\x1f\x8b");
+    assert!(
+        zipped.len() * 2 < plain.len(),
+        "{} of {}",
+        zipped.len(),
+        plain.len()
+    );
+    let committed = std::fs::read(workspace().join("host/console/dist/app.js")).unwrap();
+    assert_eq!(plain.as_ref(), committed.as_slice());
+}
