@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use grw_e2e::daemon::{Grw, bundled_recording};
-use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
+use grw_e2e::daemon::{Grw, bundled_recording, eventually};
+use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer, Rule, Subject};
+use grw_e2e::receiver::{Behaviour, Receiver};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -33,17 +34,20 @@ fn screenshots(scenario: &str) -> PathBuf {
     dir
 }
 
-/// What a scenario saw: its facts, and every error of the page.
+/// What a scenario saw: its facts, every error of the page, and the
+/// addresses the daemon refused (401, 403).
 struct Seen {
     facts: Value,
     errors: Vec<String>,
+    refusals: Vec<String>,
 }
 
-/// Runs `scenario` of the browser script against `grw`; each `WAIT` it
-/// prints is answered by the next of `steps`, run first.
+/// Runs `scenario` of the browser script against `grw`, with `env`; each
+/// `WAIT` it prints is answered by the next of `steps`, run first.
 async fn browse<'a>(
     grw: &Grw,
     scenario: &str,
+    env: &[(&str, &str)],
     mut steps: Vec<Box<dyn FnMut() + Send + 'a>>,
 ) -> Seen {
     let console = workspace().join("host/console");
@@ -57,6 +61,7 @@ async fn browse<'a>(
         .arg(scenario)
         .arg(screenshots(scenario))
         .current_dir(&console)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -87,6 +92,7 @@ async fn browse<'a>(
     Seen {
         facts: seen["facts"].clone(),
         errors: serde_json::from_value(seen["errors"].clone()).unwrap(),
+        refusals: serde_json::from_value(seen["refusals"].clone()).unwrap(),
     }
 }
 
@@ -109,8 +115,9 @@ async fn replay() -> Grw {
 #[tokio::test]
 async fn every_page_shows_the_recording_with_no_error_and_nothing_from_outside() {
     let grw = replay().await;
-    let seen = browse(&grw, "replay", Vec::new()).await;
+    let seen = browse(&grw, "replay", &[], Vec::new()).await;
     assert!(seen.errors.is_empty(), "{:#?}", seen.errors);
+    assert!(seen.refusals.is_empty(), "{:#?}", seen.refusals);
     let f = &seen.facts;
 
     // The overview lists every watched kind, and no problem.
@@ -187,12 +194,7 @@ fn config_map(name: &str) -> Value {
 
 #[tokio::test]
 async fn a_change_on_the_api_server_shows_live_in_a_table_and_in_the_graph() {
-    let fake = FakeApiServer::start(FakeApiOptions {
-        token: Some(TOKEN.into()),
-        bookmark_interval: Duration::from_millis(500),
-        istio_crds_installed: false,
-    })
-    .await;
+    let fake = fake_cluster().await;
     fake.create(config_map("first")).unwrap();
     fake.create(json!({"apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"namespace": "shop", "name": "web"},
@@ -224,7 +226,7 @@ async fn a_change_on_the_api_server_shows_live_in_a_table_and_in_the_graph() {
             fake.create(config_map("settings")).unwrap();
         }),
     ];
-    let seen = browse(&grw, "live", steps).await;
+    let seen = browse(&grw, "live", &[], steps).await;
     assert!(seen.errors.is_empty(), "{:#?}", seen.errors);
     let f = &seen.facts;
     assert_eq!(strings(&f["rowsBefore"]), ["first"]);
@@ -239,6 +241,136 @@ async fn a_change_on_the_api_server_shows_live_in_a_table_and_in_the_graph() {
         strings(&f["nodesAfter"]).contains(&"core/ConfigMap shop/settings".to_string()),
         "{f}"
     );
+}
+
+async fn fake_cluster() -> FakeApiServer {
+    FakeApiServer::start(FakeApiOptions {
+        token: Some(TOKEN.into()),
+        bookmark_interval: Duration::from_millis(500),
+        istio_crds_installed: false,
+    })
+    .await
+}
+
+/// GRW against `fake`, watching ConfigMaps, with `extra` config.
+async fn against(fake: &FakeApiServer, extra: Value) -> Grw {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let mut config = json!({
+        "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": fake.url(), "tokenFilePath": token_file},
+        "initialWatchingResources": [{"group": "", "version": "v1", "kind": "ConfigMap"}],
+        "apiGroupsSyncIntervalSecond": 3600,
+    });
+    for (key, value) in extra.as_object().unwrap() {
+        config[key] = value.clone();
+    }
+    let grw = Grw::start_in(dir, config, &[]).await;
+    grw.wait_ready(Duration::from_secs(60)).await;
+    grw
+}
+
+#[tokio::test]
+async fn a_delegated_user_of_one_namespace_sees_it_and_a_clear_refusal_elsewhere() {
+    const JANE: &str = "jane-token";
+    let fake = fake_cluster().await;
+    fake.add_token(JANE, "jane", &["developers"]);
+    fake.grant(
+        Subject::User("jane".into()),
+        Rule::namespaced("shop", &["get", "list", "watch"], "", &["configmaps"]),
+    );
+    fake.create(config_map("app")).unwrap();
+    let mut other = config_map("elsewhere");
+    other["metadata"]["namespace"] = json!("other");
+    fake.create(other).unwrap();
+    let grw = against(&fake, json!({"apiAuth": "delegated"})).await;
+
+    let seen = browse(&grw, "delegated", &[("GRW_TOKEN", JANE)], Vec::new()).await;
+    assert!(seen.errors.is_empty(), "{:#?}", seen.errors);
+    let f = &seen.facts;
+    assert_eq!(f["tokenKept"], true);
+    // The overview reads what jane may not: it says so, and renders.
+    let overview = f["overview"].as_str().unwrap();
+    assert!(
+        overview.contains("Not allowed to read the watches (403 Forbidden)"),
+        "{overview}"
+    );
+    assert!(overview.contains("Process"), "{overview}");
+    assert_eq!(strings(&f["allowedRows"]), ["app"]);
+    for refused in [&f["refusedAll"], &f["refusedOther"]] {
+        let text = refused.as_str().unwrap();
+        assert!(
+            text.starts_with("Not allowed to read configmaps (403 Forbidden)"),
+            "{text}"
+        );
+        assert!(text.contains("jane"), "{text}");
+    }
+    assert_eq!(f["yaml"], true);
+    // The refusals were the daemon's answers, not the browser's.
+    assert!(!seen.refusals.is_empty());
+    assert!(
+        seen.refusals.iter().all(|url| url.starts_with(&grw.url)),
+        "{:?}",
+        seen.refusals
+    );
+}
+
+#[tokio::test]
+async fn a_dead_letter_is_opened_and_replayed() {
+    let fake = fake_cluster().await;
+    let receiver = Receiver::start().await;
+    receiver.set(Behaviour::Status(400, None, "no such tenant"));
+    let grw = against(&fake, json!({})).await;
+    let (status, created) = grw
+        .post(
+            "/api/v1/subscriptions",
+            json!({"name": "to-billing", "kind": "ConfigMap", "namespace": "shop",
+                "webhook": {"url": receiver.url("/hook"), "payload": "watch-event"}})
+            .to_string(),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    fake.create(config_map("invoice")).unwrap();
+    let dead = eventually(Duration::from_secs(20), || async {
+        grw.get("/api/v1/subscriptions/to-billing").await.1["deadLetters"] == 1
+    })
+    .await;
+    assert!(dead, "no dead letter");
+    let (_, letters) = grw
+        .get("/api/v1/subscriptions/to-billing/dead-letters")
+        .await;
+    let seq = letters["items"][0]["seq"].as_u64().unwrap();
+
+    let steps: Vec<Box<dyn FnMut() + Send + '_>> =
+        vec![Box::new(|| receiver.set(Behaviour::Accept))];
+    let seen = browse(
+        &grw,
+        "deliveries",
+        &[("GRW_SUBSCRIPTION", "to-billing")],
+        steps,
+    )
+    .await;
+    assert!(seen.errors.is_empty(), "{:#?}", seen.errors);
+    let f = &seen.facts;
+    assert_eq!(f["letters"], 1);
+    assert!(
+        f["subscriptionRow"]
+            .as_str()
+            .unwrap()
+            .starts_with("to-billing"),
+        "{f}"
+    );
+    let body: Value = serde_json::from_str(f["body"].as_str().unwrap()).unwrap();
+    assert_eq!(body["type"], "ADDED");
+    assert_eq!(body["object"]["metadata"]["name"], "invoice");
+    // Asked first; then replayed, and delivered.
+    assert_eq!(
+        strings(&f["dialogs"]),
+        [format!("Replay dead letter {seq} of to-billing?")]
+    );
+    assert_eq!(f["result"], "1 replayed");
+    let got = receiver.wait_accepted(1, Duration::from_secs(20)).await;
+    assert_eq!(got[0].body["object"]["metadata"]["name"], "invoice");
 }
 
 #[tokio::test]

@@ -83,4 +83,7 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById("app"));
+const root = document.getElementById("app");
+// The page's "Loading" line goes: the console renders in its place.
+root.replaceChildren();
+render(<App />, root);

@@ -8,7 +8,7 @@ export function Problem({ error, what }) {
   return (
     <div class={`problem ${refused ? "refused" : ""}`} role="alert" data-testid="problem">
       <strong>
-        {refused ? "Not allowed" : "Could not read"} {what}
+        {refused ? "Not allowed to read" : "Could not read"} {what}
         {error.status ? ` (${error.status}${error.reason ? ` ${error.reason}` : ""})` : ""}
       </strong>
       <span>{error.message}</span>

@@ -23,7 +23,18 @@ const browser = await chromium.launch({ executablePath, args: ["--no-sandbox"] }
 const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
 const page = await context.newPage();
 const errors = [];
-page.on("console", (m) => m.type() === "error" && errors.push(`console: ${m.text()}`));
+// The browser logs each answer that refuses (401, 403) as an error; those
+// are what a caller without rights expects, kept apart.
+const refusals = [];
+page.on("console", (m) => {
+  if (m.type() !== "error") return;
+  if (/Failed to load resource: the server responded with a status of 40[13]/.test(m.text())) refusals.push(m.location().url);
+  else errors.push(`console: ${m.text()}`);
+});
+page.on("dialog", (d) => {
+  facts.dialogs = [...(facts.dialogs || []), d.message()];
+  d.accept();
+});
 page.on("pageerror", (e) => errors.push(`page: ${e.message}`));
 page.on("request", (r) => {
   if (!r.url().startsWith(base) && !r.url().startsWith("data:")) errors.push(`request outside the daemon: ${r.url()}`);
@@ -94,6 +105,41 @@ const scenarios = {
     facts.nodesAfter = await graphNodes();
     await page.screenshot({ path: `${shots}/live-graph-after.png` });
   },
+
+  async delegated() {
+    await page.goto(`${base}/ui/`);
+    await page.click("[data-testid=token-button]");
+    await page.fill("[data-testid=token-input]", process.env.GRW_TOKEN);
+    await page.keyboard.press("Enter");
+    await page.locator("[data-testid=problem]").first().waitFor({ timeout: 20000 });
+    await page.screenshot({ path: `${shots}/overview-refused.png` });
+    facts.overview = await page.locator("main").innerText();
+    facts.tokenKept = await page.evaluate(() => sessionStorage.getItem("grw.token") !== null);
+
+    await visit("/ui/objects?kind=configmaps&namespace=shop", "objects-allowed", "[data-testid=objects] tbody tr");
+    facts.allowedRows = await page.locator("[data-testid=objects] tbody tr").evaluateAll((rows) => rows.map((r) => r.dataset.name));
+    await visit("/ui/objects?kind=configmaps", "objects-refused", "[data-testid=problem]");
+    facts.refusedAll = await page.locator("[data-testid=problem]").first().innerText();
+    await visit("/ui/objects?kind=configmaps&namespace=other", "objects-refused-namespace", "[data-testid=problem]");
+    facts.refusedOther = await page.locator("[data-testid=problem]").first().innerText();
+    await visit("/ui/open?kind=configmaps&namespace=shop&name=app", "object-allowed", "[data-testid=source]");
+    facts.yaml = (await page.locator("[data-testid=source]").innerText()).includes("name: app");
+  },
+
+  async deliveries() {
+    await visit(`/ui/subscriptions?name=${process.env.GRW_SUBSCRIPTION}`, "subscriptions", "[data-testid=dead-letters] tbody tr");
+    facts.subscriptionRow = await page.locator("[data-testid=subscriptions] tbody tr").first().innerText();
+    facts.letters = await page.locator("[data-testid=dead-letters] tbody tr[data-seq]").count();
+    await page.click("[data-testid=open-letter]");
+    facts.body = await page.locator("[data-testid=letter-body]").innerText();
+    await page.screenshot({ path: `${shots}/dead-letter-open.png` });
+    await wait("the receiver accepts");
+    await page.click("[data-testid=replay-letter]");
+    await page.locator("[data-testid=action-result]").waitFor({ timeout: 20000 });
+    facts.result = await page.locator("[data-testid=action-result]").innerText();
+    await page.waitForFunction(() => document.querySelectorAll("[data-testid=dead-letters] tbody tr[data-seq]").length === 0, null, { timeout: 20000 });
+    await page.screenshot({ path: `${shots}/dead-letter-replayed.png` });
+  },
 };
 
 try {
@@ -102,6 +148,6 @@ try {
   errors.push(`scenario ${scenario}: ${e.message}`);
   await page.screenshot({ path: `${shots}/failed.png` }).catch(() => {});
 }
-console.log(JSON.stringify({ facts, errors }));
+console.log(JSON.stringify({ facts, errors, refusals }));
 await browser.close();
 process.exit(0);

@@ -12,11 +12,15 @@
 //! Nothing the console loads comes from outside the daemon: the
 //! `Content-Security-Policy` lets it reach only its own origin.
 
-use axum::extract::Request;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 
+use super::AppState;
 use super::access::Rule;
 use super::table::Routes;
 
@@ -61,7 +65,17 @@ pub(super) fn routes() -> Routes {
             get(|| async { Redirect::permanent("/ui/") }),
         )
         .route("/ui/", Rule::Open, get(serve))
+        .route("/ui/settings.json", Rule::Open, get(settings))
         .route("/ui/{*path}", Rule::Open, get(serve))
+}
+
+/// What the console's code needs to know of the daemon before it may
+/// read anything: where the Kubernetes API is served. Configuration, no
+/// data: as open as the page.
+async fn settings(State(state): State<Arc<AppState>>) -> Json<serde_json::Value> {
+    Json(serde_json::json!({
+        "kubeApiPathPrefix": state.config.kube_api_path_prefix,
+    }))
 }
 
 async fn serve(request: Request) -> Response {

@@ -9,12 +9,24 @@ import { Problem, ObjectLink } from "../ui.jsx";
 const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io";
 const PAGE = 100;
 
-/** The Kubernetes route of a watched kind (`/kube/apis/apps/v1/namespaces/ns/deployments`). */
-function kubePath(prefix, watch, namespace) {
-  const [group, version] = watch.gvk.split("/").length === 3 ? watch.gvk.split("/") : ["", watch.gvk.split("/")[0]];
+/**
+ * Where the Kubernetes API serves a kind, from its discovery document
+ * (which every authenticated user may read): `{path, namespaced}` for
+ * `gvk` (`v1/Pod`, `apps/v1/Deployment`).
+ */
+async function kubeResource(prefix, gvk, signal) {
+  const parts = gvk.split("/");
+  const [group, version, kind] = parts.length === 3 ? parts : ["", ...parts];
   const root = group ? `${prefix}/apis/${group}/${version}` : `${prefix}/api/${version}`;
-  const ns = namespace && watch.namespaced ? `/namespaces/${encodeURIComponent(namespace)}` : "";
-  return `${root}${ns}/${watch.resource}`;
+  const discovery = await api(root, { signal });
+  const found = discovery.resources.find((r) => r.kind === kind && !r.name.includes("/"));
+  if (!found) throw new Error(`${gvk} is not in the API server's discovery`);
+  return { root, plural: found.name, namespaced: found.namespaced, gvk };
+}
+
+function tablePath(resource, namespace) {
+  const ns = namespace && resource.namespaced ? `/namespaces/${encodeURIComponent(namespace)}` : "";
+  return `${resource.root}${ns}/${resource.plural}`;
 }
 
 /** The kinds to pick from: the watched ones; any other form the API takes can be typed. */
@@ -72,19 +84,26 @@ function Filters({ params }) {
 }
 
 export function Objects({ params }) {
+  // The watched kinds are only offered: a caller may not be allowed to list them.
   const kinds = useApi("/api/v1/kinds");
-  const process = useApi("/api/v1/process");
-  const prefix = process.data?.kubeApiPathPrefix;
+  const settings = useApi("/ui/settings.json");
+  const prefix = settings.data?.kubeApiPathPrefix;
   const kind = params.kind || "";
   // Which watch answers the kind: the native API resolves every form of
   // its name; the list's `metadata.gvk` names it.
   const probe = useApi(kind ? `${objectPath(kind, params.namespace)}?limit=1` : null);
   const gvk = probe.data?.metadata?.gvk;
-  const watch = useMemo(
-    () => (kinds.data?.items || []).find((w) => w.gvk === gvk),
-    [kinds.data, gvk],
-  );
+  const [watch, setWatch] = useState(null);
   const [table, setTable] = useState({ data: null, error: null });
+  useEffect(() => {
+    setWatch(null);
+    if (!gvk || prefix === undefined) return undefined;
+    const abort = new AbortController();
+    kubeResource(prefix, gvk, abort.signal)
+      .then(setWatch)
+      .catch((error) => !abort.signal.aborted && setTable({ data: null, error }));
+    return () => abort.abort();
+  }, [gvk, prefix]);
   const [version, setVersion] = useState(0);
   const query = useMemo(() => {
     const q = new URLSearchParams({ limit: String(PAGE) });
@@ -95,15 +114,15 @@ export function Objects({ params }) {
   }, [params.labelSelector, params.fieldSelector, params.name]);
 
   useEffect(() => {
-    if (!watch || prefix === undefined) return undefined;
+    if (!watch) return undefined;
     const abort = new AbortController();
     const q = new URLSearchParams(query);
     if (params.continue) q.set("continue", params.continue);
-    api(`${kubePath(prefix, watch, params.namespace)}?${q}`, { accept: TABLE, signal: abort.signal })
+    api(`${tablePath(watch, params.namespace)}?${q}`, { accept: TABLE, signal: abort.signal })
       .then((data) => setTable({ data, error: null }))
       .catch((error) => !abort.signal.aborted && setTable({ data: null, error }));
     return () => abort.abort();
-  }, [watch, query, params.namespace, params.continue, version, prefix]);
+  }, [watch, query, params.namespace, params.continue, version]);
 
   // Live: any change of the selection reads the page again (at most twice a second).
   const rv = table.data?.metadata?.resourceVersion;
