@@ -2,8 +2,10 @@
 //! `host/console/test/browser.mjs` (playwright-core): over the bundled
 //! recording, every page renders with no JavaScript error and no request
 //! outside the daemon, and shows what the API says; over the fake API
-//! server, changes appear live in a table and in the graph. Each page's
-//! screenshot is written to `target/console-screenshots/<scenario>/`.
+//! server, changes appear live in a table and in the graph, a long table
+//! is read as it scrolls, a delegated user sees only what RBAC grants, and
+//! a dead letter is opened and replayed. Each page's screenshot is written
+//! to `target/console-screenshots/<scenario>/`.
 //!
 //! And the assets as HTTP: open to anyone, gzipped for who takes it, a
 //! policy that keeps the page on the daemon's origin.
@@ -215,6 +217,11 @@ async fn a_change_on_the_api_server_shows_live_in_a_table_and_in_the_graph() {
         "apiGroupsSyncIntervalSecond": 3600,
         "builtinAnalyzers": ["references"],
     });
+    for i in 0..1_200 {
+        let mut bulk = config_map(&format!("cm-{i:04}"));
+        bulk["metadata"]["namespace"] = json!("bulk");
+        fake.create(bulk).unwrap();
+    }
     let grw = Grw::start_in(dir, config, &[]).await;
     grw.wait_ready(Duration::from_secs(60)).await;
 
@@ -241,6 +248,21 @@ async fn a_change_on_the_api_server_shows_live_in_a_table_and_in_the_graph() {
         strings(&f["nodesAfter"]).contains(&"core/ConfigMap shop/settings".to_string()),
         "{f}"
     );
+    // 1,200 rows: 500 read first, the rest as it scrolls; a window drawn.
+    assert!(
+        f["longFirst"]
+            .as_str()
+            .unwrap()
+            .contains("500 rows read so far, more as you scroll"),
+        "{f}"
+    );
+    assert!(f["longDrawn"].as_u64().unwrap() < 200, "{f}");
+    let last = f["longLast"].as_str().unwrap();
+    assert!(
+        last.contains("1,200 rows") && !last.contains("more"),
+        "{last}"
+    );
+    assert_eq!(f["longLastRow"], "cm-1199");
 }
 
 async fn fake_cluster() -> FakeApiServer {

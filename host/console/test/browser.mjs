@@ -59,8 +59,8 @@ const scenarios = {
     facts.overviewKinds = await page.locator("[data-testid=watches] tbody tr").evaluateAll((rows) => rows.map((r) => r.dataset.kind));
     facts.problems = await page.locator("[data-testid=problems]").innerText();
 
-    await visit("/ui/objects?kind=pods&namespace=shop", "objects", "[data-testid=objects] tbody tr");
-    facts.podRows = await page.locator("[data-testid=objects] tbody tr").count();
+    await visit("/ui/objects?kind=pods&namespace=shop", "objects", "[data-testid=objects] tbody tr[data-name]");
+    facts.podRows = await page.locator("[data-testid=objects] tbody tr[data-name]").count();
     facts.podColumns = await page.locator("[data-testid=objects] thead th").allInnerTexts();
 
     await visit("/ui/open?kind=deployments&namespace=shop&name=frontend", "object-yaml", "[data-testid=source]");
@@ -88,11 +88,11 @@ const scenarios = {
   },
 
   async live() {
-    await visit("/ui/objects?kind=configmaps&namespace=shop", "live-table-before", "[data-testid=objects] tbody tr");
-    facts.rowsBefore = await page.locator("[data-testid=objects] tbody tr").evaluateAll((rows) => rows.map((r) => r.dataset.name));
+    await visit("/ui/objects?kind=configmaps&namespace=shop", "live-table-before", "[data-testid=objects] tbody tr[data-name]");
+    facts.rowsBefore = await page.locator("[data-testid=objects] tbody tr[data-name]").evaluateAll((rows) => rows.map((r) => r.dataset.name));
     await wait("a ConfigMap created");
     await page.locator("[data-testid=objects] tbody tr[data-name=added-live]").waitFor({ timeout: 20000 });
-    facts.rowsAfter = await page.locator("[data-testid=objects] tbody tr").evaluateAll((rows) => rows.map((r) => r.dataset.name));
+    facts.rowsAfter = await page.locator("[data-testid=objects] tbody tr[data-name]").evaluateAll((rows) => rows.map((r) => r.dataset.name));
     await page.screenshot({ path: `${shots}/live-table-after.png` });
 
     await visit("/ui/graph?kind=deployments&namespace=shop&name=web&depth=1", "live-graph-before", "[data-testid=graph]");
@@ -104,6 +104,21 @@ const scenarios = {
     facts.missingAfter = await missing();
     facts.nodesAfter = await graphNodes();
     await page.screenshot({ path: `${shots}/live-graph-after.png` });
+
+    // A long table: read 500 rows at a time as it scrolls, drawn only in sight.
+    await visit("/ui/objects?kind=configmaps&namespace=bulk", "long-table", "[data-testid=objects] tbody tr[data-name]");
+    const count = () => page.locator("[data-testid=objects-count]").innerText();
+    facts.longFirst = await count();
+    facts.longDrawn = await page.locator("[data-testid=objects] tbody tr[data-name]").count();
+    for (let i = 0; i < 200 && (await count()).includes("more as you scroll"); i++) {
+      await page.locator("[data-testid=objects-scroll]").evaluate((box) => { box.scrollTop = box.scrollHeight; });
+      await page.waitForTimeout(100);
+    }
+    await page.locator("[data-testid=objects-scroll]").evaluate((box) => { box.scrollTop = box.scrollHeight; });
+    await page.waitForTimeout(300);
+    facts.longLast = await count();
+    facts.longLastRow = await page.locator("[data-testid=objects] tbody tr[data-name]").last().getAttribute("data-name");
+    await page.screenshot({ path: `${shots}/long-table-end.png` });
   },
 
   async delegated() {
@@ -116,8 +131,8 @@ const scenarios = {
     facts.overview = await page.locator("main").innerText();
     facts.tokenKept = await page.evaluate(() => sessionStorage.getItem("grw.token") !== null);
 
-    await visit("/ui/objects?kind=configmaps&namespace=shop", "objects-allowed", "[data-testid=objects] tbody tr");
-    facts.allowedRows = await page.locator("[data-testid=objects] tbody tr").evaluateAll((rows) => rows.map((r) => r.dataset.name));
+    await visit("/ui/objects?kind=configmaps&namespace=shop", "objects-allowed", "[data-testid=objects] tbody tr[data-name]");
+    facts.allowedRows = await page.locator("[data-testid=objects] tbody tr[data-name]").evaluateAll((rows) => rows.map((r) => r.dataset.name));
     await visit("/ui/objects?kind=configmaps", "objects-refused", "[data-testid=problem]");
     facts.refusedAll = await page.locator("[data-testid=problem]").first().innerText();
     await visit("/ui/objects?kind=configmaps&namespace=other", "objects-refused-namespace", "[data-testid=problem]");

@@ -7,7 +7,6 @@ import { Link, href, setParams } from "../url.jsx";
 import { Problem, ObjectLink } from "../ui.jsx";
 
 const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io";
-const PAGE = 100;
 
 /**
  * Where the Kubernetes API serves a kind, from its discovery document
@@ -35,7 +34,7 @@ function KindPicker({ kinds, value }) {
   useEffect(() => setText(value || ""), [value]);
   const choose = (e) => {
     e.preventDefault();
-    setParams({ kind: text.trim(), continue: "" });
+    setParams({ kind: text.trim() });
   };
   return (
     <form onSubmit={choose} class="picker">
@@ -69,7 +68,6 @@ function Filters({ params }) {
       labelSelector: form.labelSelector?.trim(),
       fieldSelector: form.fieldSelector?.trim(),
       name: form.name?.trim(),
-      continue: "",
     });
   };
   return (
@@ -83,76 +81,174 @@ function Filters({ params }) {
   );
 }
 
+const CHUNK = 500;
+/** Height of a row, px: the table draws only the rows in sight. */
+const ROW = 28;
+/** Changed rows read again each half second at most: the others wait their turn. */
+const REFRESH = 25;
+
+function rowKey(row) {
+  const m = row.object?.metadata || {};
+  return `${m.namespace || ""}/${m.name}`;
+}
+
+/**
+ * The rows of a table, read CHUNK at a time as the reader scrolls toward
+ * the end, and kept current: a deleted object's row goes, an added or
+ * changed one is read again (as a one-row Table) and put in its place.
+ */
+function useRows(resource, namespace, query, kind) {
+  const [state, setState] = useState({ rows: [], columns: [], more: null, error: null, loading: false, rv: null });
+  const stateRef = useRef(state);
+  stateRef.current = state;
+  const base = resource ? tablePath(resource, namespace) : null;
+
+  const load = async (token, signal) => {
+    const q = new URLSearchParams(query);
+    q.set("limit", String(CHUNK));
+    if (token) q.set("continue", token);
+    setState((s) => ({ ...s, loading: true }));
+    try {
+      const t = await api(`${base}?${q}`, { accept: TABLE, signal });
+      setState((s) => ({
+        rows: token ? [...s.rows, ...t.rows] : t.rows,
+        columns: t.columnDefinitions,
+        more: t.metadata?.continue || null,
+        error: null,
+        loading: false,
+        rv: token ? s.rv : t.metadata?.resourceVersion,
+      }));
+    } catch (error) {
+      if (!signal.aborted) setState((s) => ({ ...s, error, loading: false }));
+    }
+  };
+
+  const abortRef = useRef(null);
+  useEffect(() => {
+    setState({ rows: [], columns: [], more: null, error: null, loading: false, rv: null });
+    if (!base) return undefined;
+    const abort = new AbortController();
+    abortRef.current = abort;
+    load(null, abort.signal);
+    return () => abort.abort();
+  }, [base, query]);
+
+  // The continue token being read: each is read once, however often the
+  // end comes near before its rows arrive.
+  const reading = useRef(null);
+  const more = () => {
+    const s = stateRef.current;
+    if (s.more && reading.current !== s.more && abortRef.current) {
+      reading.current = s.more;
+      load(s.more, abortRef.current.signal);
+    }
+  };
+
+  // Live: the kind's event stream from the first chunk's resourceVersion.
+  useEffect(() => {
+    if (!base || !state.rv) return undefined;
+    const abort = new AbortController();
+    const changed = new Map();
+    const q = new URLSearchParams(query);
+    q.set("watch", "true");
+    q.set("resourceVersion", state.rv);
+    stream(`${objectPath(kind, namespace)}?${q}`, (e) => {
+      const m = e.object?.metadata;
+      if (!m || e.type === "BOOKMARK") return;
+      const key = `${m.namespace || ""}/${m.name}`;
+      if (e.type === "DELETED") {
+        changed.delete(key);
+        setState((s) => ({ ...s, rows: s.rows.filter((r) => rowKey(r) !== key) }));
+      } else {
+        changed.set(key, m);
+      }
+    }, abort.signal).catch(() => {});
+    const timer = setInterval(async () => {
+      const batch = [...changed.entries()].slice(0, REFRESH);
+      for (const [key] of batch) changed.delete(key);
+      const read = await Promise.all(batch.map(([, m]) => {
+        const path = `${tablePath(resource, m.namespace)}/${encodeURIComponent(m.name)}`;
+        return api(path, { accept: TABLE, signal: abort.signal }).then((t) => t.rows[0]).catch(() => null);
+      }));
+      const fresh = read.filter(Boolean);
+      if (fresh.length === 0) return;
+      setState((s) => {
+        const rows = s.rows.slice();
+        for (const row of fresh) {
+          const key = rowKey(row);
+          const at = rows.findIndex((r) => rowKey(r) === key);
+          if (at >= 0) rows[at] = row;
+          else {
+            // In (namespace, name) order, if it falls among the rows read so far.
+            const after = rows.findIndex((r) => rowKey(r) > key);
+            if (after >= 0) rows.splice(after, 0, row);
+            else if (!s.more) rows.push(row);
+          }
+        }
+        return { ...s, rows };
+      });
+    }, 500);
+    return () => {
+      abort.abort();
+      clearInterval(timer);
+    };
+  }, [base, query, state.rv]);
+
+  return { ...state, loadMore: more };
+}
+
+/**
+ * Which rows to draw: those in sight of a box `height` px high, and 20
+ * more on either side; asks for more when the end comes near.
+ */
+function useWindow(rows, onNearEnd, height) {
+  const [top, setTop] = useState(0);
+  const box = useRef(null);
+  const first = Math.max(0, Math.floor(top / ROW) - 20);
+  const last = Math.min(rows.length, first + Math.ceil(height / ROW) + 40);
+  useEffect(() => {
+    if (last >= rows.length - 100) onNearEnd();
+  }, [last, rows.length]);
+  return { box, first, last, onScroll: (e) => setTop(e.currentTarget.scrollTop) };
+}
+
 export function Objects({ params }) {
   // The watched kinds are only offered: a caller may not be allowed to list them.
   const kinds = useApi("/api/v1/kinds");
   const settings = useApi("/ui/settings.json");
   const prefix = settings.data?.kubeApiPathPrefix;
   const kind = params.kind || "";
-  // Which watch answers the kind: the native API resolves every form of
-  // its name; the list's `metadata.gvk` names it.
+  // Which kind it is: the native API resolves every form of its name; the
+  // list's `metadata.gvk` names it.
   const probe = useApi(kind ? `${objectPath(kind, params.namespace)}?limit=1` : null);
   const gvk = probe.data?.metadata?.gvk;
-  const [watch, setWatch] = useState(null);
-  const [table, setTable] = useState({ data: null, error: null });
+  const [resource, setResource] = useState(null);
+  const [resolveError, setResolveError] = useState(null);
   useEffect(() => {
-    setWatch(null);
+    setResource(null);
+    setResolveError(null);
     if (!gvk || prefix === undefined) return undefined;
     const abort = new AbortController();
     kubeResource(prefix, gvk, abort.signal)
-      .then(setWatch)
-      .catch((error) => !abort.signal.aborted && setTable({ data: null, error }));
+      .then(setResource)
+      .catch((error) => !abort.signal.aborted && setResolveError(error));
     return () => abort.abort();
   }, [gvk, prefix]);
-  const [version, setVersion] = useState(0);
   const query = useMemo(() => {
-    const q = new URLSearchParams({ limit: String(PAGE) });
+    const q = new URLSearchParams();
     if (params.labelSelector) q.set("labelSelector", params.labelSelector);
     if (params.fieldSelector) q.set("fieldSelector", params.fieldSelector);
     if (params.name) q.set("nameContains", params.name);
-    return q;
+    return q.toString();
   }, [params.labelSelector, params.fieldSelector, params.name]);
+  const table = useRows(resource, params.namespace, query, kind);
+  const height = Math.max(300, window.innerHeight - 250);
+  const view = useWindow(table.rows, table.loadMore, height);
 
-  useEffect(() => {
-    if (!watch) return undefined;
-    const abort = new AbortController();
-    const q = new URLSearchParams(query);
-    if (params.continue) q.set("continue", params.continue);
-    api(`${tablePath(watch, params.namespace)}?${q}`, { accept: TABLE, signal: abort.signal })
-      .then((data) => setTable({ data, error: null }))
-      .catch((error) => !abort.signal.aborted && setTable({ data: null, error }));
-    return () => abort.abort();
-  }, [watch, query, params.namespace, params.continue, version]);
-
-  // Live: any change of the selection reads the page again (at most twice a second).
-  const rv = table.data?.metadata?.resourceVersion;
-  const pending = useRef(null);
-  useEffect(() => {
-    if (!watch || !rv) return undefined;
-    const abort = new AbortController();
-    const q = new URLSearchParams(query);
-    q.delete("limit");
-    q.set("watch", "true");
-    q.set("resourceVersion", rv);
-    stream(`${objectPath(kind, params.namespace)}?${q}`, () => {
-      if (!pending.current) {
-        pending.current = setTimeout(() => {
-          pending.current = null;
-          setVersion((v) => v + 1);
-        }, 500);
-      }
-    }, abort.signal).catch(() => {});
-    return () => {
-      abort.abort();
-      clearTimeout(pending.current);
-      pending.current = null;
-    };
-  }, [watch, rv === undefined, query, params.namespace, kind]);
-
-  const t = table.data;
   const wide = params.wide === "true";
-  const columns = (t?.columnDefinitions || []).map((c, i) => ({ ...c, i })).filter((c) => wide || c.priority === 0);
-  const namespaced = watch?.namespaced;
+  const columns = table.columns.map((c, i) => ({ ...c, i })).filter((c) => wide || c.priority === 0);
+  const namespaced = resource?.namespaced && !params.namespace;
+  const span = columns.length + (namespaced ? 1 : 0);
   return (
     <section>
       <h1>Objects</h1>
@@ -160,45 +256,48 @@ export function Objects({ params }) {
       {kind && <Filters params={params} />}
       {!kind && <p class="muted">Pick a kind: its objects show here, as <code>kubectl get</code> shows them.</p>}
       <Problem error={probe.error} what={kind} />
+      <Problem error={resolveError} what={`the kinds the API server serves`} />
       <Problem error={table.error} what={`the table of ${kind}`} />
-      {t && (
+      {resource && table.columns.length > 0 && (
         <>
-          <p class="muted">
-            {watch.gvk} · {t.rows.length} shown{t.metadata?.continue ? ", more on the next page" : ""} · live
+          <p class="muted" data-testid="objects-count">
+            {resource.gvk} · {table.rows.length.toLocaleString()} rows{table.more ? " read so far, more as you scroll" : ""} · live
             {" · "}
             <Link to={href("objects", { ...params, wide: wide ? "" : "true" })}>{wide ? "fewer columns" : "all columns"}</Link>
           </p>
-          <table class="grid" data-testid="objects">
-            <thead>
-              <tr>
-                {namespaced && !params.namespace && <th>Namespace</th>}
-                {columns.map((c) => <th key={c.name} title={c.description}>{c.name}</th>)}
-              </tr>
-            </thead>
-            <tbody>
-              {t.rows.map((row) => {
-                const meta = row.object?.metadata || {};
-                return (
-                  <tr key={`${meta.namespace}/${meta.name}`} data-name={meta.name}>
-                    {namespaced && !params.namespace && <td>{meta.namespace}</td>}
-                    {columns.map((c) => (
-                      <td key={c.name}>
-                        {c.format === "name" ? (
-                          <ObjectLink kind={kind} namespace={meta.namespace} name={meta.name}>{row.cells[c.i]}</ObjectLink>
-                        ) : (
-                          String(row.cells[c.i] ?? "")
-                        )}
-                      </td>
-                    ))}
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-          <nav class="pager">
-            {params.continue && <Link to={href("objects", { ...params, continue: "" })}>First page</Link>}
-            {t.metadata?.continue && <Link to={href("objects", { ...params, continue: t.metadata.continue })} data-testid="next-page">Next page</Link>}
-          </nav>
+          <div class="table-scroll" ref={view.box} onScroll={view.onScroll} style={`height:${height}px`} data-testid="objects-scroll">
+            <table class="grid windowed" data-testid="objects">
+              <thead>
+                <tr>
+                  {namespaced && <th>Namespace</th>}
+                  {columns.map((c) => <th key={c.name} title={c.description}>{c.name}</th>)}
+                </tr>
+              </thead>
+              <tbody>
+                {view.first > 0 && <tr class="spacer" style={`height:${view.first * ROW}px`}><td colSpan={span} /></tr>}
+                {table.rows.slice(view.first, view.last).map((row) => {
+                  const meta = row.object?.metadata || {};
+                  return (
+                    <tr key={rowKey(row)} data-name={meta.name}>
+                      {namespaced && <td>{meta.namespace}</td>}
+                      {columns.map((c) => (
+                        <td key={c.name}>
+                          {c.format === "name" ? (
+                            <ObjectLink kind={kind} namespace={meta.namespace} name={meta.name}>{row.cells[c.i]}</ObjectLink>
+                          ) : (
+                            String(row.cells[c.i] ?? "")
+                          )}
+                        </td>
+                      ))}
+                    </tr>
+                  );
+                })}
+                {view.last < table.rows.length && (
+                  <tr class="spacer" style={`height:${(table.rows.length - view.last) * ROW}px`}><td colSpan={span} /></tr>
+                )}
+              </tbody>
+            </table>
+          </div>
         </>
       )}
     </section>
