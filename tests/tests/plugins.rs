@@ -234,6 +234,30 @@ async fn plugins_reload_when_their_files_change() {
         grw.wait_for_status("/api/v1/plugins/sel", 404, Duration::from_secs(5))
             .await
     );
+    // Each load, failure and removal is in the history, newest first.
+    let (_, all) = grw.get("/api/v1/plugins").await;
+    let sel: Vec<&Value> = all["reloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["plugin"] == "sel")
+        .collect();
+    let history: Vec<&str> = sel.iter().map(|r| r["outcome"].as_str().unwrap()).collect();
+    assert_eq!(
+        history,
+        ["removed", "loaded", "failed", "loaded", "loaded"],
+        "{all}"
+    );
+    let failed = sel[2];
+    assert!(
+        failed["error"]
+            .as_str()
+            .unwrap()
+            .contains("not a valid WebAssembly component"),
+        "{failed}"
+    );
+    assert_eq!(sel[4]["hash"], first_hash);
+    assert!(sel[4]["loadMillis"].is_u64(), "{}", sel[4]);
     let (status, _) = grw
         .get("/api/v1/namespaces/shop/objects/deployments?filter=sel")
         .await;

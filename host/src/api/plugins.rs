@@ -1,4 +1,5 @@
-//! Plugin status: `GET /api/v1/plugins` and `GET /api/v1/plugins/{name}`.
+//! Plugin status: `GET /api/v1/plugins` (with the last loads, failures and
+//! removals of plugin files) and `GET /api/v1/plugins/{name}`.
 
 use std::sync::Arc;
 
@@ -40,6 +41,7 @@ async fn list(
             .into_iter()
             .map(|s| with_analysis(&state, s))
             .collect::<Vec<_>>(),
+        "reloads": state.plugins.reloads(),
     })))
 }
 

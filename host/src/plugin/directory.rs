@@ -250,6 +250,46 @@ pub struct Plugins {
     settled: tokio::sync::watch::Sender<u64>,
     /// Whether the first scan ran.
     scanned: std::sync::atomic::AtomicBool,
+    /// The last [`RELOADS_KEPT`] loads, failures and removals, oldest
+    /// first.
+    reloads: Mutex<std::collections::VecDeque<Reload>>,
+}
+
+/// How many loads, failures and removals [`Plugins::reloads`] keeps.
+pub const RELOADS_KEPT: usize = 100;
+
+impl Reload {
+    fn of(plugin: &str) -> Reload {
+        Reload {
+            time: crate::time::now_rfc3339(),
+            plugin: plugin.to_string(),
+            outcome: "",
+            hash: None,
+            load_millis: None,
+            error: None,
+        }
+    }
+}
+
+/// A plugin loaded, failed to load, or removed.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reload {
+    /// When, RFC 3339.
+    pub time: String,
+    /// The plugin's name.
+    pub plugin: String,
+    /// `loaded`, `failed` or `removed`.
+    pub outcome: &'static str,
+    /// The version loaded (its hash), when loaded from a file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
+    /// How long the load took, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_millis: Option<u64>,
+    /// Why it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl Plugins {
@@ -268,6 +308,7 @@ impl Plugins {
             changes: tokio::sync::watch::channel(0).0,
             settled: tokio::sync::watch::channel(0).0,
             scanned: Default::default(),
+            reloads: Mutex::default(),
         })
     }
 
@@ -315,6 +356,7 @@ impl Plugins {
             changes: tokio::sync::watch::channel(0).0,
             settled: tokio::sync::watch::channel(0).0,
             scanned: Default::default(),
+            reloads: Mutex::default(),
         }))
     }
 
@@ -404,6 +446,10 @@ impl Plugins {
                     entries.remove(&name).is_some_and(|e| e.serving.is_some())
                 }
             };
+            self.note_reload(Reload {
+                outcome: "removed",
+                ..Reload::of(&name)
+            });
             if changed {
                 self.changes.send_modify(|n| *n += 1);
             }
@@ -532,6 +578,12 @@ impl Plugins {
                     load_ms = plugin.load_time.as_millis() as u64, "plugin loaded"
                 );
                 self.metrics.plugin_load(&name, true);
+                self.note_reload(Reload {
+                    outcome: "loaded",
+                    hash: Some(plugin.version().to_string()),
+                    load_millis: Some(plugin.load_time.as_millis() as u64),
+                    ..Reload::of(&name)
+                });
                 if let Some(entry) = entries.get_mut(&name) {
                     entry.fingerprint = fingerprint;
                     entry.loading = None;
@@ -575,10 +627,29 @@ impl Plugins {
         let serving = entry.serving.is_some();
         let message = Report(&error).to_string();
         tracing::warn!(plugin = name, error = %message, previous_version_serving = serving, "plugin failed to load");
+        self.note_reload(Reload {
+            outcome: "failed",
+            error: Some(message.clone()),
+            ..Reload::of(name)
+        });
         entry.fingerprint = fingerprint;
         entry.loading = None;
         entry.held = None;
         entry.load_error = Some(message);
+    }
+
+    fn note_reload(&self, reload: Reload) {
+        let mut reloads = self.reloads.lock();
+        if reloads.len() == RELOADS_KEPT {
+            reloads.pop_front();
+        }
+        reloads.push_back(reload);
+    }
+
+    /// The last [`RELOADS_KEPT`] loads, failures and removals of plugin
+    /// files, newest first.
+    pub fn reloads(&self) -> Vec<Reload> {
+        self.reloads.lock().iter().rev().cloned().collect()
     }
 
     /// The serving filter plugin `name`, or why there is none.

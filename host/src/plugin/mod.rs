@@ -46,7 +46,9 @@ pub use builtin::{BUILT_IN, BuiltIn};
 pub use contract::{
     ComponentNames, Contract, ExportedWorld, LOADABLE, WIT_VERSION, exported_world,
 };
-pub use directory::{CodeOrigin, LookupError, PluginState, PluginStatus, Plugins};
+pub use directory::{
+    CodeOrigin, LookupError, PluginState, PluginStatus, Plugins, RELOADS_KEPT, Reload,
+};
 pub use engine::{
     ArtifactCache, CACHE_FORMAT, Compiled, DEFAULT_CACHE_MAX_BYTES, PARALLEL_COMPILES,
     PluginEngine, component_hash, default_cache_dir,

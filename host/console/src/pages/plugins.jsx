@@ -1,5 +1,6 @@
 // Every plugin: its kind, version, state, calls, failures, latency, last
-// error, and for analyzers what they found.
+// error, and for analyzers what they found; then the loads, failures and
+// removals of plugin files, newest first.
 import { useApi } from "../api.js";
 import { Badge, Problem, ago } from "../ui.jsx";
 
@@ -39,6 +40,26 @@ export function Plugins() {
               })}
             </tbody>
           </table>
+          <h2>Reloads</h2>
+          {(data.reloads || []).length === 0 ? (
+            <p class="muted">No plugin file was loaded, failed or removed since the start.</p>
+          ) : (
+            <table class="grid" data-testid="reloads">
+              <thead><tr><th>When</th><th>Plugin</th><th>What</th><th>Version</th><th class="num">Load</th><th>Error</th></tr></thead>
+              <tbody>
+                {data.reloads.map((r, i) => (
+                  <tr key={`${r.time} ${r.plugin} ${i}`}>
+                    <td title={r.time}>{ago(r.time)} ago</td>
+                    <td>{r.plugin}</td>
+                    <td><Badge tone={r.outcome === "failed" ? "bad" : r.outcome === "loaded" ? "good" : ""}>{r.outcome}</Badge></td>
+                    <td title={r.hash || ""}>{r.hash ? r.hash.slice(0, 12) : ""}</td>
+                    <td class="num">{r.loadMillis === undefined ? "" : `${r.loadMillis} ms`}</td>
+                    <td class="error-text">{r.error || ""}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
         </>
       )}
     </section>
