@@ -233,14 +233,12 @@ async fn cloudevents_go_in_binary_mode_to_a_topic_per_kind() {
     let fake = cluster().await;
     let broker = Broker::start().await;
     broker.create_topic("grw.core.ConfigMap", 1);
-    let grw = grw(
-        &fake,
-        subscription(json!({
-            "bootstrapServers": broker.bootstrap(), "topic": "grw.{group}.{kind}",
-            "payload": "cloudevents", "key": "name",
-        })),
-    )
-    .await;
+    let mut extra = subscription(json!({
+        "bootstrapServers": broker.bootstrap(), "topic": "grw.{group}.{kind}",
+        "payload": "cloudevents", "key": "name",
+    }));
+    extra["consoleUrl"] = json!("https://grw.example.com/");
+    let grw = grw(&fake, extra).await;
     fake.update(configmap("shop", "a", "1")).unwrap();
     settle(&grw, 1).await;
     let messages = consume(&broker.bootstrap(), "grw.core.ConfigMap", 1, IDLE).await;
@@ -254,6 +252,11 @@ async fn cloudevents_go_in_binary_mode_to_a_topic_per_kind() {
     assert_eq!(m.header("ce_subject"), Some("shop/a"));
     assert!(m.header("ce_time").unwrap().ends_with('Z'));
     assert_eq!(m.header("content-type"), Some("application/json"));
+    assert_eq!(
+        m.header("GRW-Console-Link"),
+        Some("https://grw.example.com/ui/open?kind=ConfigMap&namespace=shop&name=a"),
+        "with consoleUrl, the link to the object's page"
+    );
     let data = m.json();
     assert_eq!(
         data["object"]["data"]["k"], "1",

@@ -93,7 +93,12 @@ async fn stored_ids(server: &NatsServer, stream: &str) -> Vec<String> {
 #[tokio::test]
 async fn publishes_deliveries_with_subjects_headers_and_bodies() {
     let server = NatsServer::start().await;
-    let sink = NatsSink::connect(config(&server.url())).await.unwrap();
+    // What the daemon gives the sink with `consoleUrl:
+    // "https://grw.example.com/"`.
+    let sink = NatsSink::connect(config(&server.url()))
+        .await
+        .unwrap()
+        .with_console(Some("https://grw.example.com".into()));
     let deliveries = [
         pod(1),
         delivery(2, Gvk::new("", "v1", "Node"), "", "node-a"),
@@ -159,6 +164,22 @@ async fn publishes_deliveries_with_subjects_headers_and_bodies() {
             Some(String::new()),
             Some("mesh".to_string()),
         ]
+    );
+    let links: Vec<_> = messages
+        .iter()
+        .map(|m| header(m, "GRW-Console-Link"))
+        .collect();
+    assert_eq!(
+        links,
+        [
+            Some("https://grw.example.com/ui/open?kind=Pod&namespace=shop&name=web-1".to_string()),
+            Some("https://grw.example.com/ui/open?kind=Node&name=node-a".to_string()),
+            Some(
+                "https://grw.example.com/ui/open?kind=VirtualService.networking.istio.io&namespace=mesh&name=reviews"
+                    .to_string()
+            ),
+        ],
+        "the link to each object's page in the web console"
     );
 }
 

@@ -535,6 +535,51 @@ async fn sigkill_with_a_backlog_and_changes_while_down_lose_nothing() {
 }
 
 #[tokio::test]
+async fn with_console_url_every_webhook_delivery_links_to_the_object_page() {
+    let fake = cluster().await;
+    let linked = Receiver::start().await;
+    let plain = Receiver::start().await;
+    let webhook = |receiver: &Receiver, path: &str| json!({"name": path, "kind": "ConfigMap", "webhook": {"url": receiver.url(&format!("/{path}"))}});
+    // The trailing `/` and a path before `/ui/` are kept as users reach
+    // the console behind a proxy.
+    let with_link = grw(
+        &fake,
+        json!({
+            "consoleUrl": "https://grw.example.com/tools/",
+            "globalWebhookUrls": [linked.url("/compat")],
+            "subscriptions": [webhook(&linked, "native")],
+        }),
+    )
+    .await;
+    let without = grw(&fake, json!({"subscriptions": [webhook(&plain, "native")]})).await;
+
+    // `:` is not a Kubernetes name character, but the fake API server
+    // takes it: it shows the name percent-encoded.
+    fake.create(configmap("shop", "web:1", "1")).unwrap();
+
+    let got = linked.wait_accepted(2, WAIT).await;
+    let mut paths: Vec<&str> = got.iter().map(|r| r.path.as_str()).collect();
+    paths.sort();
+    assert_eq!(paths, ["/compat", "/native"]);
+    for received in &got {
+        assert_eq!(
+            received.header("grw-console-link"),
+            "https://grw.example.com/tools/ui/open?kind=ConfigMap&namespace=shop&name=web%3A1",
+            "{}",
+            received.path
+        );
+    }
+    let got = plain.wait_accepted(1, WAIT).await;
+    assert_eq!(got[0].header("grw-name"), "web:1");
+    assert!(
+        !got[0].headers.contains_key("grw-console-link"),
+        "no consoleUrl, no link: {:?}",
+        got[0].headers
+    );
+    drop((with_link, without));
+}
+
+#[tokio::test]
 async fn snapshot_subscriptions_and_payload_forms() {
     let fake = cluster().await;
     let receiver = Receiver::start().await;

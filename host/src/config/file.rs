@@ -39,8 +39,8 @@ use super::types::{
 };
 use super::values::{
     ApiGroup, Count, FieldPath, HttpUrl, ListenAddress, Name, Parsed, PathPrefix, Port, Seconds,
-    allowed_hosts, built_in_analyzers, event_types, expand_home, namespace, optional_parsed,
-    optional_url, pem_base64, query_params,
+    allowed_hosts, built_in_analyzers, console_url, event_types, expand_home, namespace,
+    optional_parsed, optional_url, pem_base64, query_params,
 };
 use crate::gvk::Gvk;
 
@@ -54,6 +54,7 @@ impl Default for Config {
             listen_address: IpAddr::V4(Ipv4Addr::LOCALHOST),
             listen_port: 3000,
             kube_api_path_prefix: "/kube".into(),
+            console_url: None,
             initial_resources: Vec::new(),
             global_webhook_urls: Vec::new(),
             sync_api_groups: true,
@@ -312,6 +313,8 @@ struct File {
     listen_address: Option<ListenAddress>,
     listen_port: Option<Port>,
     kube_api_path_prefix: Option<PathPrefix>,
+    #[serde(deserialize_with = "console_url")]
+    console_url: Option<String>,
     #[serde(deserialize_with = "resources")]
     initial_watching_resources: Vec<WatchedResource>,
     #[serde(deserialize_with = "global_urls")]
@@ -676,6 +679,7 @@ impl Resolver<'_> {
             kube_api_path_prefix: file
                 .kube_api_path_prefix
                 .map_or(defaults.kube_api_path_prefix, |p| p.0),
+            console_url: file.console_url,
             initial_resources: file.initial_watching_resources,
             global_webhook_urls: file.global_webhook_urls,
             sync_api_groups: file

@@ -29,6 +29,9 @@ pub struct Config {
     /// Where the Kubernetes API is served on the API listener
     /// (`kubeApiPathPrefix`, default `/kube`).
     pub kube_api_path_prefix: String,
+    /// The web console's base URL as users reach it (`consoleUrl`, without a
+    /// trailing `/`); none = deliveries carry no link to it.
+    pub console_url: Option<String>,
     /// Kinds watched from start-up (`initialWatchingResources`).
     pub initial_resources: Vec<WatchedResource>,
     /// Receive every event of every initial kind (`globalWebhookUrls`).

@@ -413,6 +413,33 @@ pub(super) fn optional_url<'de, D: Deserializer<'de>>(
     })
 }
 
+/// `consoleUrl`: an absolute http(s) URL without query or fragment, in
+/// `url`'s normal form (so pure ASCII, fit for any header) and without a
+/// trailing `/`, ready for `/ui/open?...` to be appended.
+pub(super) fn console_url<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    de::string_then(deserializer, "an absolute http(s) URL", |s| {
+        let shown = show(&Value::from(s));
+        let parsed = url::Url::parse(s).ok().filter(|_| is_http_url(s)).ok_or_else(|| {
+            Refusal::Message(format!(
+                "{shown} is not an absolute http(s) URL; give the console's base URL as users reach it, e.g. https://grw.example.com"
+            ))
+        })?;
+        if parsed.query().is_some() {
+            return Err(Refusal::Message(format!(
+                "{shown} has a query (`?...`); give the base URL only: GRW appends `/ui/open?kind=...`"
+            )));
+        }
+        if parsed.fragment().is_some() {
+            return Err(Refusal::Message(format!(
+                "{shown} has a fragment (`#...`); give the base URL only: GRW appends `/ui/open?kind=...`"
+            )));
+        }
+        Ok(Some(parsed.as_str().trim_end_matches('/').to_string()))
+    })
+}
+
 pub(super) fn namespace<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<String>, D::Error> {

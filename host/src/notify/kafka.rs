@@ -13,7 +13,8 @@
 //! delivery id, the same on every attempt), `GRW-Subscription`,
 //! `GRW-Event-Type`, `GRW-Group` (`core` for the core group), `GRW-Version`,
 //! `GRW-Kind`, `GRW-Namespace` (empty for cluster-scoped objects),
-//! `GRW-Name` and `content-type`. With the `cloudevents` payload the message
+//! `GRW-Name`, `content-type` and, with `consoleUrl`, `GRW-Console-Link`
+//! (the object's page in the web console). With the `cloudevents` payload the message
 //! is a CloudEvent in Kafka's binary mode: `ce_specversion`, `ce_id`,
 //! `ce_source`, `ce_type`, `ce_subject`, `ce_time` headers and the event's
 //! `data` as the value.
@@ -45,6 +46,7 @@ use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord, Producer};
 
+use super::payload::console_link;
 use super::sink::Rejection;
 use super::{Delivery, SendError};
 use crate::config::kafka::{KafkaConfigError, KafkaKey, KafkaSinkConfig, TopicTemplate};
@@ -166,6 +168,8 @@ pub struct KafkaSink {
     key: KafkaKey,
     subscription: String,
     timeout: Duration,
+    /// `consoleUrl`, without a trailing `/`.
+    console: Option<Arc<str>>,
 }
 
 /// A delivery handed to the producer, its outcome to come.
@@ -219,7 +223,15 @@ impl KafkaSink {
             key: config.key,
             subscription: subscription.to_string(),
             timeout: Duration::from_secs(config.delivery_timeout_seconds),
+            console: None,
         })
+    }
+
+    /// Sends the link to each changed object's page in the web console at
+    /// `base` (`consoleUrl`, without a trailing `/`) in `GRW-Console-Link`.
+    pub fn with_console(mut self, base: Option<Arc<str>>) -> KafkaSink {
+        self.console = base;
+        self
     }
 
     /// The topic a delivery goes to; `None` when it would be longer than
@@ -348,7 +360,7 @@ impl KafkaSink {
     }
 
     fn headers(&self, delivery: &Delivery) -> OwnedHeaders {
-        let mut headers = OwnedHeaders::new_with_capacity(10 + delivery.attributes.len());
+        let mut headers = OwnedHeaders::new_with_capacity(11 + delivery.attributes.len());
         for (name, value) in [
             ("GRW-Delivery-Id", delivery.id.as_str()),
             ("GRW-Subscription", self.subscription.as_str()),
@@ -365,6 +377,13 @@ impl KafkaSink {
             headers = headers.insert(Header {
                 key: name,
                 value: Some(value),
+            });
+        }
+        if let Some(base) = &self.console {
+            let link = console_link(base, &delivery.gvk, &delivery.namespace, &delivery.name);
+            headers = headers.insert(Header {
+                key: "GRW-Console-Link",
+                value: Some(link.as_str()),
             });
         }
         if !delivery.attributes.is_empty() {

@@ -246,6 +246,9 @@ pub struct Notifications {
     plugins: Arc<Plugins>,
     metrics: Arc<Metrics>,
     http: reqwest::Client,
+    /// `consoleUrl`, without a trailing `/`: deliveries link to the
+    /// changed object's page in the web console.
+    console_url: Option<Arc<str>>,
     subs: Arc<RwLock<BTreeMap<String, Arc<Active>>>>,
     feeds: Mutex<HashMap<WatchKey, Arc<feed::FeedHandle>>>,
     feed_context: feed::FeedContext,
@@ -302,6 +305,7 @@ impl Notifications {
             plugins,
             metrics,
             http: webhook::client(),
+            console_url: config.console_url.as_deref().map(Arc::from),
             subs: Arc::new(RwLock::new(BTreeMap::new())),
             feeds: Mutex::new(HashMap::new()),
             decisions,
@@ -655,7 +659,7 @@ impl Notifications {
     /// Registers a subscription and starts its worker.
     fn install(&self, sub: Subscription, new: bool) -> Result<Arc<Active>, OutboxError> {
         let counts = self.outbox.counts(&sub.name)?;
-        let sink = worker::Sink::new(&sub, &self.http);
+        let sink = worker::Sink::new(&sub, &self.http, self.console_url.as_ref());
         let active = Arc::new(Active {
             next_seq: AtomicU64::new(counts.last_seq.map_or(0, |s| s + 1)),
             pending: AtomicU64::new(counts.pending),

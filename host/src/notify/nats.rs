@@ -13,7 +13,9 @@
 //! **Message.** The body is the delivery's payload; the headers are
 //! `Nats-Msg-Id` (the delivery id), `GRW-Event-Type`, `GRW-Group` (`core` for
 //! the core group), `GRW-Version`, `GRW-Kind`, `GRW-Namespace` (empty for
-//! cluster-scoped objects), `GRW-Name` and `Content-Type: application/json`.
+//! cluster-scoped objects), `GRW-Name`, `Content-Type: application/json` and,
+//! with `consoleUrl`, `GRW-Console-Link` (the object's page in the web
+//! console).
 //!
 //! **Stream.** On the first send, and again after the server answered that no
 //! stream takes the subject, the stream is created if missing: file storage,
@@ -34,6 +36,7 @@
 //! [`SendError::Retry`] at once; otherwise a send takes at most the ack
 //! timeout.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -43,6 +46,7 @@ use async_nats::jetstream::context::{CreateStreamErrorKind, PublishError, Publis
 use async_nats::jetstream::{self, ErrorCode, stream};
 use bytes::Bytes;
 
+use super::payload::console_link;
 use super::sink::Rejection;
 use super::{Delivery, SendError};
 use crate::config::nats::{Field, NatsConfigError, NatsSinkConfig, SubjectTemplate};
@@ -90,6 +94,8 @@ pub struct NatsSink {
     /// Set once the stream was found or created; a "no stream" answer
     /// checks again regardless.
     stream_ready: AtomicBool,
+    /// `consoleUrl`, without a trailing `/`.
+    console: Option<Arc<str>>,
 }
 
 impl NatsSink {
@@ -120,7 +126,15 @@ impl NatsSink {
             client,
             jetstream,
             stream_ready: AtomicBool::new(false),
+            console: None,
         })
+    }
+
+    /// Sends the link to each changed object's page in the web console at
+    /// `base` (`consoleUrl`, without a trailing `/`) in `GRW-Console-Link`.
+    pub fn with_console(mut self, base: Option<Arc<str>>) -> NatsSink {
+        self.console = base;
+        self
     }
 
     /// The subject a delivery goes to.
@@ -189,7 +203,7 @@ impl NatsSink {
             .jetstream
             .publish_with_headers(
                 subject.to_string(),
-                headers(delivery),
+                headers(delivery, self.console.as_deref()),
                 Bytes::from(delivery.payload.clone()),
             )
             .await?
@@ -262,7 +276,7 @@ impl NatsSink {
     }
 }
 
-fn headers(delivery: &Delivery) -> HeaderMap {
+fn headers(delivery: &Delivery, console: Option<&str>) -> HeaderMap {
     let mut headers = HeaderMap::new();
     headers.insert(async_nats::header::NATS_MESSAGE_ID, delivery.id.as_str());
     headers.insert("GRW-Event-Type", delivery.event_type.as_str());
@@ -272,6 +286,10 @@ fn headers(delivery: &Delivery) -> HeaderMap {
     headers.insert("GRW-Namespace", delivery.namespace.as_str());
     headers.insert("GRW-Name", delivery.name.as_str());
     headers.insert("Content-Type", "application/json");
+    if let Some(base) = console {
+        let link = console_link(base, &delivery.gvk, &delivery.namespace, &delivery.name);
+        headers.insert("GRW-Console-Link", link.as_str());
+    }
     headers
 }
 

@@ -27,6 +27,26 @@ pub struct Event<'a> {
     pub time: &'a str,
 }
 
+/// The link to an object's page in the web console (`consoleUrl`), sent in
+/// every delivery's `GRW-Console-Link` header:
+/// `<base>/ui/open?kind=Kind[.group]&namespace=NS&name=NAME`, the namespace
+/// left out for cluster-scoped objects, each value percent-encoded. `base`
+/// has no trailing `/` (the config trims it).
+pub(crate) fn console_link(base: &str, gvk: &Gvk, namespace: &str, name: &str) -> String {
+    let kind = if gvk.group.is_empty() {
+        gvk.kind.clone()
+    } else {
+        format!("{}.{}", gvk.kind, gvk.group)
+    };
+    let mut query = url::form_urlencoded::Serializer::new(String::new());
+    query.append_pair("kind", &kind);
+    if !namespace.is_empty() {
+        query.append_pair("namespace", namespace);
+    }
+    query.append_pair("name", name);
+    format!("{base}/ui/open?{}", query.finish())
+}
+
 /// Renders `event` in `format`.
 pub fn render(format: PayloadFormat, event: &Event<'_>) -> Vec<u8> {
     let mut out = Vec::with_capacity(event.object.len() + event.old.map_or(0, <[u8]>::len) + 256);
@@ -147,6 +167,37 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+
+    #[test]
+    fn console_links_name_the_kind_with_its_group_and_leave_out_an_empty_namespace() {
+        let base = "https://grw.example.com/tools";
+        assert_eq!(
+            console_link(base, &Gvk::new("", "v1", "ConfigMap"), "shop", "web"),
+            "https://grw.example.com/tools/ui/open?kind=ConfigMap&namespace=shop&name=web"
+        );
+        assert_eq!(
+            console_link(
+                base,
+                &Gvk::new("apps", "v1", "Deployment"),
+                "shop",
+                "a b&c=d/é"
+            ),
+            "https://grw.example.com/tools/ui/open?kind=Deployment.apps&namespace=shop&name=a+b%26c%3Dd%2F%C3%A9"
+        );
+        assert_eq!(
+            console_link(base, &Gvk::new("", "v1", "Node"), "", "node-a"),
+            "https://grw.example.com/tools/ui/open?kind=Node&name=node-a"
+        );
+        assert_eq!(
+            console_link(
+                "http://127.0.0.1:3000",
+                &Gvk::new("rbac.authorization.k8s.io", "v1", "ClusterRole"),
+                "",
+                "system:viewer"
+            ),
+            "http://127.0.0.1:3000/ui/open?kind=ClusterRole.rbac.authorization.k8s.io&name=system%3Aviewer"
+        );
+    }
 
     fn event<'a>(gvk: &'a Gvk, kind: ChangeType, old: Option<&'a [u8]>) -> Event<'a> {
         Event {

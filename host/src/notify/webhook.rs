@@ -5,12 +5,15 @@
 //! - `GRW-Event-Type`, `GRW-Group` (`core` for the core group), `GRW-Version`,
 //!   `GRW-Kind`, `GRW-Namespace`, `GRW-Name`, `GRW-Subscription`;
 //! - with a secret: `GRW-Timestamp` (Unix seconds) and `GRW-Signature:
-//!   sha256=<hex>`, the HMAC-SHA256 of `<timestamp>.<body>` under the secret.
+//!   sha256=<hex>`, the HMAC-SHA256 of `<timestamp>.<body>` under the secret;
+//! - with `consoleUrl`: `GRW-Console-Link`, the object's page in the web
+//!   console.
 //!
 //! Answers: 2xx is delivered; connection errors, timeouts, 408, 429 and 5xx
 //! are retried (honouring `Retry-After` in seconds); any other status
 //! (including redirects, which are not followed) goes to the dead letters.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use hmac::{Hmac, Mac};
@@ -18,6 +21,7 @@ use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use sha2::Sha256;
 
+use super::payload::console_link;
 use super::sink::{Delivery, Rejection, SendError};
 use super::subscription::PayloadFormat;
 
@@ -54,6 +58,8 @@ pub struct Webhook {
     headers: HeaderMap,
     secret: Option<Vec<u8>>,
     timeout: Duration,
+    /// `consoleUrl`, without a trailing `/`.
+    console: Option<Arc<str>>,
 }
 
 impl Webhook {
@@ -89,7 +95,15 @@ impl Webhook {
             headers,
             secret: secret.map(|s| s.as_bytes().to_vec()),
             timeout,
+            console: None,
         })
+    }
+
+    /// Sends the link to each changed object's page in the web console at
+    /// `base` (`consoleUrl`, without a trailing `/`) in `GRW-Console-Link`.
+    pub fn with_console(mut self, base: Option<Arc<str>>) -> Webhook {
+        self.console = base;
+        self
     }
 
     /// Posts one delivery.
@@ -106,6 +120,10 @@ impl Webhook {
         ];
         for (name, v) in text_headers {
             headers.insert(name, value(v).map_err(Rejection::from)?);
+        }
+        if let Some(base) = &self.console {
+            let link = console_link(base, &delivery.gvk, &delivery.namespace, &delivery.name);
+            headers.insert("grw-console-link", value(&link).map_err(Rejection::from)?);
         }
         if let Some(secret) = &self.secret {
             let timestamp = SystemTime::now()

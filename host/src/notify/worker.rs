@@ -45,12 +45,19 @@ const BATCH: usize = 128;
 pub(super) enum Sink {
     Webhook(Box<Webhook>),
     /// Connected on first use.
-    Nats(Box<NatsSinkConfig>, Option<Box<NatsSink>>),
+    Nats {
+        config: Box<NatsSinkConfig>,
+        /// `consoleUrl`.
+        console: Option<Arc<str>>,
+        connection: Option<Box<NatsSink>>,
+    },
     /// The producer is made on first use, and again after it failed for
     /// good (see [`KafkaSink::must_restart`]).
     Kafka {
         config: Box<KafkaSinkConfig>,
         subscription: String,
+        /// `consoleUrl`.
+        console: Option<Arc<str>>,
         producer: Option<Box<KafkaSink>>,
     },
     Plugin(String),
@@ -59,7 +66,13 @@ pub(super) enum Sink {
 }
 
 impl Sink {
-    pub(super) fn new(sub: &Subscription, http: &reqwest::Client) -> Sink {
+    /// The sink of `sub`; `console` is `consoleUrl` (without a trailing
+    /// `/`), whose object links webhook, NATS and Kafka deliveries carry.
+    pub(super) fn new(
+        sub: &Subscription,
+        http: &reqwest::Client,
+        console: Option<&Arc<str>>,
+    ) -> Sink {
         match &sub.sink {
             SinkSpec::Webhook {
                 url,
@@ -75,13 +88,18 @@ impl Sink {
                 *timeout,
                 sub.payload,
             ) {
-                Ok(w) => Sink::Webhook(Box::new(w)),
+                Ok(w) => Sink::Webhook(Box::new(w.with_console(console.cloned()))),
                 Err(e) => Sink::Broken(crate::error::Report(&e).to_string()),
             },
-            SinkSpec::Nats(config) => Sink::Nats(Box::new(config.clone()), None),
+            SinkSpec::Nats(config) => Sink::Nats {
+                config: Box::new(config.clone()),
+                console: console.cloned(),
+                connection: None,
+            },
             SinkSpec::Kafka(config) => Sink::Kafka {
                 config: Box::new(config.clone()),
                 subscription: sub.name.clone(),
+                console: console.cloned(),
                 producer: None,
             },
             SinkSpec::Plugin(name) => Sink::Plugin(name.clone()),
@@ -104,6 +122,7 @@ impl Sink {
         let Sink::Kafka {
             config,
             subscription,
+            console,
             producer,
         } = self
         else {
@@ -111,7 +130,7 @@ impl Sink {
         };
         if producer.is_none() {
             match KafkaSink::new(config, subscription) {
-                Ok(sink) => *producer = Some(Box::new(sink)),
+                Ok(sink) => *producer = Some(Box::new(sink.with_console(console.clone()))),
                 Err(e) => {
                     return Started::Done(Err(SendError::retry(
                         crate::error::Report(&e).to_string(),
@@ -154,12 +173,16 @@ impl Sink {
     async fn send(&mut self, item: &mut Item, plugins: &Plugins) -> Result<(), SendError> {
         match self {
             Sink::Webhook(w) => w.send(item.delivery()).await,
-            Sink::Nats(config, connection) => {
+            Sink::Nats {
+                config,
+                console,
+                connection,
+            } => {
                 if connection.is_none() {
                     let sink = NatsSink::connect((**config).clone())
                         .await
                         .map_err(|e| SendError::retry(crate::error::Report(&e).to_string()))?;
-                    *connection = Some(Box::new(sink));
+                    *connection = Some(Box::new(sink.with_console(console.clone())));
                 }
                 match connection {
                     Some(sink) => sink.send(item.delivery()).await,

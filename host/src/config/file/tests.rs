@@ -4,6 +4,7 @@ use std::net::Ipv6Addr;
 use crate::config::de::SHOWN_VALUE_CHARS;
 use crate::config::values::is_http_url;
 use crate::event::ChangeType;
+use serde_json::json;
 
 fn no_env(_: &str) -> Option<String> {
     None
@@ -34,6 +35,7 @@ const FULL: &str = r#"{
   "logType": "pretty",
   "listenAddress": "0.0.0.0",
   "listenPort": 8080,
+  "consoleUrl": "https://grw.example.com/",
   "initialWatchingResources": [
     {
       "group": "core", "version": "v1", "kind": "Pod",
@@ -112,6 +114,7 @@ fn full_config_sets_every_key() {
         listen_address: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
         listen_port: 8080,
         kube_api_path_prefix: "/kube".into(),
+        console_url: Some("https://grw.example.com".into()),
         initial_resources: vec![
             WatchedResource {
                 gvk: Gvk::new("", "v1", "Pod"),
@@ -251,6 +254,7 @@ fn empty_object_gives_every_default() {
     );
     assert_eq!(config.listen_port, 3000);
     assert_eq!(config.kube_api_path_prefix, "/kube");
+    assert_eq!(config.console_url, None);
     assert!(config.initial_resources.is_empty());
     assert!(config.global_webhook_urls.is_empty());
     assert!(config.sync_api_groups);
@@ -479,6 +483,56 @@ fn example_of_the_earlier_grw_parses_without_warnings() {
 fn the_kubernetes_api_prefix_may_be_deeper() {
     let (config, _) = parse_ok(r#"{"kubeApiPathPrefix": "/grw-1/kube.v1"}"#);
     assert_eq!(config.kube_api_path_prefix, "/grw-1/kube.v1");
+}
+
+#[test]
+fn the_console_url_is_an_absolute_http_url_kept_without_trailing_slash() {
+    for (written, kept) in [
+        ("https://grw.example.com", "https://grw.example.com"),
+        ("https://grw.example.com/", "https://grw.example.com"),
+        (
+            "http://10.0.0.7:3000/tools/grw/",
+            "http://10.0.0.7:3000/tools/grw",
+        ),
+        ("HTTPS://GRW.Example.COM//", "https://grw.example.com"),
+    ] {
+        let (config, warnings) = parse_ok(&json!({ "consoleUrl": written }).to_string());
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(config.console_url.as_deref(), Some(kept), "{written}");
+    }
+    for (value, message) in [
+        (
+            json!("grw.example.com"),
+            r#"config key `consoleUrl`: "grw.example.com" is not an absolute http(s) URL; give the console's base URL as users reach it, e.g. https://grw.example.com"#,
+        ),
+        (
+            json!("ftp://grw.example.com"),
+            r#"config key `consoleUrl`: "ftp://grw.example.com" is not an absolute http(s) URL;"#,
+        ),
+        (
+            json!("/ui/"),
+            r#"config key `consoleUrl`: "/ui/" is not an absolute http(s) URL;"#,
+        ),
+        (
+            json!(""),
+            r#"config key `consoleUrl`: "" is not an absolute http(s) URL;"#,
+        ),
+        (
+            json!("https://grw.example.com/?team=a"),
+            r#"config key `consoleUrl`: "https://grw.example.com/?team=a" has a query (`?...`); give the base URL only: GRW appends `/ui/open?kind=...`"#,
+        ),
+        (
+            json!("https://grw.example.com/#top"),
+            r#"config key `consoleUrl`: "https://grw.example.com/#top" has a fragment (`#...`); give the base URL only: GRW appends `/ui/open?kind=...`"#,
+        ),
+        (
+            json!(8080),
+            "config key `consoleUrl`: expected an absolute http(s) URL, got 8080",
+        ),
+    ] {
+        let error = parse_err(&json!({ "consoleUrl": value }).to_string());
+        assert!(error.starts_with(message), "{value}: {error}");
+    }
 }
 
 #[test]
