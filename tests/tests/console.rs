@@ -187,6 +187,11 @@ async fn every_page_shows_the_recording_with_no_error_and_nothing_from_outside()
         .map(|p| p["name"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(strings(&f["plugins"]), names);
+
+    // Light and dark, as the system says; the "Loading" line is gone.
+    assert_eq!(f["lightBackground"], "rgb(255, 255, 255)");
+    assert_eq!(f["darkBackground"], "rgb(22, 23, 26)");
+    assert_eq!(f["loadingLeft"], 0);
 }
 
 fn config_map(name: &str) -> Value {

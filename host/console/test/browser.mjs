@@ -85,6 +85,16 @@ const scenarios = {
     facts.plugins = await page.locator("[data-testid=plugins] tbody tr").evaluateAll((rows) => rows.map((r) => r.dataset.name));
     await visit("/ui/subscriptions", "subscriptions", "main h1");
     await visit("/ui/events?kind=pods", "events", "[data-testid=rate]");
+
+    // The theme follows the system's setting.
+    const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    await page.emulateMedia({ colorScheme: "light" });
+    await visit("/ui/", "overview-light", "[data-testid=watches] tbody tr");
+    facts.lightBackground = await background();
+    await page.emulateMedia({ colorScheme: "dark" });
+    await visit("/ui/", "overview-dark", "[data-testid=watches] tbody tr");
+    facts.darkBackground = await background();
+    facts.loadingLeft = await page.getByText("Loading the console").count();
   },
 
   async live() {
