@@ -141,6 +141,30 @@ async fn every_page_shows_the_recording_with_no_error_and_nothing_from_outside()
         ["Name", "Ready", "Status", "Restarts", "Age"]
     );
 
+    let options = strings(&f["kindOptions"]);
+    for want in [
+        "deployments.apps = Deployment (apps/v1) · deploy",
+        "pods = Pod (v1) · po",
+        "gateways.networking.istio.io = Gateway (networking.istio.io/v1beta1)",
+    ] {
+        assert!(
+            options.iter().any(|o| o.starts_with(want)),
+            "{want} not in {options:?}"
+        );
+    }
+    assert!(
+        f["deployUrl"]
+            .as_str()
+            .unwrap()
+            .ends_with("/ui/objects?kind=deploy&namespace=shop"),
+        "{f}"
+    );
+    let (_, deployments) = grw.get("/api/v1/namespaces/shop/objects/deployments").await;
+    assert_eq!(
+        f["deployRows"],
+        json!(deployments["items"].as_array().unwrap().len())
+    );
+
     // The deep link opens the Deployment's page, its YAML first.
     assert_eq!(
         strings(&f["yaml"]),

@@ -62,6 +62,14 @@ const scenarios = {
     await visit("/ui/objects?kind=pods&namespace=shop", "objects", "[data-testid=objects] tbody tr[data-name]");
     facts.podRows = await page.locator("[data-testid=objects] tbody tr[data-name]").count();
     facts.podColumns = await page.locator("[data-testid=objects] thead th").allInnerTexts();
+    // Every kind served is offered, with its short names; a short name typed works.
+    await page.waitForFunction(() => document.querySelectorAll("[data-testid=kind-options] option").length > 10, null, { timeout: 20000 });
+    facts.kindOptions = await page.locator("[data-testid=kind-options] option").evaluateAll((o) => o.map((e) => `${e.value} = ${e.label}`));
+    await page.fill("[data-testid=kind-input]", "deploy");
+    await page.keyboard.press("Enter");
+    await page.locator("[data-testid=objects] tbody tr[data-name=frontend]").waitFor({ timeout: 20000 });
+    facts.deployUrl = page.url();
+    facts.deployRows = await page.locator("[data-testid=objects] tbody tr[data-name]").count();
 
     await visit("/ui/open?kind=deployments&namespace=shop&name=frontend", "object-yaml", "[data-testid=source]");
     facts.yaml = (await page.locator("[data-testid=source]").innerText()).split("\n").slice(0, 3);

@@ -28,23 +28,59 @@ function tablePath(resource, namespace) {
   return `${resource.root}${ns}/${resource.plural}`;
 }
 
-/** The kinds to pick from: the watched ones; any other form the API takes can be typed. */
-function KindPicker({ kinds, value }) {
+const AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/**
+ * Every kind the API server serves, from its aggregated discovery (which
+ * every authenticated user may read): `{value, label}` to pick from, the
+ * value a form the native API takes (`deployments.apps`), the label the
+ * kind, its group and version and its short names, so that typing any of
+ * them finds it.
+ */
+function useServedKinds(prefix) {
+  const core = useApi(prefix === undefined ? null : `${prefix}/api`, { accept: AGGREGATED });
+  const groups = useApi(prefix === undefined ? null : `${prefix}/apis`, { accept: AGGREGATED });
+  return useMemo(() => {
+    const kinds = [];
+    for (const group of [...(core.data?.items || []), ...(groups.data?.items || [])]) {
+      const name = group.metadata?.name || "";
+      const version = group.versions?.[0];
+      for (const r of version?.resources || []) {
+        if (!r.verbs?.includes("list")) continue;
+        const kind = r.responseKind?.kind || r.resource;
+        const short = (r.shortNames || []).join(", ");
+        kinds.push({
+          value: name ? `${r.resource}.${name}` : r.resource,
+          label: `${kind} (${name ? `${name}/` : ""}${version.version})${short ? ` · ${short}` : ""}`,
+        });
+      }
+    }
+    return kinds.sort((a, b) => a.value.localeCompare(b.value));
+  }, [core.data, groups.data]);
+}
+
+/**
+ * The kind to show: any form the native API takes can be typed; every kind
+ * the API server serves is offered as you type (by name, kind or short
+ * name), else the watched ones.
+ */
+function KindPicker({ served, watched, value }) {
   const [text, setText] = useState(value || "");
   useEffect(() => setText(value || ""), [value]);
   const choose = (e) => {
     e.preventDefault();
     setParams({ kind: text.trim() });
   };
+  const offered = served.length > 0 ? served : (watched || []).map((w) => ({ value: w.resource, label: w.gvk }));
   return (
     <form onSubmit={choose} class="picker">
       <label>
         Kind
         <input list="grw-kinds" value={text} onInput={(e) => setText(e.target.value)} placeholder="pods, deploy, Gateway.networking.istio.io…" data-testid="kind-input" />
       </label>
-      <datalist id="grw-kinds">
-        {(kinds || []).map((w) => (
-          <option key={w.gvk} value={w.resource}>{w.gvk}</option>
+      <datalist id="grw-kinds" data-testid="kind-options">
+        {offered.map((k) => (
+          <option key={k.value} value={k.value} label={k.label} />
         ))}
       </datalist>
       <button type="submit">Show</button>
@@ -217,6 +253,7 @@ export function Objects({ params }) {
   const kinds = useApi("/api/v1/kinds");
   const settings = useApi("/ui/settings.json");
   const prefix = settings.data?.kubeApiPathPrefix;
+  const served = useServedKinds(prefix);
   const kind = params.kind || "";
   // Which kind it is: the native API resolves every form of its name; the
   // list's `metadata.gvk` names it.
@@ -252,7 +289,7 @@ export function Objects({ params }) {
   return (
     <section>
       <h1>Objects</h1>
-      <KindPicker kinds={kinds.data?.items} value={kind} />
+      <KindPicker served={served} watched={kinds.data?.items} value={kind} />
       {kind && <Filters params={params} />}
       {!kind && <p class="muted">Pick a kind: its objects show here, as <code>kubectl get</code> shows them.</p>}
       <Problem error={probe.error} what={kind} />
