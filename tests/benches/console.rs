@@ -26,17 +26,9 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::cpu_model;
+use common::{cpu_model, env_number};
 use procs::{grw_binary, rss_bytes, start_fake_with_pods, start_grw_with};
 use serde_json::{Value, json};
-
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name).map_or(default, |text| {
-        text.trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}: expected a number, got {text:?}"))
-    })
-}
 
 fn median(values: &Value) -> f64 {
     let mut v: Vec<f64> = values
@@ -50,8 +42,8 @@ fn median(values: &Value) -> f64 {
 }
 
 fn main() {
-    let pods = env_number("GRW_BENCH_PODS", 10_000);
-    let runs = env_number("GRW_BENCH_RUNS", 5);
+    let pods = env_number("GRW_BENCH_PODS", 10_000) as usize;
+    let runs = env_number("GRW_BENCH_RUNS", 5) as usize;
     let grw = grw_binary();
     let fake = PathBuf::from(env!("CARGO_BIN_EXE_fake-apiserver"));
     println!(

@@ -58,7 +58,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::{Args, cpu_model, grouped};
+use common::{Args, cpu_model, env_number, grouped};
 use grw_e2e::pods::{PodFactory, compact_len};
 use procs::{
     Daemon, FakeCommands, cpu_seconds, grw_binary, rss_bytes, start_fake_with_pods, start_grw_with,
@@ -98,14 +98,6 @@ fn main() {
         let seconds = env_number("GRW_BENCH_CHURN_SECONDS", 600);
         churn(&fake, &grw, rate, Duration::from_secs(seconds));
     }
-}
-
-fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name).map_or(default, |text| {
-        text.trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}: expected a number, got {text:?}"))
-    })
 }
 
 /// How the journal is set up.

@@ -53,3 +53,14 @@ impl Args {
         self.parts.is_empty() || self.parts.iter().any(|p| p == part)
     }
 }
+
+/// The number in the environment variable `name`, or `default` without
+/// one; anything else than a number stops the benchmark, naming it.
+#[allow(dead_code, reason = "not every benchmark has settings")]
+pub fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name).map_or(default, |text| {
+        text.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}: expected a number, got {text:?}"))
+    })
+}

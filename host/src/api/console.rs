@@ -12,7 +12,8 @@
 //! Nothing the console loads comes from outside the daemon: the
 //! `Content-Security-Policy` lets it reach only its own origin.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
 
 use axum::Json;
 use axum::extract::{Request, State};
@@ -90,11 +91,11 @@ fn respond(asset: &Asset, asked: &HeaderMap) -> Response {
         .get(header::IF_NONE_MATCH)
         .is_some_and(|v| v.as_bytes() == etag.as_bytes())
     {
-        return (StatusCode::NOT_MODIFIED, headers(asset, &etag)).into_response();
+        return (StatusCode::NOT_MODIFIED, headers(asset, etag)).into_response();
     }
     let gzip = accepts_gzip(asked);
     let body = if gzip { asset.gzip } else { asset.plain };
-    let mut headers = headers(asset, &etag);
+    let mut headers = headers(asset, etag);
     headers.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static(asset.content_type),
@@ -131,12 +132,21 @@ fn headers(asset: &Asset, etag: &str) -> HeaderMap {
 }
 
 /// The asset's tag: a hash of its bytes (the gzipped ones are made from
-/// them).
-fn etag(asset: &Asset) -> String {
-    use sha2::Digest;
-    let digest = sha2::Sha256::digest(asset.plain);
-    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    format!("\"{hex}\"")
+/// them), computed once: the script is half a megabyte.
+fn etag(asset: &Asset) -> &'static str {
+    static TAGS: LazyLock<HashMap<&'static str, String>> = LazyLock::new(|| {
+        ASSETS
+            .iter()
+            .chain([&PAGE])
+            .map(|asset| {
+                use sha2::Digest;
+                let digest = sha2::Sha256::digest(asset.plain);
+                let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+                (asset.name, format!("\"{hex}\""))
+            })
+            .collect()
+    });
+    TAGS[asset.name].as_str()
 }
 
 /// Whether the client takes gzip (`Accept-Encoding: gzip`, not `gzip;q=0`).
