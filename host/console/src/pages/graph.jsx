@@ -14,13 +14,46 @@ function styles() {
   const dark = matchMedia("(prefers-color-scheme: dark)").matches;
   const text = dark ? "#e6e6e6" : "#1d1d1f";
   return [
-    { selector: "node", style: { label: "data(label)", "font-size": 10, color: text, "text-valign": "bottom", "text-margin-y": 4, "background-color": "data(color)", width: 18, height: 18, "text-wrap": "wrap", "text-max-width": 140 } },
+    { selector: "node", style: { label: "data(label)", "font-size": 10, "min-zoomed-font-size": 7, color: text, "text-valign": "bottom", "text-margin-y": 4, "background-color": "data(color)", width: 18, height: 18, "text-wrap": "wrap", "text-max-width": 140 } },
     { selector: "node.root", style: { width: 26, height: 26, "border-width": 3, "border-color": dark ? "#fff" : "#000" } },
     { selector: "node.missing", style: { "background-opacity": 0.15, "border-width": 2, "border-style": "dashed", "border-color": "#d33" } },
-    { selector: "edge", style: { width: 1.5, "line-color": dark ? "#777" : "#aaa", "target-arrow-color": dark ? "#777" : "#aaa", "target-arrow-shape": "triangle", "curve-style": "bezier", label: "data(relation)", "font-size": 8, color: dark ? "#aaa" : "#666", "text-rotation": "autorotate" } },
+    { selector: "edge", style: { width: 1.5, "line-color": dark ? "#777" : "#aaa", "target-arrow-color": dark ? "#777" : "#aaa", "target-arrow-shape": "triangle", "curve-style": "bezier", label: "data(relation)", "font-size": 8, "min-zoomed-font-size": 7, color: dark ? "#aaa" : "#666", "text-rotation": "autorotate" } },
     { selector: "edge.stale", style: { "line-style": "dashed" } },
     { selector: "node:selected", style: { "border-width": 3, "border-color": "#2a7de1" } },
   ];
+}
+
+/** Up to this many objects, a layered tree; more, rings around the root. */
+const LAYERED_AT_MOST = 60;
+
+/**
+ * Lays the graph out from `root`: a layered tree while it is small; rings
+ * by distance from the root when it is not, since a layer of hundreds of
+ * Pods drawn as one row cannot be read.
+ */
+function layOut(cy, root) {
+  const start = cy.getElementById(root);
+  if (cy.nodes().length <= LAYERED_AT_MOST || start.empty()) {
+    cy.layout({ name: "breadthfirst", directed: true, roots: start, spacingFactor: 1.1, animate: false, padding: 20 }).run();
+    return;
+  }
+  const distance = new Map();
+  cy.elements().bfs({
+    roots: start,
+    directed: false,
+    visit: (node, _edge, _previous, _i, depth) => {
+      distance.set(node.id(), depth);
+    },
+  });
+  const farthest = Math.max(0, ...distance.values()) + 1;
+  cy.layout({
+    name: "concentric",
+    concentric: (node) => farthest - (distance.get(node.id()) ?? farthest),
+    levelWidth: () => 1,
+    minNodeSpacing: 8,
+    animate: false,
+    padding: 20,
+  }).run();
 }
 
 const PALETTE = ["#2a7de1", "#e1822a", "#3aa655", "#b44bc9", "#d9453d", "#1fa3a3", "#8c6d46", "#7a7a7a"];
@@ -106,9 +139,7 @@ export function GraphPage({ params }) {
         }
       }
     });
-    if (changed) {
-      cy.layout({ name: "breadthfirst", directed: true, roots: cy.getElementById(data.root), spacingFactor: 1.1, animate: false, padding: 20 }).run();
-    }
+    if (changed) layOut(cy, data.root);
     setCount({ nodes: cy.nodes().length, edges: cy.edges().length });
   }, [data, params.analyzer]);
 
