@@ -406,6 +406,45 @@ async fn refused_connections_and_hanging_receivers_lose_nothing() {
 }
 
 #[tokio::test]
+async fn a_delivery_waiting_for_its_receiver_is_counted_in_flight() {
+    let fake = cluster().await;
+    let receiver = Receiver::start().await;
+    receiver.set(Behaviour::Hang);
+    let grw = grw(&fake, json!({})).await;
+    let (status, created) = subscribe(
+        &grw,
+        json!({"name": "slow", "kind": "ConfigMap", "namespace": "shop",
+            "webhook": {"url": receiver.url("/"), "payload": "watch-event", "timeoutSeconds": 2},
+            "retry": {"initialDelayMs": 50, "maxDelaySeconds": 0.5}}),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["inFlight"], 0, "{created}");
+    fake.create(configmap("shop", "a", "1")).unwrap();
+    fake.create(configmap("shop", "b", "1")).unwrap();
+    // One at a time to a webhook: the first is in flight, both pending.
+    let in_flight = eventually(WAIT, || async {
+        let (_, s) = grw.get("/api/v1/subscriptions/slow").await;
+        s["inFlight"] == 1 && s["pending"] == 2
+    })
+    .await;
+    assert!(
+        in_flight,
+        "{}",
+        grw.get("/api/v1/subscriptions/slow").await.1
+    );
+    // The hanging request times out and is retried; then both go through,
+    // and none is in flight.
+    receiver.set(Behaviour::Accept);
+    let done = eventually(WAIT, || async {
+        let (_, s) = grw.get("/api/v1/subscriptions/slow").await;
+        s["deliveries"] == 2 && s["inFlight"] == 0 && s["pending"] == 0
+    })
+    .await;
+    assert!(done, "{}", grw.get("/api/v1/subscriptions/slow").await.1);
+}
+
+#[tokio::test]
 async fn a_slow_receiver_does_not_hold_up_another_subscription() {
     let fake = cluster().await;
     let slow = Receiver::start().await;

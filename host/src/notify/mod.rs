@@ -144,6 +144,9 @@ pub(crate) struct Active {
     pending: AtomicU64,
     /// Dead letters kept.
     dead: AtomicU64,
+    /// Deliveries handed to the destination whose outcome is not known
+    /// yet: one at most, or up to the Kafka producer's window.
+    in_flight: AtomicU64,
     /// Wakes the worker when deliveries were queued. A worker waiting out
     /// a retry's backoff does not listen: new changes do not bring the
     /// next attempt forward.
@@ -218,6 +221,9 @@ pub struct SubscriptionStatus {
     pub waiting: Option<String>,
     /// Deliveries waiting.
     pub pending: u64,
+    /// Of those, the ones handed to the destination whose outcome is not
+    /// known yet.
+    pub in_flight: u64,
     /// Age of the oldest waiting delivery, seconds.
     pub oldest_pending_seconds: f64,
     /// Bytes of the changes waiting (at most `subscriptionPendingBytes`).
@@ -469,6 +475,7 @@ impl Notifications {
             watching: state.watch.as_ref().map(|k| k.gvk.to_string()),
             waiting: state.waiting.clone(),
             pending: gauges.pending,
+            in_flight: active.in_flight.load(Ordering::Relaxed),
             oldest_pending_seconds: gauges.oldest_seconds,
             pending_bytes: gauges.pending_bytes,
             dead_letters: gauges.dead_letters,
@@ -664,6 +671,7 @@ impl Notifications {
             next_seq: AtomicU64::new(counts.last_seq.map_or(0, |s| s + 1)),
             pending: AtomicU64::new(counts.pending),
             dead: AtomicU64::new(counts.dead),
+            in_flight: AtomicU64::new(0),
             queued: tokio::sync::Notify::new(),
             wake: tokio::sync::Notify::new(),
             stopped: AtomicBool::new(false),

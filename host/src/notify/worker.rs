@@ -410,6 +410,7 @@ impl Worker {
                         started.push(None);
                     }
                 }
+                active.in_flight.store(passing as u64, Ordering::Relaxed);
                 for started in started {
                     let item = &mut items[next];
                     let Some(started) = started else {
@@ -420,7 +421,9 @@ impl Worker {
                         continue;
                     };
                     item.attempts += 1;
-                    match self.sink.finish(started, item, &self.plugins).await {
+                    let outcome = self.sink.finish(started, item, &self.plugins).await;
+                    active.in_flight.fetch_sub(1, Ordering::Relaxed);
+                    match outcome {
                         Ok(()) => {
                             self.metrics.delivery_attempt(&name, Attempt::Delivered);
                             active.trimming.store(false, Ordering::Relaxed);
@@ -472,6 +475,7 @@ impl Worker {
                             next = self.skip_gone(&items, next).await;
                             // The outcomes still to come are dropped: what
                             // reached the broker comes again, same id.
+                            active.in_flight.store(0, Ordering::Relaxed);
                             continue 'batch;
                         }
                     }

@@ -83,7 +83,7 @@ export function Subscriptions({ params }) {
       {data && data.items.length > 0 && (
         <table class="grid" data-testid="subscriptions">
           <thead>
-            <tr><th>Name</th><th>Destination</th><th>Watching</th><th class="num">Pending</th><th>Oldest pending</th><th class="num">Delivered</th><th class="num">Retries</th><th class="num">Filtered</th><th class="num">Dead letters</th><th>Last delivery</th><th>Last error</th></tr>
+            <tr><th>Name</th><th>Destination</th><th>Watching</th><th class="num">Pending</th><th class="num">In flight</th><th>Oldest pending</th><th class="num">Delivered</th><th class="num">Retries</th><th class="num">Filtered</th><th class="num">Dead letters</th><th>Last delivery</th><th>Last error</th></tr>
           </thead>
           <tbody>
             {data.items.map((s) => (
@@ -92,6 +92,7 @@ export function Subscriptions({ params }) {
                 <td>{s.destination}</td>
                 <td>{s.watching || <span class="error-text">{s.waiting}</span>}</td>
                 <td class="num">{s.pending}</td>
+                <td class="num">{s.inFlight}</td>
                 <td>{s.pending ? `${Math.round(s.oldestPendingSeconds)} s` : "–"}</td>
                 <td class="num">{s.deliveries}</td>
                 <td class="num">{s.retries}</td>
