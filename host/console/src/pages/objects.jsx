@@ -1,6 +1,7 @@
 // Objects of a kind as `kubectl get` shows them (the Tables GRW serves),
-// narrowed by namespace, selectors and part of a name, a page at a time,
-// kept current by the kind's event stream.
+// narrowed by namespace, selectors and part of a name: one table, read
+// 500 rows at a time as it scrolls, kept current by the kind's event
+// stream.
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, objectPath, stream, useApi } from "../api.js";
 import { Link, href, setParams } from "../url.jsx";
@@ -10,8 +11,8 @@ const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io";
 
 /**
  * Where the Kubernetes API serves a kind, from its discovery document
- * (which every authenticated user may read): `{path, namespaced}` for
- * `gvk` (`v1/Pod`, `apps/v1/Deployment`).
+ * (which every authenticated user may read): `{root, plural, namespaced,
+ * gvk}` for `gvk` (`v1/Pod`, `apps/v1/Deployment`).
  */
 async function kubeResource(prefix, gvk, signal) {
   const parts = gvk.split("/");
@@ -128,6 +129,13 @@ function rowKey(row) {
   return `${m.namespace || ""}/${m.name}`;
 }
 
+/** Whether `row` comes after the object `m` in GRW's (namespace, name) order. */
+function after(row, m) {
+  const r = row.object?.metadata || {};
+  const [a, b] = [r.namespace || "", m.namespace || ""];
+  return a === b ? r.name > m.name : a > b;
+}
+
 /**
  * The rows of a table, read CHUNK at a time as the reader scrolls toward
  * the end, and kept current: a deleted object's row goes, an added or
@@ -216,8 +224,8 @@ function useRows(resource, namespace, query, kind) {
           if (at >= 0) rows[at] = row;
           else {
             // In (namespace, name) order, if it falls among the rows read so far.
-            const after = rows.findIndex((r) => rowKey(r) > key);
-            if (after >= 0) rows.splice(after, 0, row);
+            const next = rows.findIndex((r) => after(r, row.object?.metadata || {}));
+            if (next >= 0) rows.splice(next, 0, row);
             else if (!s.more) rows.push(row);
           }
         }
