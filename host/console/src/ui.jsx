@@ -1,5 +1,24 @@
 // Pieces every page uses.
+import { useEffect, useState } from "preact/hooks";
 import { Link, href } from "./url.jsx";
+
+/**
+ * Text fields for the parameters `keys` of the page, edited apart from
+ * the URL until the form is sent: `field(key, label, hint)` draws one
+ * (test id `<prefix>-<key>`), `values()` gives their trimmed texts.
+ */
+export function useFields(params, keys, prefix) {
+  const [form, setForm] = useState(params);
+  useEffect(() => setForm(params), keys.map((k) => params[k]));
+  const field = (key, label, hint) => (
+    <label>
+      {label}
+      <input value={form[key] || ""} placeholder={hint} onInput={(e) => setForm({ ...form, [key]: e.target.value })} data-testid={`${prefix}-${key}`} />
+    </label>
+  );
+  const values = () => Object.fromEntries(keys.map((k) => [k, form[k]?.trim()]));
+  return { field, values };
+}
 
 /** What went wrong, as the API said it; a refusal says it is one. */
 export function Problem({ error, what }) {

@@ -75,7 +75,7 @@ pub struct AppState {
 /// The whole HTTP API, behind `guard`: the one router of every listener,
 /// each with its own check.
 pub fn router(state: Arc<AppState>, guard: Guard) -> Router {
-    ops::mark_started();
+    ops::started();
     let max_body = state.config.max_request_body_bytes;
     let check = |rule| {
         let route = access::RouteCheck {

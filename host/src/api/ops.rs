@@ -28,13 +28,8 @@ pub(super) fn routes() -> Routes {
 
 static STARTED: std::sync::OnceLock<std::time::SystemTime> = std::sync::OnceLock::new();
 
-/// Notes when the process started, if not yet: the router is built at
-/// start.
-pub(super) fn mark_started() {
-    STARTED.get_or_init(std::time::SystemTime::now);
-}
-
-fn started() -> std::time::SystemTime {
+/// When the process started: noted when the router is built, at start.
+pub(super) fn started() -> std::time::SystemTime {
     *STARTED.get_or_init(std::time::SystemTime::now)
 }
 

@@ -258,19 +258,6 @@ pub struct Plugins {
 /// How many loads, failures and removals [`Plugins::reloads`] keeps.
 pub const RELOADS_KEPT: usize = 100;
 
-impl Reload {
-    fn of(plugin: &str) -> Reload {
-        Reload {
-            time: crate::time::now_rfc3339(),
-            plugin: plugin.to_string(),
-            outcome: "",
-            hash: None,
-            load_millis: None,
-            error: None,
-        }
-    }
-}
-
 /// A plugin loaded, failed to load, or removed.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -290,6 +277,20 @@ pub struct Reload {
     /// Why it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl Reload {
+    /// `plugin`'s `outcome`, now.
+    fn of(plugin: &str, outcome: &'static str) -> Reload {
+        Reload {
+            time: crate::time::now_rfc3339(),
+            plugin: plugin.to_string(),
+            outcome,
+            hash: None,
+            load_millis: None,
+            error: None,
+        }
+    }
 }
 
 impl Plugins {
@@ -446,10 +447,7 @@ impl Plugins {
                     entries.remove(&name).is_some_and(|e| e.serving.is_some())
                 }
             };
-            self.note_reload(Reload {
-                outcome: "removed",
-                ..Reload::of(&name)
-            });
+            self.note_reload(Reload::of(&name, "removed"));
             if changed {
                 self.changes.send_modify(|n| *n += 1);
             }
@@ -579,10 +577,9 @@ impl Plugins {
                 );
                 self.metrics.plugin_load(&name, true);
                 self.note_reload(Reload {
-                    outcome: "loaded",
                     hash: Some(plugin.version().to_string()),
                     load_millis: Some(plugin.load_time.as_millis() as u64),
-                    ..Reload::of(&name)
+                    ..Reload::of(&name, "loaded")
                 });
                 if let Some(entry) = entries.get_mut(&name) {
                     entry.fingerprint = fingerprint;
@@ -628,9 +625,8 @@ impl Plugins {
         let message = Report(&error).to_string();
         tracing::warn!(plugin = name, error = %message, previous_version_serving = serving, "plugin failed to load");
         self.note_reload(Reload {
-            outcome: "failed",
             error: Some(message.clone()),
-            ..Reload::of(name)
+            ..Reload::of(name, "failed")
         });
         entry.fingerprint = fingerprint;
         entry.loading = None;

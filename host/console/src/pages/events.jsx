@@ -3,13 +3,13 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, objectPath, stream } from "../api.js";
 import { setParams } from "../url.jsx";
-import { Badge, ObjectLink, Problem } from "../ui.jsx";
+import { Badge, ObjectLink, Problem, useFields } from "../ui.jsx";
 
 const KEPT = 500;
 
 export function LiveEvents({ params }) {
   const kind = params.kind || "";
-  const [form, setForm] = useState(params);
+  const { field, values } = useFields(params, ["kind", "namespace", "labelSelector", "fieldSelector"], "events");
   const [events, setEvents] = useState([]);
   const [error, setError] = useState(null);
   const [paused, setPaused] = useState(false);
@@ -18,7 +18,6 @@ export function LiveEvents({ params }) {
   pausedRef.current = paused;
   const seen = useRef([]);
 
-  useEffect(() => setForm(params), [params.kind, params.namespace, params.labelSelector, params.fieldSelector]);
   useEffect(() => {
     if (!kind) return undefined;
     setEvents([]);
@@ -52,22 +51,16 @@ export function LiveEvents({ params }) {
 
   const apply = (e) => {
     e.preventDefault();
-    setParams({ kind: form.kind?.trim(), namespace: form.namespace?.trim(), labelSelector: form.labelSelector?.trim(), fieldSelector: form.fieldSelector?.trim() });
+    setParams(values());
   };
-  const input = (key, label, hint) => (
-    <label>
-      {label}
-      <input value={form[key] || ""} placeholder={hint} onInput={(e) => setForm({ ...form, [key]: e.target.value })} data-testid={`events-${key}`} />
-    </label>
-  );
   return (
     <section>
       <h1>Live events</h1>
       <form class="filters" onSubmit={apply}>
-        {input("kind", "Kind", "pods")}
-        {input("namespace", "Namespace", "all")}
-        {input("labelSelector", "Labels", "app=web")}
-        {input("fieldSelector", "Fields", "status.phase=Running")}
+        {field("kind", "Kind", "pods")}
+        {field("namespace", "Namespace", "all")}
+        {field("labelSelector", "Labels", "app=web")}
+        {field("fieldSelector", "Fields", "status.phase=Running")}
         <button type="submit">Watch</button>
         {kind && (
           <button type="button" onClick={() => setPaused(!paused)} aria-pressed={paused} data-testid="pause">

@@ -108,6 +108,8 @@ export function GraphPage({ params }) {
       go(href("object", { kind: key.ref, namespace: key.namespace, name: key.name }));
     });
     graph.current = cy;
+    // For whoever inspects the page (the browser tests read the graph's
+    // objects through it).
     window.grwGraph = cy;
     return () => {
       cy.destroy();

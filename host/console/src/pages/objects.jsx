@@ -5,7 +5,7 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, objectPath, stream, useApi } from "../api.js";
 import { Link, href, setParams } from "../url.jsx";
-import { Problem, ObjectLink } from "../ui.jsx";
+import { Problem, ObjectLink, useFields } from "../ui.jsx";
 
 const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io";
 
@@ -90,22 +90,10 @@ function KindPicker({ served, watched, value }) {
 }
 
 function Filters({ params }) {
-  const [form, setForm] = useState(params);
-  useEffect(() => setForm(params), [params.namespace, params.labelSelector, params.fieldSelector, params.name]);
-  const field = (key, label, hint) => (
-    <label>
-      {label}
-      <input value={form[key] || ""} placeholder={hint} onInput={(e) => setForm({ ...form, [key]: e.target.value })} data-testid={`filter-${key}`} />
-    </label>
-  );
+  const { field, values } = useFields(params, ["namespace", "labelSelector", "fieldSelector", "name"], "filter");
   const apply = (e) => {
     e.preventDefault();
-    setParams({
-      namespace: form.namespace?.trim(),
-      labelSelector: form.labelSelector?.trim(),
-      fieldSelector: form.fieldSelector?.trim(),
-      name: form.name?.trim(),
-    });
+    setParams(values());
   };
   return (
     <form class="filters" onSubmit={apply}>

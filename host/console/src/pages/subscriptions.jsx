@@ -1,5 +1,6 @@
 // Subscriptions and their deliveries; a subscription's dead letters, each
 // openable, replayed or dropped after asking.
+import { Fragment } from "preact";
 import { useState } from "preact/hooks";
 import { api, useApi } from "../api.js";
 import { Link, href } from "../url.jsx";
@@ -41,8 +42,8 @@ function DeadLetters({ name }) {
             <thead><tr><th>Seq</th><th>Change</th><th>Object</th><th>Failed</th><th class="num">Attempts</th><th>Reason</th><th /></tr></thead>
             <tbody>
               {items.map((d) => (
-                <>
-                  <tr key={d.seq} data-seq={d.seq}>
+                <Fragment key={d.seq}>
+                  <tr data-seq={d.seq}>
                     <td>{d.seq}</td>
                     <td>{d.eventType}</td>
                     <td>{d.gvk} {d.namespace ? `${d.namespace}/` : ""}{d.name}</td>
@@ -56,14 +57,14 @@ function DeadLetters({ name }) {
                     </td>
                   </tr>
                   {open === d.seq && (
-                    <tr key={`${d.seq}-body`}>
+                    <tr>
                       <td colSpan={7}>
                         <p><strong>The receiver's answer:</strong> {d.reason}</p>
                         <pre class="source" data-testid="letter-body">{JSON.stringify(d.payload, null, 2)}</pre>
                       </td>
                     </tr>
                   )}
-                </>
+                </Fragment>
               ))}
             </tbody>
           </table>
