@@ -12,3 +12,4 @@ pub mod nats;
 pub mod plugins;
 pub mod pods;
 pub mod receiver;
+pub mod tls;

@@ -12,6 +12,7 @@ use std::time::Duration;
 use grw_e2e::daemon::{EventStream, Grw, edge_line, eventually, run_to_exit};
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer, Rule, Subject};
 use grw_e2e::kubectl::Kubectl;
+use grw_e2e::tls::certificates;
 use serde_json::{Value, json};
 
 /// GRW's own token at the fake API server.
@@ -1220,24 +1221,6 @@ async fn a_review_that_fails_is_503_never_an_allow() {
     );
     cluster.fake.clear_failures();
     assert_eq!(cluster.get(Some(ADMIN), path).await.0, 200);
-}
-
-/// A certificate authority and a server certificate for `localhost` and
-/// 127.0.0.1 it signed, as PEM: (CA certificate, certificate, key).
-fn certificates(authority: &str) -> (String, String, String) {
-    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, authority);
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let key = KeyPair::generate().unwrap();
-    let params =
-        CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
-    let certificate = params.signed_by(&key, &ca, &ca_key).unwrap();
-    (ca.pem(), certificate.pem(), key.serialize_pem())
 }
 
 /// A client trusting only `ca`, on a new connection each time it is made.

@@ -3,9 +3,9 @@
 //! recording, every page renders with no JavaScript error and no request
 //! outside the daemon, and shows what the API says; over the fake API
 //! server, changes appear live in a table and in the graph, a long table
-//! is read as it scrolls, a delegated user sees only what RBAC grants, and
-//! a dead letter is opened and replayed. Each page's screenshot is written
-//! to `target/console-screenshots/<scenario>/`.
+//! is read as it scrolls, a delegated user (on the TLS listener) sees only
+//! what RBAC grants, and a dead letter is opened and replayed. Each page's
+//! screenshot is written to `target/console-screenshots/<scenario>/`.
 //!
 //! And the assets as HTTP: open to anyone, gzipped for who takes it, a
 //! policy that keeps the page on the daemon's origin.
@@ -17,6 +17,7 @@ use std::time::Duration;
 use grw_e2e::daemon::{Grw, bundled_recording, eventually};
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer, Rule, Subject};
 use grw_e2e::receiver::{Behaviour, Receiver};
+use grw_e2e::tls::certificates;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -50,6 +51,16 @@ async fn browse<'a>(
     grw: &Grw,
     scenario: &str,
     env: &[(&str, &str)],
+    steps: Vec<Box<dyn FnMut() + Send + 'a>>,
+) -> Seen {
+    browse_at(&grw.url, scenario, env, steps).await
+}
+
+/// [`browse`] at `base`, the daemon's address on one of its listeners.
+async fn browse_at<'a>(
+    base: &str,
+    scenario: &str,
+    env: &[(&str, &str)],
     mut steps: Vec<Box<dyn FnMut() + Send + 'a>>,
 ) -> Seen {
     let console = workspace().join("host/console");
@@ -59,7 +70,7 @@ async fn browse<'a>(
     );
     let mut child = tokio::process::Command::new("node")
         .arg("test/browser.mjs")
-        .arg(&grw.url)
+        .arg(base)
         .arg(scenario)
         .arg(screenshots(scenario))
         .current_dir(&console)
@@ -323,6 +334,8 @@ async fn against(fake: &FakeApiServer, extra: Value) -> Grw {
 
 #[tokio::test]
 async fn a_delegated_user_of_one_namespace_sees_it_and_a_clear_refusal_elsewhere() {
+    // Over the TLS listener, as in a cluster: the browser sends the token
+    // only there.
     const JANE: &str = "jane-token";
     let fake = fake_cluster().await;
     fake.add_token(JANE, "jane", &["developers"]);
@@ -334,9 +347,25 @@ async fn a_delegated_user_of_one_namespace_sees_it_and_a_clear_refusal_elsewhere
     let mut other = config_map("elsewhere");
     other["metadata"]["namespace"] = json!("other");
     fake.create(other).unwrap();
-    let grw = against(&fake, json!({"apiAuth": "delegated"})).await;
+    let files = tempfile::tempdir().unwrap();
+    let (_, cert, key) = certificates("a CA");
+    let (cert_file, key_file) = (files.path().join("tls.crt"), files.path().join("tls.key"));
+    std::fs::write(&cert_file, &cert).unwrap();
+    std::fs::write(&key_file, &key).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _grw = against(
+        &fake,
+        json!({"apiAuth": "delegated",
+            "tlsListener": {"address": "127.0.0.1", "port": port, "certFile": cert_file, "keyFile": key_file}}),
+    )
+    .await;
+    let base = format!("https://localhost:{port}");
 
-    let seen = browse(&grw, "delegated", &[("GRW_TOKEN", JANE)], Vec::new()).await;
+    let seen = browse_at(&base, "delegated", &[("GRW_TOKEN", JANE)], Vec::new()).await;
     assert!(seen.errors.is_empty(), "{:#?}", seen.errors);
     let f = &seen.facts;
     assert_eq!(f["tokenKept"], true);
@@ -360,7 +389,7 @@ async fn a_delegated_user_of_one_namespace_sees_it_and_a_clear_refusal_elsewhere
     // The refusals were the daemon's answers, not the browser's.
     assert!(!seen.refusals.is_empty());
     assert!(
-        seen.refusals.iter().all(|url| url.starts_with(&grw.url)),
+        seen.refusals.iter().all(|url| url.starts_with(&base)),
         "{:?}",
         seen.refusals
     );
