@@ -253,6 +253,7 @@ async fn a_change_on_the_api_server_shows_live_in_a_table_and_in_the_graph() {
         "initialWatchingResources": [
             {"group": "apps", "version": "v1", "kind": "Deployment"},
             {"group": "", "version": "v1", "kind": "ConfigMap"},
+            {"group": "events.k8s.io", "version": "v1", "kind": "Event"},
         ],
         "apiGroupsSyncIntervalSecond": 3600,
         "builtinAnalyzers": ["references"],
@@ -273,11 +274,37 @@ async fn a_change_on_the_api_server_shows_live_in_a_table_and_in_the_graph() {
             fake.create(config_map("settings")).unwrap();
         }),
     ];
+    // An Event about `first`, and one about another ConfigMap.
+    for (name, about) in [("first.1", "first"), ("other.1", "other")] {
+        fake.create(json!({"apiVersion": "events.k8s.io/v1", "kind": "Event",
+            "metadata": {"namespace": "shop", "name": name},
+            "eventTime": "2026-11-29T10:03:00.000000Z",
+            "reportingController": "config-checker", "reportingInstance": "checker-1",
+            "action": "Check", "reason": "Stale", "note": format!("{about} is a day old"),
+            "type": "Warning", "series": {"count": 3, "lastObservedTime": "2026-11-29T10:05:00.000000Z"},
+            "regarding": {"apiVersion": "v1", "kind": "ConfigMap", "namespace": "shop", "name": about}}))
+            .unwrap();
+    }
     let seen = browse(&grw, "live", &[], steps).await;
     assert!(seen.errors.is_empty(), "{:#?}", seen.errors);
     let f = &seen.facts;
     assert_eq!(strings(&f["rowsBefore"]), ["first"]);
     assert_eq!(strings(&f["rowsAfter"]), ["added-live", "first"]);
+    // Its Events, read from events.k8s.io/v1 as GRW watches it: only the
+    // one about it, no watch of core v1 Events started.
+    assert_eq!(
+        strings(&f["events"]),
+        ["Warning\tStale\tconfig-checker\tfirst is a day old (×3)"]
+    );
+    let (_, kinds) = grw.get("/api/v1/kinds").await;
+    assert!(
+        !kinds["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k["gvk"] == "v1/Event"),
+        "{kinds}"
+    );
     // The ConfigMap the template mounts is drawn missing, then there.
     assert_eq!(
         strings(&f["missingBefore"]),

@@ -115,6 +115,10 @@ const scenarios = {
     facts.rowsAfter = await page.locator("[data-testid=objects] tbody tr[data-name]").evaluateAll((rows) => rows.map((r) => r.dataset.name));
     await page.screenshot({ path: `${shots}/live-table-after.png` });
 
+    await visit("/ui/open?kind=configmaps&namespace=shop&name=first&tab=events", "object-events", "[data-testid=events] tbody tr");
+    facts.events = await page.locator("[data-testid=events] tbody tr").evaluateAll((rows) =>
+      rows.map((r) => [...r.cells].filter((_, i) => i !== 2).map((c) => c.innerText.trim()).join("\t")));
+
     await visit("/ui/graph?kind=deployments&namespace=shop&name=web&depth=1", "live-graph-before", "[data-testid=graph]");
     await graphNodes();
     const missing = () => page.evaluate(() => window.grwGraph.nodes(".missing").map((n) => n.id()));

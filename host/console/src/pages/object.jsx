@@ -60,10 +60,38 @@ function Relations({ kind, namespace, name }) {
   );
 }
 
-function Events({ kind, namespace, name, objectKind }) {
-  const selector = `involvedObject.name=${name},involvedObject.kind=${objectKind}`;
-  const { data, error } = useApi(`${objectPath("events", namespace)}?fieldSelector=${encodeURIComponent(selector)}`, { every: 10000 });
-  const items = (data?.items || []).slice().sort((a, b) => (b.lastTimestamp || b.eventTime || "").localeCompare(a.lastTimestamp || a.eventTime || ""));
+/**
+ * Where an object's Events are read: `events.k8s.io/v1` when GRW watches
+ * it, else core `v1` (the same Events, in the older shape; a watch of it
+ * starts on demand). Both hold the same objects, so only one is read.
+ */
+function eventSource(kinds, objectKind, name) {
+  const watched = (kinds?.items || []).some((k) => k.gvk === "events.k8s.io/v1/Event");
+  return watched
+    ? { kind: "Event.events.k8s.io", selector: `regarding.name=${name},regarding.kind=${objectKind}` }
+    : { kind: "events", selector: `involvedObject.name=${name},involvedObject.kind=${objectKind}` };
+}
+
+/** An Event of either API as one row: when, from whom, what, how often. */
+function eventRow(e) {
+  const v1 = e.apiVersion === "v1";
+  return {
+    uid: e.metadata.uid,
+    type: e.type,
+    reason: e.reason,
+    time: (v1 ? e.lastTimestamp : e.series?.lastObservedTime || e.deprecatedLastTimestamp) || e.eventTime || e.metadata.creationTimestamp,
+    from: (v1 ? e.source?.component || e.reportingComponent : e.reportingController || e.deprecatedSource?.component) || "",
+    message: v1 ? e.message : e.note,
+    count: (v1 ? e.count : e.series?.count || e.deprecatedCount) || 1,
+  };
+}
+
+function Events({ namespace, name, objectKind }) {
+  // Who may not list the watches reads core v1 Events.
+  const kinds = useApi("/api/v1/kinds", { every: 30000 });
+  const source = kinds.data || kinds.error ? eventSource(kinds.data, objectKind, name) : null;
+  const { data, error } = useApi(source && `${objectPath(source.kind, namespace)}?fieldSelector=${encodeURIComponent(source.selector)}`, { every: 10000 });
+  const items = (data?.items || []).map(eventRow).sort((a, b) => (b.time || "").localeCompare(a.time || ""));
   return (
     <div data-testid="events">
       <Problem error={error} what="its Events" />
@@ -73,11 +101,11 @@ function Events({ kind, namespace, name, objectKind }) {
           <thead><tr><th>Type</th><th>Reason</th><th>Age</th><th>From</th><th>Message</th></tr></thead>
           <tbody>
             {items.map((e) => (
-              <tr key={e.metadata.uid}>
+              <tr key={e.uid} data-reason={e.reason}>
                 <td><Badge tone={e.type === "Warning" ? "bad" : ""}>{e.type}</Badge></td>
                 <td>{e.reason}</td>
-                <td>{ago(e.lastTimestamp || e.eventTime)}</td>
-                <td>{e.source?.component || e.reportingComponent || ""}</td>
+                <td>{ago(e.time)}</td>
+                <td>{e.from}</td>
                 <td>{e.message}{e.count > 1 ? ` (×${e.count})` : ""}</td>
               </tr>
             ))}
@@ -251,7 +279,7 @@ export function ObjectPage({ params }) {
       <Problem error={object.error} what={`${kind} ${name}`} />
       {(tab === "yaml" || tab === "json") && o && <Source object={o} as={tab} />}
       {tab === "relations" && <Relations kind={kind} namespace={namespace} name={name} />}
-      {tab === "events" && <Events kind={kind} namespace={namespace} name={name} objectKind={o?.kind || kind} />}
+      {tab === "events" && <Events namespace={namespace} name={name} objectKind={o?.kind || kind} />}
       {tab === "timeline" && <Timeline kind={kind} namespace={namespace} name={name} params={params} />}
     </section>
   );
