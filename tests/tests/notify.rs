@@ -574,8 +574,9 @@ async fn sigkill_with_a_backlog_and_changes_while_down_lose_nothing() {
 }
 
 #[tokio::test]
-async fn with_console_url_every_webhook_delivery_links_to_the_object_page() {
+async fn with_console_url_every_webhook_and_nats_delivery_links_to_the_object_page() {
     let fake = cluster().await;
+    let nats = grw_e2e::nats::NatsServer::start().await;
     let linked = Receiver::start().await;
     let plain = Receiver::start().await;
     let webhook = |receiver: &Receiver, path: &str| json!({"name": path, "kind": "ConfigMap", "webhook": {"url": receiver.url(&format!("/{path}"))}});
@@ -586,7 +587,9 @@ async fn with_console_url_every_webhook_delivery_links_to_the_object_page() {
         json!({
             "consoleUrl": "https://grw.example.com/tools/",
             "globalWebhookUrls": [linked.url("/compat")],
-            "subscriptions": [webhook(&linked, "native")],
+            "subscriptions": [webhook(&linked, "native"), {
+                "name": "to-nats", "kind": "ConfigMap",
+                "nats": {"url": nats.url(), "subject": "grw.{kind}.{namespace}", "stream": "CHANGES"}}],
         }),
     )
     .await;
@@ -608,6 +611,19 @@ async fn with_console_url_every_webhook_delivery_links_to_the_object_page() {
             received.path
         );
     }
+    assert!(
+        stored(&nats, 1).await,
+        "{}",
+        nats_trouble(&with_link, &nats).await
+    );
+    let messages = nats.stream_messages("CHANGES").await;
+    assert_eq!(
+        messages[0]
+            .headers
+            .get("GRW-Console-Link")
+            .map(|v| v.as_str()),
+        Some("https://grw.example.com/tools/ui/open?kind=ConfigMap&namespace=shop&name=web%3A1")
+    );
     let got = plain.wait_accepted(1, WAIT).await;
     assert_eq!(got[0].header("grw-name"), "web:1");
     assert!(
