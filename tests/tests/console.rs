@@ -227,6 +227,15 @@ async fn every_page_shows_the_recording_with_no_error_and_nothing_from_outside()
     assert_eq!(f["lightBackground"], "rgb(255, 255, 255)");
     assert_eq!(f["darkBackground"], "rgb(22, 23, 26)");
     assert_eq!(f["loadingLeft"], 0);
+
+    // Reached with the keyboard alone, each control outlined when focused.
+    for (reached, url, want) in [
+        ("keyboardObjects", "keyboardObjectsUrl", "/ui/objects"),
+        ("keyboardTimeline", "keyboardTimelineUrl", "tab=timeline"),
+    ] {
+        assert_eq!(f[reached]["outline"], "solid", "{reached}: {f}");
+        assert!(f[url].as_str().unwrap().contains(want), "{url}: {f}");
+    }
 }
 
 fn config_map(name: &str) -> Value {

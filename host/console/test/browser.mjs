@@ -55,6 +55,22 @@ async function graphNodes() {
   return page.evaluate(() => window.grwGraph.nodes().map((n) => n.id()).sort());
 }
 
+/**
+ * Presses Tab until the focused control's text is `text` (at most 40
+ * times): how many presses it took, and the focus outline's style then.
+ */
+async function tabTo(text) {
+  for (let presses = 1; presses <= 40; presses++) {
+    await page.keyboard.press("Tab");
+    const focused = await page.evaluate(() => {
+      const e = document.activeElement;
+      return e ? { text: e.innerText?.trim(), outline: getComputedStyle(e).outlineStyle } : null;
+    });
+    if (focused?.text === text) return { presses, outline: focused.outline };
+  }
+  return null;
+}
+
 const scenarios = {
   async replay() {
     await visit("/ui/", "overview", "[data-testid=watches] tbody tr");
@@ -105,6 +121,20 @@ const scenarios = {
     await visit("/ui/", "overview-dark", "[data-testid=watches] tbody tr");
     facts.darkBackground = await background();
     facts.loadingLeft = await page.getByText("Loading the console").count();
+
+    // With the keyboard only: Tab to the navigation's Objects, Enter; Tab
+    // to an object's Timeline tab, Enter. Each focused control is outlined.
+    await visit("/ui/", "keyboard-start", "[data-testid=watches] tbody tr");
+    facts.keyboardObjects = await tabTo("Objects");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/\/ui\/objects/, { timeout: 20000 });
+    facts.keyboardObjectsUrl = new URL(page.url()).pathname;
+    await visit("/ui/object?kind=deployments&namespace=shop&name=frontend", "keyboard-object", "[data-testid=source]");
+    facts.keyboardTimeline = await tabTo("Timeline");
+    await page.keyboard.press("Enter");
+    await page.locator("[data-testid=timeline-entry]").first().waitFor({ timeout: 20000 });
+    facts.keyboardTimelineUrl = new URL(page.url()).search;
+    await page.screenshot({ path: `${shots}/keyboard-timeline.png` });
   },
 
   async live() {
