@@ -444,8 +444,10 @@ fn render_timeline(
             paths: &paths,
         },
     };
-    // Strings and JSON values always serialize.
-    serde_json::to_vec(&answer).unwrap_or_default()
+    // About 1 KiB an entry: written once, not grown and copied a dozen
+    // times. Strings and JSON values always serialize.
+    let mut out = Vec::with_capacity((timeline.entries.len() + 1) * 1024);
+    serde_json::to_writer(&mut out, &answer).map_or_else(|_| Vec::new(), |()| out)
 }
 
 fn empty_raw() -> Box<RawValue> {

@@ -168,6 +168,8 @@ pub struct Journal {
     counts: Arc<Mutex<Counts>>,
     /// Edge changes that found the queue full.
     edges_dropped: std::sync::atomic::AtomicU64,
+    /// Versions read before, decoded.
+    decoded: read::Decoded,
 }
 
 /// A time as answers show it: RFC 3339 with milliseconds.
@@ -255,6 +257,7 @@ impl Journal {
             followed: Mutex::new(HashSet::new()),
             counts,
             edges_dropped: Default::default(),
+            decoded: read::Decoded::default(),
         }))
     }
 
@@ -408,9 +411,17 @@ impl Journal {
         until: u64,
         limit: usize,
         states: bool,
-    ) -> Result<Vec<Version>, StoreError> {
+    ) -> Result<Vec<Arc<Version>>, StoreError> {
         let txn = self.db.begin_read()?;
-        read::history(&txn, &node_key(object), since, until, limit, states)
+        read::history(
+            &txn,
+            &self.decoded,
+            &node_key(object),
+            since,
+            until,
+            limit,
+            states,
+        )
     }
 
     /// One object as it was at `at` (µs).
@@ -528,7 +539,7 @@ impl Journal {
         let changed: BTreeSet<usize> = stamps.iter().filter(|s| !s.2).map(|s| s.1).collect();
         let told: BTreeSet<usize> = stamps.iter().filter(|s| s.2).map(|s| s.1).collect();
         let mut entries: Vec<TimelineEntry> = Vec::new();
-        let tables = read::VersionTables::open(&txn)?;
+        let tables = read::VersionTables::open(&txn, &self.decoded)?;
         for i in changed {
             let key = &order[i];
             for version in tables.light(key, since, asked.until, asked.limit)? {
@@ -543,7 +554,7 @@ impl Journal {
             for event in read::events_about(&txn, key, since, asked.until)? {
                 entries.push(TimelineEntry::Event {
                     object: key.clone(),
-                    event,
+                    event: Box::new(event),
                 });
             }
         }
@@ -601,14 +612,14 @@ pub enum TimelineEntry {
         /// Its object key.
         object: String,
         /// The version.
-        version: Version,
+        version: Arc<Version>,
     },
     /// An Event about an object.
     Event {
         /// The object it is about.
         object: String,
         /// The Event's entry.
-        event: Listed,
+        event: Box<Listed>,
     },
     /// An edge appeared or went.
     Edge {

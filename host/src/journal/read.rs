@@ -2,8 +2,10 @@
 //! at a time, recent changes across the cluster, and the entries of a set
 //! of objects (for timelines).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
 
+use parking_lot::Mutex;
 use redb::{ReadOnlyTable, ReadTransaction, ReadableTable};
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -163,6 +165,21 @@ impl Version {
         serde_json::to_value(self.view(full)).unwrap_or_default()
     }
 
+    /// About how many bytes it holds, its whole object aside.
+    pub(super) fn size(&self) -> usize {
+        let r = &self.record;
+        std::mem::size_of::<Version>()
+            + self.patch.get().len()
+            + self.lines.iter().map(|l| l.len() + 24).sum::<usize>()
+            + r.key.len() * 2
+            + r.change.len()
+            + r.origin.len()
+            + r.resource_version.len()
+            + r.who.as_ref().map_or(0, |w| {
+                w.manager.len() + w.operation.len() + w.subresource.len() + 64
+            })
+    }
+
     /// Who made it: the manager, if known.
     pub fn manager(&self) -> Option<&str> {
         self.record.who.as_ref().map(|w| w.manager.as_str())
@@ -182,13 +199,14 @@ impl Version {
 /// it changed by itself).
 pub(super) fn history(
     txn: &ReadTransaction,
+    decoded: &Decoded,
     key: &str,
     since: u64,
     until: u64,
     limit: usize,
     states: bool,
-) -> Result<Vec<Version>, StoreError> {
-    let tables = VersionTables::open(txn)?;
+) -> Result<Vec<Arc<Version>>, StoreError> {
+    let tables = VersionTables::open(txn, decoded)?;
     if !states {
         return tables.light(key, since, until, limit);
     }
@@ -196,6 +214,7 @@ pub(super) fn history(
         objects,
         entries,
         bases,
+        ..
     } = tables;
     let mut stamps = Vec::new();
     for row in objects
@@ -236,32 +255,109 @@ pub(super) fn history(
             }
             _ => (record::no_ops(), Vec::new()),
         };
-        versions.push(Version {
+        versions.push(Arc::new(Version {
             stamp,
             record,
             state: state.clone(),
             patch,
             lines,
-        });
+        }));
         before = state;
     }
     versions.reverse();
     Ok(versions)
 }
 
+/// Most bytes [`Decoded`] holds (an estimate: the diffs' text and the
+/// entries' strings). A timeline of 500 versions of Pods holds about
+/// 1 MiB of them.
+const DECODED_BYTES: usize = 8 << 20;
+
+/// Versions as [`VersionTables::light`] reads them, by stamp, without
+/// their whole objects: an entry never changes once written, so the same
+/// version read again (a timeline asked again, or a console refreshing
+/// one) is not decompressed, split and written as lines again. The
+/// oldest read go first.
+pub(super) struct Decoded {
+    inner: Mutex<DecodedInner>,
+    budget: usize,
+}
+
+#[derive(Default)]
+struct DecodedInner {
+    versions: HashMap<u64, Arc<Version>>,
+    /// Stamps in the order they were kept, with their sizes.
+    order: VecDeque<(u64, usize)>,
+    bytes: usize,
+}
+
+impl Default for Decoded {
+    fn default() -> Decoded {
+        Decoded::new(DECODED_BYTES)
+    }
+}
+
+impl Decoded {
+    pub(super) fn new(budget: usize) -> Decoded {
+        Decoded {
+            inner: Mutex::default(),
+            budget,
+        }
+    }
+
+    pub(super) fn get(&self, stamp: u64) -> Option<Arc<Version>> {
+        self.inner.lock().versions.get(&stamp).cloned()
+    }
+
+    pub(super) fn keep(&self, version: &Arc<Version>) {
+        let size = version.size();
+        if size > self.budget {
+            return;
+        }
+        let mut inner = self.inner.lock();
+        if inner
+            .versions
+            .insert(version.stamp, version.clone())
+            .is_some()
+        {
+            return;
+        }
+        inner.order.push_back((version.stamp, size));
+        inner.bytes += size;
+        while inner.bytes > self.budget {
+            let Some((stamp, size)) = inner.order.pop_front() else {
+                break;
+            };
+            inner.versions.remove(&stamp);
+            inner.bytes -= size;
+        }
+    }
+
+    /// How many versions are kept.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.inner.lock().versions.len()
+    }
+}
+
 /// The tables versions are read from, opened once for many objects.
-pub(super) struct VersionTables {
+pub(super) struct VersionTables<'d> {
     objects: ReadOnlyTable<(&'static str, u64), u8>,
     entries: ReadOnlyTable<u64, &'static [u8]>,
     bases: ReadOnlyTable<&'static str, &'static [u8]>,
+    decoded: &'d Decoded,
 }
 
-impl VersionTables {
-    pub(super) fn open(txn: &ReadTransaction) -> Result<VersionTables, StoreError> {
+impl VersionTables<'_> {
+    pub(super) fn open<'d>(
+        txn: &ReadTransaction,
+        decoded: &'d Decoded,
+    ) -> Result<VersionTables<'d>, StoreError> {
         Ok(VersionTables {
             objects: txn.open_table(OBJECTS)?,
             entries: txn.open_table(ENTRIES)?,
             bases: txn.open_table(BASES)?,
+            decoded,
         })
     }
 
@@ -273,7 +369,7 @@ impl VersionTables {
         since: u64,
         until: u64,
         limit: usize,
-    ) -> Result<Vec<Version>, StoreError> {
+    ) -> Result<Vec<Arc<Version>>, StoreError> {
         let mut versions = Vec::new();
         for row in self
             .objects
@@ -282,13 +378,19 @@ impl VersionTables {
             .take(limit)
         {
             let stamp = row?.0.value().1;
-            versions.push(light_version(
+            if let Some(version) = self.decoded.get(stamp) {
+                versions.push(version);
+                continue;
+            }
+            let version = Arc::new(light_version(
                 &self.objects,
                 &self.entries,
                 &self.bases,
                 key,
                 stamp,
             )?);
+            self.decoded.keep(&version);
+            versions.push(version);
         }
         Ok(versions)
     }
@@ -335,7 +437,7 @@ fn light_version(
     };
     Ok(Version {
         stamp,
-        record,
+        record: record.shown(),
         state: None,
         patch,
         lines,

@@ -191,6 +191,21 @@ impl Record {
         }
     }
 
+    /// Only what a version's answer shows: no whole state, patch with
+    /// its `test` ops, labels, paths or uid.
+    pub(super) fn shown(self) -> Record {
+        Record {
+            full: None,
+            patch: None,
+            labels: None,
+            changed: Vec::new(),
+            about: None,
+            uid: String::new(),
+            api_version: String::new(),
+            ..self
+        }
+    }
+
     pub(super) fn decode(bytes: &[u8]) -> Option<Record> {
         let size = zstd_safe::get_frame_content_size(bytes).ok()??;
         let mut json = vec![0u8; usize::try_from(size).ok()?];

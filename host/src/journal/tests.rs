@@ -292,7 +292,7 @@ async fn each_version_says_who_made_it_and_what_changed() {
         .journal
         .history(&frontend(), 0, u64::MAX, 100, false)
         .unwrap();
-    let said = |versions: &[Version]| -> Vec<(Vec<String>, Value)> {
+    let said = |versions: &[Arc<Version>]| -> Vec<(Vec<String>, Value)> {
         versions
             .iter()
             .map(|v| (v.lines.clone(), v.to_json(false)["diff"].clone()))
@@ -300,6 +300,18 @@ async fn each_version_says_who_made_it_and_what_changed() {
     };
     assert_eq!(said(&light), said(&versions));
     assert!(light.iter().all(|v| v.to_json(true)["object"].is_null()));
+    // Read again, the versions are the ones decoded the first time, and
+    // show all that a version read whole shows.
+    let again = s
+        .journal
+        .history(&frontend(), 0, u64::MAX, 100, false)
+        .unwrap();
+    assert_eq!(s.journal.decoded.len(), light.len());
+    assert!(again.iter().zip(&light).all(|(a, l)| Arc::ptr_eq(a, l)));
+    let shown = |versions: &[Arc<Version>]| -> Vec<Value> {
+        versions.iter().map(|v| v.to_json(false)).collect()
+    };
+    assert_eq!(shown(&again), shown(&versions));
 
     // How long the writer took, over what it wrote.
     let lag = &s.journal.status()["writeLag"];
@@ -729,7 +741,7 @@ async fn a_version_stored_whole_keeps_its_small_patch_and_reads_the_same() {
     // Its diff, read from the patch or rebuilt from states, is the same.
     let full = s.journal.history(&node, 0, u64::MAX, 100, true).unwrap();
     let light = s.journal.history(&node, 0, u64::MAX, 100, false).unwrap();
-    let said = |versions: &[Version]| -> Vec<(Vec<String>, Value)> {
+    let said = |versions: &[Arc<Version>]| -> Vec<(Vec<String>, Value)> {
         versions
             .iter()
             .map(|v| (v.lines.clone(), v.patch.get().into()))
@@ -837,4 +849,29 @@ async fn a_timeline_keeps_the_newest_entries_across_objects_up_to_its_limit() {
         ),
         "all six, and no more to tell"
     );
+}
+
+#[test]
+fn decoded_versions_are_kept_within_their_bytes_the_oldest_going_first() {
+    let version = |stamp: u64, line: &str| {
+        Arc::new(Version {
+            stamp,
+            record: record::Record::of("/ConfigMap shop/a", "MODIFIED"),
+            state: None,
+            patch: record::no_ops(),
+            lines: vec![line.to_string()],
+        })
+    };
+    let one = version(1, &"x".repeat(100)).size();
+    let decoded = read::Decoded::new(one * 2 + one / 2);
+    for stamp in 1..=3 {
+        decoded.keep(&version(stamp, &"x".repeat(100)));
+    }
+    assert_eq!(decoded.len(), 2);
+    assert!(decoded.get(1).is_none());
+    assert!(decoded.get(2).is_some() && decoded.get(3).is_some());
+    // One larger than the whole budget is not kept, and drops nothing.
+    decoded.keep(&version(4, &"x".repeat(one * 3)));
+    assert!(decoded.get(4).is_none());
+    assert_eq!(decoded.len(), 2);
 }
