@@ -51,7 +51,8 @@ pub enum Phase {
     Ready,
     /// Lost its watch or list; retrying. The cache keeps serving its last state.
     Reconnecting,
-    /// Refused by the server (401/403) or failing repeatedly; retrying slowly.
+    /// Refused by the server (401/403); retrying slowly, and failed until
+    /// an attempt succeeds.
     Failed,
 }
 

@@ -33,6 +33,10 @@ use crate::store::{Cache, Ingest, Origin, StoredObject};
 /// for backoff, so a server that closes watches at once is not hammered.
 const MIN_HEALTHY_WATCH: Duration = Duration::from_secs(1);
 
+/// A watch stream that held this long was healthy: if it then fails, the
+/// backoff starts over instead of going on from the failures before it.
+const HEALTHY_PERIOD: Duration = Duration::from_secs(30);
+
 /// Runs the loop of `watch` for as long as the process does.
 ///
 /// Generic rather than `dyn`: a trait whose methods return `impl Future`
@@ -105,6 +109,8 @@ pub(super) async fn run<C: ListWatch>(
                 continue;
             }
         };
+        // Open: whatever was refused before is not any more.
+        watch.set_denied(None);
         watch.update_status(|s| s.phase = Phase::Ready);
         let mut last_rv = rv;
         let mut saw_event = false;
@@ -144,6 +150,9 @@ pub(super) async fn run<C: ListWatch>(
         metrics.objects(&gvk, watch.cache.read().len());
         if saw_event || opened.elapsed() >= MIN_HEALTHY_WATCH {
             retry.gone.reset();
+        }
+        if opened.elapsed() >= HEALTHY_PERIOD {
+            retry.reset();
         }
         match failure {
             Some(e) if e.is_gone() => {
@@ -276,11 +285,15 @@ async fn stream_list(
 fn begin_sync(watch: &Watch) -> bool {
     let first = !watch.cache.is_synced();
     watch.update_status(|s| {
-        s.phase = if first {
-            Phase::Syncing
-        } else {
-            Phase::Reconnecting
-        };
+        // Refused, it stays failed until an attempt succeeds, not only
+        // while it waits to try again.
+        if s.phase != Phase::Failed {
+            s.phase = if first {
+                Phase::Syncing
+            } else {
+                Phase::Reconnecting
+            };
+        }
     });
     first
 }

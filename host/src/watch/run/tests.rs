@@ -655,6 +655,57 @@ async fn a_forbidden_list_fails_and_is_retried_slowly_until_a_list_succeeds() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_refused_watch_stays_failed_while_it_retries_and_is_cleared_once_it_resumes() {
+    // Refused twice: failed while it waits and while it asks again.
+    let mut h = Harness::run(vec![
+        Answer::Page(Err(forbidden())),
+        Answer::Page(Err(forbidden())),
+    ])
+    .await;
+    assert_eq!(h.calls(), ["list", "list", "list"]);
+    assert_eq!(h.watch.status().phase, Phase::Failed);
+    assert!(h.watch.denied().is_some());
+
+    // Synced, then its watch is refused (its rights were taken away), and
+    // then let in again: open, it is ready and refused no more.
+    h.then(vec![
+        page(5, &[("a", 1)], None),
+        Answer::Watch(Err(forbidden())),
+    ])
+    .await;
+    assert_eq!(h.calls()[3..], ["watch rv=5", "watch rv=5"]);
+    assert_eq!(h.watch.status().phase, Phase::Failed);
+    assert!(h.watch.denied().is_some());
+    h.then_for(vec![watch(vec![Step::Quiet(60 * SECOND)])], SECOND)
+        .await;
+    assert_eq!(h.watch.status().phase, Phase::Ready);
+    assert_eq!(h.watch.denied(), None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stream_that_held_then_broke_starts_its_backoff_over() {
+    // Three broken watches: 1 s, 2 s, 4 s between them.
+    let mut h = Harness::run(vec![
+        page(10, &[], None),
+        watch(vec![Step::Broken]),
+        watch(vec![Step::Broken]),
+        watch(vec![Step::Broken]),
+    ])
+    .await;
+    assert_backoff(h.gap(4), 4 * SECOND);
+    // One that held for a minute before it broke: the next comes after
+    // the first delay again, not after 8 s.
+    h.then(vec![watch(vec![Step::Quiet(60 * SECOND), Step::Broken])])
+        .await;
+    assert_eq!(h.calls().len(), 6);
+    let after = h.gap(5) - 60 * SECOND;
+    assert_backoff(after, SECOND);
+    // One that broke at once goes on from there.
+    h.then(vec![watch(vec![Step::Broken])]).await;
+    assert_backoff(h.gap(6), 2 * SECOND);
+}
+
+#[tokio::test(start_paused = true)]
 async fn unauthorized_rebuilds_the_credentials_before_the_next_attempt() {
     let cases = [
         (
