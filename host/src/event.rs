@@ -43,34 +43,22 @@ impl fmt::Display for ChangeType {
     }
 }
 
-/// Where a change came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    /// The first list of a watch: the object existed before GRW looked.
-    Initial,
-    /// A watch event.
-    Watch,
-    /// The diff of a relist against the cache (after `410 Gone` or a lost watch).
-    Relist,
-}
+/// Where a change came from: the SDK's, so that plugins and the host
+/// speak of the same three.
+pub use grw_sdk::Origin;
 
-impl Origin {
-    /// `initial`, `watch` or `relist`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Origin::Initial => "initial",
-            Origin::Watch => "watch",
-            Origin::Relist => "relist",
-        }
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    /// Parses what [`Origin::as_str`] writes.
-    pub fn parse(s: &str) -> Option<Origin> {
-        match s {
-            "initial" => Some(Origin::Initial),
-            "watch" => Some(Origin::Watch),
-            "relist" => Some(Origin::Relist),
-            _ => None,
+    #[test]
+    fn a_changes_origin_is_the_sdks_own_and_reads_back_from_its_name() {
+        // One type: what the store records is what plugins are given.
+        let recorded: grw_sdk::Origin = crate::store::Origin::Relist;
+        assert_eq!(recorded, grw_sdk::Origin::Relist);
+        for origin in [Origin::Initial, Origin::Watch, Origin::Relist] {
+            assert_eq!(Origin::parse(origin.as_str()), Some(origin));
         }
+        assert_eq!(Origin::parse("list"), None);
     }
 }

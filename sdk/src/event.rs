@@ -60,6 +60,19 @@ impl Origin {
             Origin::Relist => "relist",
         }
     }
+
+    /// Parses what [`Origin::as_str`] writes; `None` for anything else.
+    ///
+    /// ```
+    /// use grw_sdk::Origin;
+    /// assert_eq!(Origin::parse("relist"), Some(Origin::Relist));
+    /// assert_eq!(Origin::parse("Relist"), None);
+    /// ```
+    pub fn parse(s: &str) -> Option<Origin> {
+        [Origin::Initial, Origin::Watch, Origin::Relist]
+            .into_iter()
+            .find(|o| o.as_str() == s)
+    }
 }
 
 impl fmt::Display for Origin {
