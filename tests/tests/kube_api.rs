@@ -1122,6 +1122,51 @@ async fn kubectl_prints_a_crds_printer_columns() {
 }
 
 #[tokio::test]
+async fn a_crd_of_one_of_the_api_servers_groups_prints_its_columns_as_they_change() {
+    let fake = cluster().await;
+    // A custom resource of `storage.k8s.io` (approved for it).
+    fake.add_crd_with_columns(
+        "storage.k8s.io",
+        "v1",
+        "Snapshot",
+        "snapshots",
+        json!([{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}]),
+    );
+    fake.create(
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "Snapshot",
+        "metadata": {"namespace": "tables", "name": "s1"}, "spec": {"size": 3, "class": "fast"}}),
+    )
+    .unwrap();
+    let grw = grw(&fake).await;
+    let kubectl = Kubectl::for_grw(&grw);
+    let output = kubectl.run(&["get", "snapshots", "-n", "tables"]).await;
+    let (headers, rows) = kubectl_table(&output);
+    assert_eq!(headers, ["NAME", "SIZE"], "{output}");
+    assert_eq!(cells(row(&rows, "s1"), &["SIZE"]), ["3"]);
+
+    // Its CRD gets another column: the next Table has it.
+    let mut crd = fake
+        .get(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            None,
+            "snapshots.storage.k8s.io",
+        )
+        .unwrap();
+    crd["spec"]["versions"][0]["additionalPrinterColumns"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "Class", "type": "string", "jsonPath": ".spec.class"}));
+    fake.update(crd).unwrap();
+    let shown = eventually(Duration::from_secs(10), || async {
+        let output = kubectl.run(&["get", "snapshots", "-n", "tables"]).await;
+        kubectl_table(&output).0 == ["NAME", "SIZE", "CLASS"]
+    })
+    .await;
+    assert!(shown, "the CRD's new column never showed");
+}
+
+#[tokio::test]
 async fn a_crd_grw_cannot_read_prints_name_and_age() {
     let fake = cluster().await;
     fake.add_crd_with_columns(

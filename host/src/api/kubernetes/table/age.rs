@@ -141,6 +141,20 @@ pub(crate) fn timestamp(text: Option<&str>) -> Option<Instant> {
     text.and_then(parse_time).filter(|t| *t != GO_ZERO)
 }
 
+/// A timestamp as the API server's default Table writes `metadata.creationTimestamp`
+/// (Go's `time.RFC3339` in UTC: whole seconds, `Z`); Go's zero time,
+/// `0001-01-01T00:00:00Z`, when it is unset.
+pub(crate) fn created_at(text: Option<&str>) -> String {
+    match text.and_then(parse_time) {
+        Some(Instant(nanos)) if nanos >= 0 => crate::time::rfc3339(std::time::Duration::from_secs(
+            (nanos / NANOS_PER_SEC) as u64,
+        )),
+        // Before 1970: as the object says it (and Go's zero time as Go writes it).
+        Some(t) if t != GO_ZERO => text.unwrap_or_default().to_string(),
+        _ => "0001-01-01T00:00:00Z".to_string(),
+    }
+}
+
 /// The age of `timestamp` at `now` as the API server prints it, or
 /// `<unknown>` when the timestamp is not set.
 pub(crate) fn age(text: Option<&str>, now: Instant) -> String {

@@ -20,6 +20,8 @@ pub(crate) enum Cell {
     Name,
     /// The age of `metadata.creationTimestamp`.
     Age,
+    /// `metadata.creationTimestamp` itself, in UTC.
+    CreatedAt,
     /// The text at the path, `""` when missing.
     Text(Path),
     /// The text at the path, or the fallback when missing, `null` or empty.
@@ -135,6 +137,9 @@ impl Cell {
         match *self {
             Cell::Name => text(at(object, &["metadata", "name"])).into(),
             Cell::Age => age::age(str_at(object, &["metadata", "creationTimestamp"]), now).into(),
+            Cell::CreatedAt => {
+                age::created_at(str_at(object, &["metadata", "creationTimestamp"])).into()
+            }
             Cell::Text(path) => text(at(object, path)).into(),
             Cell::TextOr(path, fallback) => match str_at(object, path) {
                 Some(s) if !s.is_empty() => s.into(),

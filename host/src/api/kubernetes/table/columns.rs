@@ -128,3 +128,12 @@ pub(crate) const NAME: Builtin =
 
 /// The age of the object.
 pub(crate) const AGE: Builtin = Builtin::new("Age", "string", AGE_DESCRIPTION, Cell::Age);
+
+/// When the object was created: the column the API server shows beside
+/// the name for its own kinds that have no printer.
+pub(crate) const CREATED_AT: Builtin = Builtin::new(
+    "Created At",
+    "date",
+    "When the object was created (metadata.creationTimestamp), in UTC.",
+    Cell::CreatedAt,
+);

@@ -9,8 +9,19 @@
 //! CRDs, the API server serves no CRDs, a replay without them) or has no
 //! such CRD, the Table shows Name and Age, and the request is answered all
 //! the same: a Table without the CRD's columns is better than no Table.
+//!
+//! A kind of the API server's own groups without a printer of GRW's is
+//! either one of the API server's kinds without one (its Tables show Name
+//! and `Created At`) or a custom resource of such a group (a CRD may use
+//! one, with approval): its CRD says which.
+//!
+//! A CRD's printer (its columns and their parsed JSONPaths) is made once
+//! per CRD version served and CRD resourceVersion, not per request.
 
-use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
+
+use parking_lot::Mutex;
 
 use super::{BadIncludeObject, IncludeObject, Printer, kinds};
 use crate::api::AppState;
@@ -19,11 +30,9 @@ use crate::api::kubernetes::KubeRequest;
 use crate::api::kubernetes::options::ListOptions;
 use crate::api::kubernetes::status::Status;
 use crate::gvk::{GRW_GROUP, ResourceInfo};
-use crate::store::ObjectKey;
+use crate::store::{ObjectKey, StoredObject};
 
-/// Groups the API server itself serves: none of their kinds is a custom
-/// resource, so their Tables never need a CRD (a kind of these groups
-/// without a printer of its own gets Name and Age at once).
+/// Groups the API server itself serves.
 const BUILT_IN_GROUPS: &[&str] = &[
     "",
     "admissionregistration.k8s.io",
@@ -48,8 +57,53 @@ const BUILT_IN_GROUPS: &[&str] = &[
     "scheduling.k8s.io",
     "storage.k8s.io",
     "storagemigration.k8s.io",
-    GRW_GROUP,
 ];
+
+/// Kinds of [`BUILT_IN_GROUPS`] the API server serves without a printer:
+/// never custom resources, so their Tables need no CRD.
+const WITHOUT_PRINTER: &[(&str, &str)] = &[
+    ("", "LimitRange"),
+    ("rbac.authorization.k8s.io", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "Role"),
+];
+
+/// Whether `group` is one of the API server's own.
+pub(super) fn api_server_group(group: &str) -> bool {
+    BUILT_IN_GROUPS.contains(&group)
+}
+
+/// Most CRD printers kept; past it, all are made again as asked.
+const PRINTERS_KEPT: usize = 1024;
+
+/// CRD printers by CRD name and version served, with the resourceVersion
+/// of the CRD each was made from.
+type CrdPrinters = Mutex<HashMap<(String, String), (String, Arc<Printer>)>>;
+
+static CRD_PRINTERS: LazyLock<CrdPrinters> = LazyLock::new(CrdPrinters::default);
+
+/// The printer of CRD `name` at `resource_version` for `version`: the one
+/// made before for the same, or `make`'s.
+fn crd_printer(
+    printers: &CrdPrinters,
+    name: &str,
+    version: &str,
+    resource_version: &str,
+    make: impl FnOnce() -> Printer,
+) -> Arc<Printer> {
+    let key = (name.to_string(), version.to_string());
+    if let Some((made_at, printer)) = printers.lock().get(&key)
+        && made_at == resource_version
+    {
+        return printer.clone();
+    }
+    let printer = Arc::new(make());
+    let mut printers = printers.lock();
+    if printers.len() >= PRINTERS_KEPT {
+        printers.clear();
+    }
+    printers.insert(key, (resource_version.to_string(), printer.clone()));
+    printer
+}
 
 /// The printer of the request's resource, writing `meta.k8s.io/{version}`
 /// Tables, and what the rows carry (`includeObject`; a value the API
@@ -76,21 +130,33 @@ impl From<BadIncludeObject> for Status {
 /// The printer of `resource`: see the module's documentation.
 pub(crate) async fn printer(state: &AppState, resource: &ResourceInfo) -> Printer {
     let gvk = &resource.gvk;
-    if kinds::find(&gvk.group, &gvk.kind).is_some() || BUILT_IN_GROUPS.contains(&gvk.group.as_str())
+    if kinds::find(&gvk.group, &gvk.kind).is_some()
+        || gvk.group == GRW_GROUP
+        || WITHOUT_PRINTER.contains(&(gvk.group.as_str(), gvk.kind.as_str()))
     {
         return Printer::for_kind(gvk, None).unwrap_or_else(|bad| (*bad).printer());
     }
     let Some(crd) = definition(state, resource).await else {
-        return Printer::name_and_age();
+        // One of the API server's own kinds, or a CRD GRW cannot read.
+        return Printer::for_kind(gvk, None).unwrap_or_else(|bad| (*bad).printer());
     };
-    Printer::for_kind(gvk, Some(&crd)).unwrap_or_else(|bad| {
-        tracing::warn!(error = %bad, "a CustomResourceDefinition's printer column is unusable");
-        (*bad).printer()
-    })
+    let printer = crd_printer(
+        &CRD_PRINTERS,
+        crd.name(),
+        &gvk.version,
+        crd.resource_version(),
+        || {
+            Printer::for_kind(gvk, Some(&crd.to_value())).unwrap_or_else(|bad| {
+                tracing::warn!(error = %bad, "a CustomResourceDefinition's printer column is unusable");
+                (*bad).printer()
+            })
+        },
+    );
+    Printer::clone(&printer)
 }
 
 /// The CustomResourceDefinition of `resource`, from GRW's cache of CRDs.
-async fn definition(state: &AppState, resource: &ResourceInfo) -> Option<Value> {
+async fn definition(state: &AppState, resource: &ResourceInfo) -> Option<Arc<StoredObject>> {
     let crds = state
         .discovery
         .catalog()
@@ -116,10 +182,29 @@ async fn definition(state: &AppState, resource: &ResourceInfo) -> Option<Value> 
         }
     };
     let name = format!("{}.{}", resource.plural, resource.gvk.group);
-    let crd = watch
-        .cache
-        .read()
-        .get(&ObjectKey::new("", &name))
-        .cloned()?;
-    Some(crd.to_value())
+    watch.cache.read().get(&ObjectKey::new("", &name)).cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_crds_printer_is_made_once_per_version_served_and_resource_version() {
+        let printers = CrdPrinters::default();
+        let made = std::cell::Cell::new(0);
+        let make = || {
+            made.set(made.get() + 1);
+            Printer::created_at()
+        };
+        let first = crd_printer(&printers, "gizmos.example.com", "v1", "7", make);
+        let again = crd_printer(&printers, "gizmos.example.com", "v1", "7", make);
+        assert!(Arc::ptr_eq(&first, &again));
+        assert_eq!(made.get(), 1);
+        // Another version served, or the CRD changed: made again.
+        crd_printer(&printers, "gizmos.example.com", "v2", "7", make);
+        let changed = crd_printer(&printers, "gizmos.example.com", "v1", "8", make);
+        assert!(!Arc::ptr_eq(&first, &changed));
+        assert_eq!(made.get(), 3);
+    }
 }

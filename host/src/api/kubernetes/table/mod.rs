@@ -12,12 +12,13 @@
 //!   `network.rs`, `node.rs`, `workloads.rs`, `storage.rs`, `event.rs`);
 //! - custom resources have their CRD's `additionalPrinterColumns` for the
 //!   version served, evaluated with `jsonpath.rs` (`crd.rs`);
+//! - the API server's own kinds without a printer (Role, ClusterRole,
+//!   LimitRange...) get Name and `Created At` (the timestamp itself, in
+//!   UTC), as its default convertor writes them;
 //! - any other kind gets Name and Age, and so does a custom resource whose
-//!   CRD GRW cannot read (see `lookup.rs`). The API server's generic convertor
-//!   shows Name and `Created At` (the timestamp itself) for the few
-//!   built-in kinds without a printer (Role, ClusterRole, LimitRange...);
-//!   GRW shows an Age instead, like every other table kubectl users see,
-//!   and like a CRD version without columns.
+//!   CRD GRW cannot read, and a CRD version without columns (see
+//!   `lookup.rs`). A custom resource of one of the API server's own
+//!   groups is a custom resource like any other: its CRD's columns.
 //!
 //! Cells are computed for every column, `-o wide` ones included (priority
 //! 1): the API server does the same and kubectl hides what it does not
@@ -106,13 +107,14 @@ impl Printer {
                 pod_conditions: kind.pod_conditions,
                 ..Printer::of_columns(kind.columns.iter().map(|c| c.column()).collect())
             },
+            None if lookup::api_server_group(&gvk.group) => Printer::created_at(),
             None => Printer::of_columns(crd::default_columns()),
         })
     }
 
-    /// Name and Age, for any kind.
-    pub(crate) fn name_and_age() -> Printer {
-        Printer::of_columns(crd::default_columns())
+    /// Name and `Created At`: the API server's own kinds without a printer.
+    pub(crate) fn created_at() -> Printer {
+        Printer::of_columns(vec![columns::NAME.column(), columns::CREATED_AT.column()])
     }
 
     fn of_columns(columns: Vec<Column>) -> Printer {

@@ -769,26 +769,53 @@ fn a_watch_passes_status_objects_as_they_are() {
 }
 
 #[test]
-fn kinds_without_a_printer_get_name_and_age() {
+fn kinds_without_a_printer_get_name_and_age_or_the_api_servers_created_at() {
+    let now = age::parse_time("2026-11-26T06:00:30Z").unwrap().to_system();
+    let table = |gvk: &Gvk, object: Value| {
+        let printer = Printer::for_kind(gvk, None).unwrap();
+        parse(&printer.list(
+            &[stored(gvk, object)],
+            IncludeObject::None,
+            &ListMeta::default(),
+            now,
+        ))
+    };
+    let created = json!({"metadata": {"name": "r", "creationTimestamp": "2026-11-26T06:00:00Z"}});
+    // A kind of no group the API server serves: Name and Age.
+    let unknown = table(&Gvk::new("example.com", "v1", "Unknown"), created.clone());
+    assert_eq!(
+        definitions(&unknown),
+        [
+            json!({"name": "Name", "type": "string", "format": "name", "priority": 0}),
+            json!({"name": "Age", "type": "date", "format": "", "priority": 0}),
+        ]
+    );
+    assert_eq!(unknown["rows"][0]["cells"], json!(["r", "30s"]));
+    // One of the API server's own without a printer: the timestamp, in
+    // UTC, as its default convertor writes it; Go's zero time unset.
     for gvk in [
         Gvk::new("rbac.authorization.k8s.io", "v1", "Role"),
-        Gvk::new("example.com", "v1", "Unknown"),
+        Gvk::new("", "v1", "LimitRange"),
     ] {
-        let printer = Printer::for_kind(&gvk, None).unwrap();
-        let role = stored(
-            &gvk,
-            json!({"metadata": {"name": "r", "creationTimestamp": "2026-11-26T06:00:00Z"}}),
-        );
-        let now = age::parse_time("2026-11-26T06:00:30Z").unwrap().to_system();
-        let table = parse(&printer.list(&[role], IncludeObject::None, &ListMeta::default(), now));
+        let role = table(&gvk, created.clone());
         assert_eq!(
-            definitions(&table),
+            definitions(&role),
             [
                 json!({"name": "Name", "type": "string", "format": "name", "priority": 0}),
-                json!({"name": "Age", "type": "date", "format": "", "priority": 0}),
+                json!({"name": "Created At", "type": "date", "format": "", "priority": 0}),
             ]
         );
-        assert_eq!(table["rows"][0]["cells"], json!(["r", "30s"]));
+        assert_eq!(
+            role["rows"][0]["cells"],
+            json!(["r", "2026-11-26T06:00:00Z"])
+        );
+        let offset = table(
+            &gvk,
+            json!({"metadata": {"name": "r", "creationTimestamp": "2026-11-26T07:00:00.5+01:00"}}),
+        );
+        assert_eq!(offset["rows"][0]["cells"][1], "2026-11-26T06:00:00Z");
+        let unset = table(&gvk, json!({"metadata": {"name": "r"}}));
+        assert_eq!(unset["rows"][0]["cells"][1], "0001-01-01T00:00:00Z");
     }
 }
 
