@@ -235,7 +235,7 @@ fn pages_cover_every_match_exactly_once() {
 fn the_name_index_answers_when_it_offers_the_fewest_candidates() {
     let cache = cache();
     let view = cache.read();
-    let plan = |q: &Query| match q.smallest_index(&view) {
+    let plan = |q: &Query| match q.smallest_index(&view, None) {
         None => "scan".to_string(),
         Some(Candidates::Set(keys)) => format!("set of {}", keys.len()),
         Some(Candidates::Namespace(len)) => format!("namespace of {len}"),
@@ -274,6 +274,24 @@ fn the_name_index_answers_when_it_offers_the_fewest_candidates() {
     };
     assert_eq!(plan(&q), "set of 3");
     assert_eq!(q.run(&view, &PageRequest::default()).items.len(), 3);
+    // A page that stops after one match: `web` (12 of 30 names) is
+    // found within a few objects of a scan, sooner than the index
+    // gathers and sorts its 12; `db-4` (3) is still looked up.
+    let plan_of_page = |q: &Query| match q.smallest_index(&view, Some(1)) {
+        None => "scan".to_string(),
+        Some(c) => format!("{} candidates", c.len()),
+    };
+    assert_eq!(plan_of_page(&by_name("web")), "scan");
+    assert_eq!(plan_of_page(&by_name("db-4")), "3 candidates");
+    let first = by_name("web").run(
+        &view,
+        &PageRequest {
+            limit: Some(1),
+            after: None,
+        },
+    );
+    assert_eq!(names(&first), scan(&view, &by_name("web"))[..1]);
+    assert!(first.next.is_some());
     // Candidates are rechecked: `b-1` (looked up) and `-1` (a scan)
     // select the same three `db-1` here.
     let q = by_name("B-1");
@@ -347,7 +365,7 @@ fn integer_comparisons_filter_without_an_index() {
         labels: "idx>7".parse().unwrap(),
         ..Default::default()
     };
-    assert!(q.smallest_index(&view).is_none());
+    assert!(q.smallest_index(&view, None).is_none());
     let page = q.run(&view, &PageRequest::default());
     let mut idx: Vec<&str> = page.items.iter().filter_map(|o| o.label("idx")).collect();
     idx.sort_unstable();
@@ -356,7 +374,7 @@ fn integer_comparisons_filter_without_an_index() {
         labels: "idx<1,app".parse().unwrap(),
         ..Default::default()
     };
-    assert_eq!(q.smallest_index(&view).map(|c| c.len()), Some(30));
+    assert_eq!(q.smallest_index(&view, None).map(|c| c.len()), Some(30));
     assert_eq!(q.run(&view, &PageRequest::default()).items.len(), 3);
 }
 
@@ -484,7 +502,7 @@ fn indexed_fields_give_the_candidates_and_answer_without_reading_objects() {
             Origin::Watch,
         );
     }
-    let plan = |q: &Query| match q.smallest_index(&cache.read()) {
+    let plan = |q: &Query| match q.smallest_index(&cache.read(), None) {
         None => "scan".to_string(),
         Some(Candidates::Set(keys)) => format!("set of {}", keys.len()),
         Some(Candidates::Namespace(len)) => format!("namespace of {len}"),
