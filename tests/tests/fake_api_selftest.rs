@@ -1253,3 +1253,35 @@ async fn leases_are_created_and_replaced_with_optimistic_concurrency() {
     let (status, _) = write(&server, true, "/api/v1/namespaces/grw/configmaps", &lease).await;
     assert_eq!(status, 405);
 }
+
+// ---------------------------------------------------------------- the binary
+
+const USAGE: &str = "usage: fake-apiserver [--listen ADDR] [--pods N] [--list-pace N]";
+
+/// The binary itself, as a user runs it, with backtraces asked for.
+fn fake_apiserver(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_fake-apiserver"))
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn help_is_printed_and_a_bad_argument_is_one_line_without_a_backtrace() {
+    for help in ["--help", "-h"] {
+        let out = fake_apiserver(&[help]);
+        assert!(out.status.success(), "{out:?}");
+        assert!(out.stderr.is_empty(), "{out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.starts_with(USAGE), "{text}");
+        assert!(text.contains("pod-status N"), "{text}");
+    }
+    let out = fake_apiserver(&["--verbose"]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        text,
+        format!("fake-apiserver: unknown argument \"--verbose\"; {USAGE}\n")
+    );
+}

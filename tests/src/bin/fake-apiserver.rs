@@ -23,6 +23,7 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
+use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
@@ -32,14 +33,33 @@ use tokio::signal::unix::{SignalKind, signal};
 
 const USAGE: &str = "usage: fake-apiserver [--listen ADDR] [--pods N] [--list-pace N]";
 
-/// What the command line asks for.
+/// What `--help` prints.
+const HELP: &str = "\
+usage: fake-apiserver [--listen ADDR] [--pods N] [--list-pace N]
+
+A fake Kubernetes API server for GRW's benchmarks: binds ADDR (default
+127.0.0.1:0, a free port), loads N generated Pods (default 0), prints its
+URL as the one line of its standard output, and serves until SIGTERM or
+SIGINT. --list-pace N hands out lists no faster than N objects a second.
+
+Commands on standard input, one a line: `modify N`, `pod-status N`,
+`pod-label N`, `events N`, `workload`.
+";
+
+/// What the command line asks for: to serve, or to be told how.
+enum Asked {
+    Serve(Args),
+    Help,
+}
+
+/// How to serve.
 struct Args {
     listen: SocketAddr,
     pods: usize,
     list_pace: Option<Pace>,
 }
 
-fn parse_args(args: impl IntoIterator<Item = String>) -> anyhow::Result<Args> {
+fn parse_args(args: impl IntoIterator<Item = String>) -> anyhow::Result<Asked> {
     let mut parsed = Args {
         listen: SocketAddr::from(([127, 0, 0, 1], 0)),
         pods: 0,
@@ -71,19 +91,39 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> anyhow::Result<Args> {
                         format!("--list-pace: expected objects a second, at least 1, got {text:?}")
                     })?);
             }
+            "--help" | "-h" => return Ok(Asked::Help),
             other => bail!("unknown argument {other:?}; {USAGE}"),
         }
     }
-    Ok(parsed)
+    Ok(Asked::Serve(parsed))
 }
 
-fn main() -> anyhow::Result<()> {
-    let args = parse_args(std::env::args().skip(1))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+/// A failure is one line on standard error and exit status 2 for a bad
+/// command line, 1 otherwise: never a backtrace.
+fn main() -> ExitCode {
+    let args = match parse_args(std::env::args().skip(1)) {
+        Ok(Asked::Serve(args)) => args,
+        Ok(Asked::Help) => {
+            print!("{HELP}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("fake-apiserver: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let served = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .context("starting the Tokio runtime")?;
-    runtime.block_on(serve(args))
+        .context("starting the Tokio runtime")
+        .and_then(|runtime| runtime.block_on(serve(args)));
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fake-apiserver: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 async fn serve(args: Args) -> anyhow::Result<()> {
@@ -265,7 +305,10 @@ mod tests {
     use super::*;
 
     fn args(line: &str) -> anyhow::Result<Args> {
-        parse_args(line.split_whitespace().map(str::to_string))
+        match parse_args(line.split_whitespace().map(str::to_string))? {
+            Asked::Serve(args) => Ok(args),
+            Asked::Help => anyhow::bail!("help asked"),
+        }
     }
 
     #[test]
