@@ -293,6 +293,40 @@ async fn a_role_in_one_namespace_reads_that_namespace_only() {
     );
 }
 
+#[tokio::test]
+async fn without_the_discovery_binding_discovery_is_refused_as_the_api_server_refuses_it() {
+    let cluster = Cluster::start(json!({})).await;
+    // As in every cluster, an authenticated user may discover.
+    assert_eq!(cluster.get(Some(JANE), "/kube/api").await.0, 200);
+    cluster.fake.unbind_discovery();
+    for (path, asked) in [
+        ("/kube/apis", "/apis"),
+        ("/kube/api/v1", "/api/v1"),
+        ("/kube/apis/apps/v1", "/apis/apps/v1"),
+    ] {
+        let (status, body) = cluster.get(Some(JANE), path).await;
+        assert_eq!(status, 403, "{path}: {body}");
+        assert_eq!(body["kind"], "Status", "{path}");
+        assert_eq!(body["reason"], "Forbidden", "{path}");
+        assert_eq!(
+            body["message"],
+            format!(r#"forbidden: User "jane" cannot get path "{asked}""#),
+            "{path}"
+        );
+    }
+    // What RBAC grants by resource is still read; discovery, granted by
+    // a rule of its own, is again.
+    let (status, pods) = cluster
+        .get(Some(JANE), "/kube/api/v1/namespaces/a/pods")
+        .await;
+    assert_eq!(status, 200, "{pods}");
+    cluster.fake.grant(
+        Subject::Group("developers".into()),
+        Rule::paths(&["get"], &["/apis", "/apis/*"]),
+    );
+    assert_eq!(cluster.get(Some(JANE), "/kube/apis/batch/v1").await.0, 200);
+}
+
 /// What `kubectl` prints of a `Status` the server refused a request with.
 fn kubectl_forbidden(message: &str) -> String {
     format!("Error from server (Forbidden): {message}")

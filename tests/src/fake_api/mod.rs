@@ -384,6 +384,13 @@ impl FakeApiServer {
         self.shared.rbac.lock().add_token(token, user, groups);
     }
 
+    /// Removes `system:discovery`'s binding to every authenticated user,
+    /// as a cluster's administrator may: the discovery paths are then
+    /// allowed only by a grant of their own.
+    pub fn unbind_discovery(&self) {
+        self.shared.rbac.lock().discovery_unbound = true;
+    }
+
     /// Grants `rule` to `subject`, for SubjectAccessReviews.
     pub fn grant(&self, subject: Subject, rule: Rule) {
         self.shared.rbac.lock().grant(subject, rule);

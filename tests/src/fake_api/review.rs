@@ -135,6 +135,9 @@ pub(crate) struct Rbac {
     grants: Vec<(Subject, Rule)>,
     /// What a webhook authorizer in front of RBAC denies outright.
     denials: Vec<(Subject, Rule)>,
+    /// Whether `system:discovery`'s binding was removed: authenticated
+    /// users then get the discovery paths only by a grant of their own.
+    pub discovery_unbound: bool,
     /// Every TokenReview received, by the token's user (`None`: unknown token).
     pub token_reviews: Vec<Option<String>>,
     /// The `spec` of every SubjectAccessReview received.
@@ -217,11 +220,12 @@ impl Rbac {
             .denials
             .iter()
             .any(|(subject, rule)| holds(subject) && rule.allows(spec));
-        let allowed = (groups.contains(&AUTHENTICATED) && discovery.allows(spec))
-            || self
-                .grants
-                .iter()
-                .any(|(subject, rule)| holds(subject) && rule.allows(spec));
+        let allowed =
+            (!self.discovery_unbound && groups.contains(&AUTHENTICATED) && discovery.allows(spec))
+                || self
+                    .grants
+                    .iter()
+                    .any(|(subject, rule)| holds(subject) && rule.allows(spec));
         // A real RBAC authorizer gives no reason when nothing allows.
         let status = if denied {
             json!({"allowed": false, "denied": true, "reason": "denied by the fake API server's webhook"})
