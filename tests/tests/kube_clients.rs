@@ -1,8 +1,10 @@
 //! The official Kubernetes client libraries for Python and JavaScript read
 //! through GRW as they read an API server, with nothing but the kubeconfig's
-//! `server` changed: lists, gets, typed errors, paging, custom resources, a
-//! watch and an informer seeing a change. The scripts are in
-//! `tests/clients/`; the clients are installed by `tests/setup.sh`.
+//! `server` and certificate authority changed: over GRW's TLS listener,
+//! each with a user's token whose rights GRW asks the API server about
+//! (`delegated`), as in a cluster. Lists, gets, typed errors, paging,
+//! custom resources, a watch and an informer seeing a change. The scripts
+//! are in `tests/clients/`; the clients are installed by `tests/setup.sh`.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -10,12 +12,16 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use grw_e2e::daemon::{Grw, bundled_recording};
-use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
+use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer, Rule, Subject};
+use grw_e2e::tls::certificates;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines};
 use tokio::process::{ChildStdout, Command};
 
+/// GRW's own token, for the API server.
 const TOKEN: &str = "kube-clients-token";
+/// The clients' user's.
+const READER: &str = "reader-token";
 const NAMESPACE: &str = "shop";
 
 fn workspace() -> PathBuf {
@@ -28,40 +34,64 @@ fn toolchains() -> PathBuf {
         .map_or_else(|| workspace().join("target/toolchains"), PathBuf::from)
 }
 
-async fn cluster_and_grw() -> (FakeApiServer, Grw) {
+/// The fake API server with the recording, a user `reader` who may read
+/// everything, and GRW with a TLS listener: GRW, its TLS port and the
+/// certificate authority's file.
+async fn cluster_and_grw() -> (FakeApiServer, Grw, u16, PathBuf) {
     let fake = FakeApiServer::start(FakeApiOptions {
         token: Some(TOKEN.into()),
         ..FakeApiOptions::default()
     })
     .await;
     fake.load_recording(&bundled_recording(), None).unwrap();
+    fake.add_token(READER, "reader", &["readers"]);
+    // And delete Pods: allowed, a delete through GRW still gets 405, as
+    // GRW never writes.
+    fake.grant(
+        Subject::Group("readers".into()),
+        Rule::cluster(&["get", "list", "watch"], "*", &["*"]),
+    );
+    fake.grant(
+        Subject::Group("readers".into()),
+        Rule::cluster(&["delete"], "", &["pods"]),
+    );
     let dir = tempfile::tempdir().unwrap();
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, TOKEN).unwrap();
+    let (ca, cert, key) = certificates("the clients' CA");
+    let (ca_file, cert_file, key_file) = (
+        dir.path().join("ca.crt"),
+        dir.path().join("tls.crt"),
+        dir.path().join("tls.key"),
+    );
+    std::fs::write(&ca_file, ca).unwrap();
+    std::fs::write(&cert_file, cert).unwrap();
+    std::fs::write(&key_file, key).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let config = json!({
         "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": fake.url(), "tokenFilePath": token_file},
         "initialWatchingResources": [{"group": "", "version": "v1", "kind": "Pod"}],
         "apiGroupsSyncIntervalSecond": 3600,
         "builtinAnalyzers": false,
+        "apiAuth": "delegated",
+        "tlsListener": {"address": "127.0.0.1", "port": port, "certFile": cert_file, "keyFile": key_file},
     });
     let grw = Grw::start_in(dir, config, &[]).await;
     grw.wait_ready(Duration::from_secs(60)).await;
-    (fake, grw)
+    (fake, grw, port, ca_file)
 }
 
-/// A kubeconfig whose cluster is GRW's Kubernetes API. The JavaScript
-/// client refuses plain HTTP unless TLS verification is off, which is
-/// meaningless without TLS; it is set for it alone.
-fn kubeconfig(grw: &Grw, skip_tls_verify: bool) -> PathBuf {
-    let path = grw.dir.path().join(format!("kubeconfig-{skip_tls_verify}"));
-    let skip = if skip_tls_verify {
-        "\n    insecure-skip-tls-verify: true"
-    } else {
-        ""
-    };
+/// A kubeconfig whose cluster is GRW's Kubernetes API on its TLS
+/// listener, trusted through `ca`, with the reader's token.
+fn kubeconfig(grw: &Grw, port: u16, ca: &Path) -> PathBuf {
+    let path = grw.dir.path().join("kubeconfig");
     let config = format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: grw\n  cluster:\n    server: {}/kube{skip}\ncontexts:\n- name: grw\n  context: {{cluster: grw, user: reader}}\ncurrent-context: grw\nusers:\n- name: reader\n  user: {{}}\n",
-        grw.url
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: grw\n  cluster:\n    server: https://localhost:{port}/kube\n    certificate-authority: {}\ncontexts:\n- name: grw\n  context: {{cluster: grw, user: reader}}\ncurrent-context: grw\nusers:\n- name: reader\n  user: {{token: {READER}}}\n",
+        ca.display()
     );
     std::fs::write(&path, config).unwrap();
     path
@@ -129,11 +159,11 @@ fn late_pod() -> Value {
 
 #[tokio::test]
 async fn the_python_client_reads_lists_pages_and_watches_through_grw() {
-    let (fake, grw) = cluster_and_grw().await;
+    let (fake, grw, port, ca) = cluster_and_grw().await;
     let mut command = Command::new(toolchains().join("python/bin/python"));
     command
         .arg(workspace().join("tests/clients/reads.py"))
-        .arg(kubeconfig(&grw, false))
+        .arg(kubeconfig(&grw, port, &ca))
         .arg(NAMESPACE)
         .env_remove("KUBECONFIG");
     let mut steps = Steps::spawn(command);
@@ -177,7 +207,7 @@ async fn the_python_client_reads_lists_pages_and_watches_through_grw() {
 
 #[tokio::test]
 async fn the_javascript_client_lists_and_its_informer_follows_changes_through_grw() {
-    let (fake, grw) = cluster_and_grw().await;
+    let (fake, grw, port, ca) = cluster_and_grw().await;
     // Node resolves the client from the script's directory: the script runs
     // beside a link to the installed packages.
     let dir = tempfile::tempdir().unwrap();
@@ -191,7 +221,7 @@ async fn the_javascript_client_lists_and_its_informer_follows_changes_through_gr
     let mut command = Command::new("node");
     command
         .arg(&script)
-        .arg(kubeconfig(&grw, true))
+        .arg(kubeconfig(&grw, port, &ca))
         .arg(NAMESPACE)
         .env_remove("KUBECONFIG");
     let mut steps = Steps::spawn(command);
