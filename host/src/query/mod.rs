@@ -469,13 +469,19 @@ impl Query {
     }
 }
 
-/// Whether gathering and sorting the `matches` keys of the name index
-/// costs less than walking `walked` objects of the `len` of the cache,
-/// stopping after `stops_at` matches. A walk that stops reads about
-/// `(stops_at + 1) × len / matches` of them if matches are spread evenly;
-/// a key gathered and sorted costs about 1.5 times an object checked
-/// (0.75 µs against 0.5 at 100,000 Pods; BENCHMARKS.md, "Name and owner
-/// search").
+/// Whether gathering and sorting the name index's candidates, at most
+/// `matches`, costs less than walking `walked` objects of the `len` of
+/// the cache, stopping after `stops_at` matches.
+///
+/// A walk that stops reads about `(stops_at + 1) × len / matches` objects
+/// if matches are spread evenly, and a candidate gathered and sorted costs
+/// about 1.5 times an object checked (0.75 µs against 0.5 at 100,000
+/// Pods; BENCHMARKS.md, "Name and owner search"). But `matches` counts
+/// the names holding the text's rarest trigram, which may be several
+/// times those holding the text, and fewer matches make a longer walk: the
+/// walk is chosen only when it reads less than a quarter of the estimate.
+/// At 100,000 objects and pages of 100, a text in more than some 5,000
+/// names is found by the walk.
 fn name_index_pays(matches: usize, walked: usize, len: usize, stops_at: Option<usize>) -> bool {
     match stops_at {
         None => matches < walked,
@@ -484,7 +490,7 @@ fn name_index_pays(matches: usize, walked: usize, len: usize, stops_at: Option<u
                 .saturating_mul(len)
                 .checked_div(matches)
                 .map_or(walked, |read| read.min(walked));
-            matches.saturating_mul(3) / 2 < read
+            matches.saturating_mul(3) / 2 < read.saturating_mul(4)
         }
     }
 }
