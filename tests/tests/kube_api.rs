@@ -1167,6 +1167,72 @@ async fn a_crd_of_one_of_the_api_servers_groups_prints_its_columns_as_they_chang
 }
 
 #[tokio::test]
+async fn kubectl_explain_reads_the_api_servers_openapi_documents_through_grw() {
+    let fake = cluster().await;
+    let grw = grw(&fake).await;
+    let kubectl = Kubectl::for_grw(&grw);
+    let pods = kubectl.run(&["explain", "pods"]).await;
+    assert!(pods.contains("KIND:"), "{pods}");
+    assert!(
+        pods.contains("Pod is a collection of containers that can run on a host."),
+        "{pods}"
+    );
+    let replicas = kubectl.run(&["explain", "deployments.spec.replicas"]).await;
+    assert!(replicas.contains("Number of desired pods."), "{replicas}");
+
+    // Kept: asked again, GRW does not ask the API server again.
+    let fetched = |path: &str| fake.requests().iter().filter(|r| r.path == path).count();
+    let (status, _, index) = get(&grw, "/openapi/v3", None).await;
+    assert_eq!(status, 200, "{index}");
+    let url = index["paths"]["api/v1"]["serverRelativeURL"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(url.starts_with("/openapi/v3/api/v1?hash="), "{url}");
+    let response = reqwest::Client::new()
+        .get(format!("{}{PREFIX}{url}", grw.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let etag = response.headers()["etag"].clone();
+    let document: Value = response.json().await.unwrap();
+    assert_eq!(document["openapi"], "3.0.0");
+    let asked = fetched("/openapi/v3/api/v1");
+    assert!(asked >= 1);
+    // The client's own copy: not sent again.
+    let again = reqwest::Client::new()
+        .get(format!("{}{PREFIX}{url}", grw.url))
+        .header("If-None-Match", etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304);
+    assert_eq!(fetched("/openapi/v3/api/v1"), asked);
+    let (status, _, v2) = get(&grw, "/openapi/v2", Some("application/json")).await;
+    assert_eq!((status, &v2["swagger"]), (200, &json!("2.0")));
+    // A group version the API server does not document: its answer.
+    let (status, _, _) = get(&grw, "/openapi/v3/apis/nowhere.example.com/v1", None).await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn a_replay_has_no_openapi_documents_and_says_so() {
+    let grw = Grw::start(
+        json!({}),
+        &["--replay", bundled_recording().to_str().unwrap()],
+    )
+    .await;
+    grw.wait_ready(Duration::from_secs(30)).await;
+    let (status, _, body) = get(&grw, "/openapi/v3", None).await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(
+        body["message"],
+        "GRW serves the API server's OpenAPI documents, and a replay has no API server"
+    );
+}
+
+#[tokio::test]
 async fn a_crd_grw_cannot_read_prints_name_and_age() {
     let fake = cluster().await;
     fake.add_crd_with_columns(

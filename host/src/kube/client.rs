@@ -194,6 +194,31 @@ impl KubeClient {
             .map_err(ApiError::from_kube)
     }
 
+    /// GETs `path_and_query` as it is, with `accept`: the answer's status,
+    /// headers and body, whatever the status (OpenAPI documents, passed on).
+    pub async fn get_raw(
+        &self,
+        path_and_query: &str,
+        accept: &str,
+        if_none_match: Option<&str>,
+    ) -> Result<(http::StatusCode, http::HeaderMap, bytes::Bytes), ApiError> {
+        let mut request = http::Request::get(path_and_query).header(http::header::ACCEPT, accept);
+        if let Some(etag) = if_none_match {
+            request = request.header(http::header::IF_NONE_MATCH, etag);
+        }
+        let request = request
+            .body(kube::client::Body::empty())
+            .map_err(|e| ApiError::Protocol(Box::new(e)))?;
+        let response = self
+            .get()
+            .send(request)
+            .await
+            .map_err(ApiError::from_kube)?;
+        let (parts, body) = response.into_parts();
+        let body = body.collect_bytes().await.map_err(ApiError::from_kube)?;
+        Ok((parts.status, parts.headers, body))
+    }
+
     /// One page of a LIST.
     pub async fn list_page(
         &self,

@@ -100,6 +100,19 @@ async fn route(shared: Arc<Shared>, path: &str, request: &ApiRequest) -> Respons
     let addr = shared.addr.to_string();
     match segments.as_slice() {
         ["version"] => value_response(200, &discovery::version_info()),
+        ["openapi", "v2"] => value_response(200, &super::openapi::v2()),
+        ["openapi", "v3"] => value_response(200, &super::openapi::v3_index()),
+        ["openapi", "v3", rest @ ..] => match super::openapi::v3(&rest.join("/")) {
+            Some(document) => {
+                let mut response = value_response(200, &document);
+                let etag = format!("\"{}\"", super::openapi::hash(&document));
+                if let Ok(etag) = http::HeaderValue::from_str(&etag) {
+                    response.headers_mut().insert(header::ETAG, etag);
+                }
+                response
+            }
+            None => not_found(),
+        },
         ["healthz" | "livez" | "readyz"] => {
             let mut response = Response::new("ok".into());
             response.headers_mut().insert(

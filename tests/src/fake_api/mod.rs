@@ -16,7 +16,8 @@
 //! EndpointSlice; `apiextensions.k8s.io/v1` CustomResourceDefinition; plus
 //! CRD-backed kinds added with [`FakeApiServer::add_crd`] (the Istio Gateway
 //! and VirtualService, in `v1beta1` and `v1`, unless
-//! [`FakeApiOptions::istio_crds_installed`] is `false`).
+//! [`FakeApiOptions::istio_crds_installed`] is `false`). `/openapi/v2` and
+//! `/openapi/v3` serve small documents of Pods and Deployments.
 //!
 //! Differences from a real server worth knowing: only `GET` is served (changes
 //! come from the test through the handle); deleting a Namespace does not delete
@@ -26,6 +27,7 @@ mod discovery;
 mod faults;
 mod http;
 mod list;
+mod openapi;
 mod params;
 mod recording;
 mod review;

@@ -45,7 +45,8 @@ pub(super) fn attributes(
         | KubePath::CoreVersions
         | KubePath::Groups
         | KubePath::Group(_)
-        | KubePath::Resources(_) => Some(AccessAttributes::NonResource(NonResourceAttributes {
+        | KubePath::Resources(_)
+        | KubePath::OpenApi => Some(AccessAttributes::NonResource(NonResourceAttributes {
             path: target.raw.clone(),
             verb: path_verb(method),
         })),
@@ -153,6 +154,10 @@ mod tests {
             (get.clone(), "/api/", "", path("get", "/api/")),
             (get.clone(), "/api/v1", "", path("get", "/api/v1")),
             (get.clone(), "/apis", "", path("get", "/apis")),
+            // OpenAPI documents: a path, as the API server's
+            // `system:discovery` grants it (`/openapi/*`).
+            (get.clone(), "/openapi/v2", "", path("get", "/openapi/v2")),
+            (get.clone(), "/openapi/v3/apis/apps/v1", "hash=AB12", path("get", "/openapi/v3/apis/apps/v1")),
             (get.clone(), "/apis/apps", "", path("get", "/apis/apps")),
             (get.clone(), "/apis/apps/v1", "", path("get", "/apis/apps/v1")),
             (Method::HEAD, "/apis/apps/v1", "", path("head", "/apis/apps/v1")),
@@ -199,7 +204,6 @@ mod tests {
             // Paths the routes do not serve.
             (get.clone(), "", "", None),
             (get.clone(), "/", "", None),
-            (get.clone(), "/openapi/v2", "", None),
             (get.clone(), "/healthz", "", None),
             (get.clone(), "/api/v1/watch", "", None),
             (get.clone(), "/api/v1/namespaces/a/pods/web/log/more", "", None),

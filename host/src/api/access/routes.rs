@@ -420,7 +420,8 @@ mod tests {
             (M::GET, "/kube/api/v1/namespaces/a%2Fb/pods", resource("list", "", "v1", "pods", "", "a%2Fb", "")),
             (M::GET, "/kube/api/v1/namespaces/%ff/pods", resource("list", "", "v1", "pods", "", "%ff", "")),
             (M::GET, "/kube", Described::Unknown),
-            (M::GET, "/kube/openapi/v2", Described::Unknown),
+            (M::GET, "/kube/openapi/v2", path("get", "/openapi/v2")),
+            (M::GET, "/kube/openapi/v3/api/v1?hash=AB12", path("get", "/openapi/v3/api/v1")),
             (M::GET, "/kube/api/v1/watch", Described::Unknown),
             // Not the prefix, only a path beginning like it.
             (M::GET, "/kubeapi/v1/pods", Described::Unknown),

@@ -12,6 +12,7 @@
 
 mod discovery;
 mod negotiate;
+mod openapi;
 pub(super) mod options;
 pub(super) mod path;
 mod read;
@@ -142,6 +143,10 @@ async fn serve(
     if method != Method::GET && method != Method::HEAD {
         return Err(Status::method_not_allowed(method.as_str()).into());
     }
+    // In the representation the API server gives: v2's is protobuf too.
+    if target.path == KubePath::OpenApi {
+        return openapi::serve(state, &target.raw, query, headers).await;
+    }
     let endpoint = match target.path {
         KubePath::CoreVersions | KubePath::Groups => Endpoint::Discovery,
         KubePath::Resource(_) => Endpoint::Resource,
@@ -169,7 +174,7 @@ async fn serve(
         KubePath::Resources(GroupVersion { group, version }) => served()
             .resource_list(group, version)
             .ok_or(KubeError::PageNotFound)?,
-        KubePath::Unknown => return Err(KubeError::PageNotFound),
+        KubePath::Unknown | KubePath::OpenApi => return Err(KubeError::PageNotFound),
     };
     Ok(discovery_response(&document, representation, headers))
 }

@@ -20,6 +20,8 @@ pub(crate) enum KubePath {
     Resources(GroupVersion),
     /// A collection or an object.
     Resource(ResourcePath),
+    /// `/openapi/v2`, `/openapi/v3` or one of v3's documents.
+    OpenApi,
     /// Anything else: the API server answers these `404 page not found`.
     Unknown,
 }
@@ -67,6 +69,7 @@ impl KubePath {
         let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
         match segments.as_slice() {
             ["version"] => KubePath::Version,
+            ["openapi", "v2"] | ["openapi", "v3", ..] => KubePath::OpenApi,
             ["api"] => KubePath::CoreVersions,
             ["apis"] => KubePath::Groups,
             ["apis", group] => KubePath::Group(group.to_string()),
@@ -211,7 +214,9 @@ mod tests {
             ),
             ("/api/v1/namespaces/a/pods/web/log/more", KubePath::Unknown),
             ("/", KubePath::Unknown),
-            ("/openapi/v2", KubePath::Unknown),
+            ("/openapi/v2", KubePath::OpenApi),
+            ("/openapi/v3/apis/apps/v1", KubePath::OpenApi),
+            ("/openapi/v1", KubePath::Unknown),
             ("/healthz", KubePath::Unknown),
         ];
         for (path, want) in cases {

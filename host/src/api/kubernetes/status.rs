@@ -67,7 +67,11 @@ impl Subject<'_> {
 }
 
 impl Status {
-    fn new(code: StatusCode, reason: &'static str, message: impl Into<String>) -> Status {
+    pub(crate) fn new(
+        code: StatusCode,
+        reason: &'static str,
+        message: impl Into<String>,
+    ) -> Status {
         Status {
             code,
             reason,
