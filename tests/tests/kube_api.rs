@@ -363,7 +363,8 @@ async fn errors_are_status_objects_as_the_api_server_sends_them() {
         "/api/v1/nopes",
         "/apis/nope.example.com/v1/things",
         "/apis/apps/v9/deployments",
-        "/openapi/v2",
+        "/openapi/v1",
+        "/logs",
     ] {
         let (status, content_type, body) = get(&grw, path, None).await;
         assert_eq!(status, 404, "{path}");
