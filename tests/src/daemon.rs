@@ -112,6 +112,19 @@ pub struct Grw {
 }
 
 impl Grw {
+    /// `grw` replaying the bundled recording with nothing else configured
+    /// (the README's run command), ready.
+    pub async fn replaying() -> Grw {
+        let recording = bundled_recording();
+        let grw = Grw::start(
+            serde_json::json!({}),
+            &["--replay", recording.to_str().expect("a UTF-8 path")],
+        )
+        .await;
+        grw.wait_ready(Duration::from_secs(60)).await;
+        grw
+    }
+
     /// Starts `grw` with this config (the `listenPort` is chosen here) and
     /// extra command-line arguments; waits until it listens.
     pub async fn start(config: Value, args: &[&str]) -> Grw {

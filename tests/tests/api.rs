@@ -7,13 +7,6 @@ use std::time::Duration;
 use grw_e2e::daemon::{Grw, bundled_recording, recorded_snapshot, summary};
 use serde_json::{Value, json};
 
-async fn replay() -> Grw {
-    let recording = bundled_recording();
-    let grw = Grw::start(json!({}), &["--replay", recording.to_str().unwrap()]).await;
-    grw.wait_ready(Duration::from_secs(30)).await;
-    grw
-}
-
 fn snapshot() -> Value {
     serde_json::from_slice(&std::fs::read(recorded_snapshot()).unwrap()).unwrap()
 }
@@ -31,7 +24,7 @@ fn identities(items: &[Value]) -> BTreeSet<(String, String, String, String)> {
 
 #[tokio::test]
 async fn replay_reproduces_the_recorded_final_state() {
-    let grw = replay().await;
+    let grw = Grw::replaying().await;
     let snapshot = snapshot();
     let snapshot = snapshot.as_object().unwrap();
     assert_eq!(snapshot.len(), 15);
@@ -57,7 +50,7 @@ async fn replay_reproduces_the_recorded_final_state() {
 
 #[tokio::test]
 async fn native_queries() {
-    let grw = replay().await;
+    let grw = Grw::replaying().await;
     let names = |body: &Value| -> Vec<String> {
         body["items"]
             .as_array()
@@ -184,7 +177,7 @@ async fn native_queries() {
 
 #[tokio::test]
 async fn event_stream_replays_from_a_resource_version_and_filters() {
-    let grw = replay().await;
+    let grw = Grw::replaying().await;
     // From the start of the recording: every VirtualService event.
     let mut stream = grw
         .stream("/api/v1/objects/virtualservices?watch=true&resourceVersion=1")
@@ -223,7 +216,7 @@ async fn event_stream_replays_from_a_resource_version_and_filters() {
 
 #[tokio::test]
 async fn compatibility_routes() {
-    let grw = replay().await;
+    let grw = Grw::replaying().await;
     let response = grw.get_raw("/").await;
     assert_eq!(
         response.text().await.unwrap(),
@@ -384,7 +377,7 @@ async fn compatibility_routes() {
 /// Every bad request gets a 4xx with a message that says what was wrong.
 #[tokio::test]
 async fn bad_input_is_a_clear_4xx() {
-    let grw = replay().await;
+    let grw = Grw::replaying().await;
     let gets: [(&str, u16, &str); 23] = [
         (
             "/api/v1/objects/pods?labelSelector=app%20in%20web",
@@ -576,7 +569,7 @@ async fn bad_input_is_a_clear_4xx() {
 
 #[tokio::test]
 async fn bad_subscriptions_are_refused_naming_the_member() {
-    let grw = replay().await;
+    let grw = Grw::replaying().await;
     let ok = json!({"name": "x", "kind": "ConfigMap", "webhook": {"url": "http://127.0.0.1:9/x"}});
     let with = |member: &str, value: Value| {
         let mut body = ok.clone();
@@ -623,7 +616,7 @@ async fn bad_subscriptions_are_refused_naming_the_member() {
 
 #[tokio::test]
 async fn operations_endpoints() {
-    let grw = replay().await;
+    let grw = Grw::replaying().await;
     assert_eq!(grw.get_raw("/healthz").await.status(), 200);
     assert_eq!(grw.get_raw("/readyz").await.status(), 200);
     grw.get("/api/v1/objects/pods").await;
@@ -697,7 +690,7 @@ async fn bearer_token_protects_everything_but_probes() {
 
 #[tokio::test]
 async fn sigterm_stops_gracefully() {
-    let mut grw = replay().await;
+    let mut grw = Grw::replaying().await;
     let status = grw
         .terminate(Duration::from_secs(10))
         .expect("grw exits after SIGTERM");

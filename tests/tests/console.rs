@@ -118,16 +118,9 @@ fn strings(value: &Value) -> Vec<String> {
         .collect()
 }
 
-async fn replay() -> Grw {
-    let recording = bundled_recording();
-    let grw = Grw::start(json!({}), &["--replay", recording.to_str().unwrap()]).await;
-    grw.wait_ready(Duration::from_secs(30)).await;
-    grw
-}
-
 #[tokio::test]
 async fn every_page_shows_the_recording_with_no_error_and_nothing_from_outside() {
-    let grw = replay().await;
+    let grw = Grw::replaying().await;
     let seen = browse(&grw, "replay", &[], Vec::new()).await;
     assert!(seen.errors.is_empty(), "{:#?}", seen.errors);
     assert!(seen.refusals.is_empty(), "{:#?}", seen.refusals);

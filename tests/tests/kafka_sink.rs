@@ -594,16 +594,8 @@ struct Certificates {
 }
 
 fn certificates(authority: &str) -> Certificates {
-    use rcgen::{
-        BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
-    };
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, authority);
-    let ca = ca_params.self_signed(&ca_key).unwrap();
+    use rcgen::{CertificateParams, ExtendedKeyUsagePurpose, KeyPair};
+    let (ca, ca_key) = grw_e2e::tls::authority(authority);
     let signed = |names: Vec<String>, usage| {
         let key = KeyPair::generate().unwrap();
         let mut params = CertificateParams::new(names).unwrap();

@@ -1219,12 +1219,7 @@ async fn kubectl_explain_reads_the_api_servers_openapi_documents_through_grw() {
 
 #[tokio::test]
 async fn a_replay_has_no_openapi_documents_and_says_so() {
-    let grw = Grw::start(
-        json!({}),
-        &["--replay", bundled_recording().to_str().unwrap()],
-    )
-    .await;
-    grw.wait_ready(Duration::from_secs(30)).await;
+    let grw = Grw::replaying().await;
     let (status, _, body) = get(&grw, "/openapi/v3", None).await;
     assert_eq!(status, 404, "{body}");
     assert_eq!(

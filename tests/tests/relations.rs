@@ -188,12 +188,7 @@ async fn the_daemon_finds_the_recorded_clusters_expected_edges() {
 /// The README's run command: the recording, and nothing else configured.
 #[tokio::test]
 async fn the_built_in_analyzers_find_the_same_edges_with_nothing_installed() {
-    let grw = Grw::start(
-        json!({}),
-        &["--replay", bundled_recording().to_str().unwrap()],
-    )
-    .await;
-    grw.wait_ready(Duration::from_secs(60)).await;
+    let grw = Grw::replaying().await;
     let body = settled_edges(&grw, "/api/v1/relations").await;
     let expected: BTreeSet<String> = include_str!("../data/expected-edges.txt")
         .lines()
