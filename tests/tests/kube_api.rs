@@ -1210,6 +1210,12 @@ async fn kubectl_explain_reads_the_api_servers_openapi_documents_through_grw() {
         .unwrap();
     assert_eq!(again.status(), 304);
     assert_eq!(fetched("/openapi/v3/api/v1"), asked);
+    // A query a caller makes up is the same document, not another copy.
+    for made_up in ["hash=0000", "x=1", "hash=0000&y=2"] {
+        let (status, _, _) = get(&grw, &format!("/openapi/v3/api/v1?{made_up}"), None).await;
+        assert_eq!(status, 200);
+    }
+    assert_eq!(fetched("/openapi/v3/api/v1"), asked);
     let (status, _, v2) = get(&grw, "/openapi/v2", Some("application/json")).await;
     assert_eq!((status, &v2["swagger"]), (200, &json!("2.0")));
     // A group version the API server does not document: its answer.

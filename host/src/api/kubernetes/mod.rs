@@ -145,7 +145,7 @@ async fn serve(
     }
     // In the representation the API server gives: v2's is protobuf too.
     if target.path == KubePath::OpenApi {
-        return openapi::serve(state, &target.raw, query, headers).await;
+        return openapi::serve(state, &target.raw, headers).await;
     }
     let endpoint = match target.path {
         KubePath::CoreVersions | KubePath::Groups => Endpoint::Discovery,

@@ -3,8 +3,11 @@
 //! against the schemas) work through GRW as against the cluster.
 //!
 //! Each document is fetched with GRW's credentials the first time it is
-//! asked for, in the representation asked (`Accept`: v2 is JSON or
-//! protobuf), and kept. Once discovery's interval
+//! asked for, in the representation asked (JSON, or protobuf when the
+//! client's `Accept` names it), and kept, by its path alone: v3's `hash`
+//! parameter only tells clients' caches apart, and a query a caller makes
+//! up must not make GRW fetch and hold another copy. So what GRW holds is
+//! at most the API server's documents, twice. Once discovery's interval
 //! (`apiGroupsSyncIntervalSecond`) has passed it is asked again with the
 //! ETag the API server gave, and a `304` keeps it: a CRD added changes
 //! the documents as it changes discovery. v3's index names each document
@@ -25,9 +28,6 @@ use parking_lot::Mutex;
 use super::status::{KubeError, Status};
 use crate::api::AppState;
 
-/// Documents kept, past which all are fetched again as asked.
-const KEPT: usize = 512;
-
 /// One document as the API server answered it.
 #[derive(Clone)]
 struct Kept {
@@ -37,16 +37,24 @@ struct Kept {
     fetched: Instant,
 }
 
-/// By path and query, and `Accept`.
-type Documents = Mutex<HashMap<(String, String), Kept>>;
+/// By path, and the media type fetched.
+type Documents = Mutex<HashMap<(String, &'static str), Kept>>;
 
 static DOCUMENTS: LazyLock<Documents> = LazyLock::new(Documents::default);
 
-/// Answers `raw` (`/openapi/v2`, `/openapi/v3[/...]`) with `query`.
+/// The media type to fetch `raw` in for a client that accepts `accept`.
+fn media_type(raw: &str, accept: &str) -> &'static str {
+    match (accept.contains("protobuf"), raw.starts_with("/openapi/v2")) {
+        (false, _) => "application/json",
+        (true, true) => "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+        (true, false) => "application/com.github.proto-openapi.spec.v3@v1.0+protobuf",
+    }
+}
+
+/// Answers `raw` (`/openapi/v2`, `/openapi/v3[/...]`), whatever its query.
 pub(super) async fn serve(
     state: &AppState,
     raw: &str,
-    query: Option<&str>,
     headers: &HeaderMap,
 ) -> Result<Response, KubeError> {
     let Some(client) = &state.client else {
@@ -57,16 +65,11 @@ pub(super) async fn serve(
         )
         .into());
     };
-    let target = match query {
-        Some(query) if !query.is_empty() => format!("{raw}?{query}"),
-        _ => raw.to_string(),
-    };
     let accept = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
-        .unwrap_or("application/json")
-        .to_string();
-    let key = (target, accept);
+        .unwrap_or_default();
+    let key = (raw.to_string(), media_type(raw, accept));
     let kept = DOCUMENTS.lock().get(&key).cloned();
     let fresh_for = state.config.api_groups_sync_interval;
     let document = match kept {
@@ -77,7 +80,7 @@ pub(super) async fn serve(
                 .and_then(|k| k.etag.as_ref())
                 .and_then(|e| e.to_str().ok());
             let (status, answer, body) =
-                client.get_raw(&key.0, &key.1, etag).await.map_err(|e| {
+                client.get_raw(&key.0, key.1, etag).await.map_err(|e| {
                     Status::unavailable(format!(
                         "the API server's OpenAPI document {} cannot be read: {}",
                         key.0,
@@ -133,11 +136,32 @@ pub(super) async fn serve(
     Ok(response)
 }
 
-fn keep(key: (String, String), document: Kept) -> Kept {
-    let mut documents = DOCUMENTS.lock();
-    if documents.len() >= KEPT {
-        documents.clear();
-    }
-    documents.insert(key, document.clone());
+fn keep(key: (String, &'static str), document: Kept) -> Kept {
+    DOCUMENTS.lock().insert(key, document.clone());
     document
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_are_fetched_as_json_or_as_the_protobuf_of_their_version() {
+        let json = "application/json";
+        assert_eq!(media_type("/openapi/v3/api/v1", json), json);
+        assert_eq!(media_type("/openapi/v2", ""), json);
+        assert_eq!(media_type("/openapi/v2", "*/*"), json);
+        assert_eq!(
+            media_type(
+                "/openapi/v2",
+                "application/com.github.proto-openapi.spec.v2@v1.0+protobuf, application/json"
+            ),
+            "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+        );
+        // A made-up type is not passed on.
+        assert_eq!(
+            media_type("/openapi/v3/apis/apps/v1", "text/x-protobuf-anything"),
+            "application/com.github.proto-openapi.spec.v3@v1.0+protobuf"
+        );
+    }
 }
