@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use serde_json::Value;
 
+use crate::fake_api::FakeApiServer;
+
 /// Path of the `grw` binary, built once per test process.
 ///
 /// Cargo builds a test crate's own dependencies, not the binaries of other
@@ -115,12 +117,46 @@ impl Grw {
     /// `grw` replaying the bundled recording with nothing else configured
     /// (the README's run command), ready.
     pub async fn replaying() -> Grw {
+        Grw::replaying_in(
+            tempfile::tempdir().expect("a temporary directory"),
+            Value::Null,
+        )
+        .await
+    }
+
+    /// [`Grw::replaying`] with `config` (`null`: none), in `dir`, where
+    /// the files it names may be; ready.
+    pub async fn replaying_in(dir: tempfile::TempDir, config: Value) -> Grw {
+        let config = match config {
+            Value::Null => serde_json::json!({}),
+            config => config,
+        };
         let recording = bundled_recording();
-        let grw = Grw::start(
-            serde_json::json!({}),
+        let grw = Grw::start_in(
+            dir,
+            config,
             &["--replay", recording.to_str().expect("a UTF-8 path")],
         )
         .await;
+        grw.wait_ready(Duration::from_secs(60)).await;
+        grw
+    }
+
+    /// `grw` against `fake`, with `token` as its bearer token (in a file
+    /// beside its config), discovery refreshed hourly, and `extra`'s keys
+    /// over those; ready.
+    pub async fn against(fake: &FakeApiServer, token: &str, extra: Value) -> Grw {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let token_file = dir.path().join("token");
+        std::fs::write(&token_file, token).expect("writing the token");
+        let mut config = serde_json::json!({
+            "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": fake.url(), "tokenFilePath": token_file},
+            "apiGroupsSyncIntervalSecond": 3600,
+        });
+        for (key, value) in extra.as_object().into_iter().flatten() {
+            config[key] = value.clone();
+        }
+        let grw = Grw::start_in(dir, config, &[]).await;
         grw.wait_ready(Duration::from_secs(60)).await;
         grw
     }

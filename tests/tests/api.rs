@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use grw_e2e::daemon::{Grw, bundled_recording, recorded_snapshot, summary};
+use grw_e2e::daemon::{Grw, recorded_snapshot, summary};
 use serde_json::{Value, json};
 
 fn snapshot() -> Value {
@@ -637,13 +637,7 @@ async fn bearer_token_protects_everything_but_probes() {
     let dir = tempfile::tempdir().unwrap();
     let token_file = dir.path().join("api-token");
     std::fs::write(&token_file, "s3cret\n").unwrap();
-    let recording = bundled_recording();
-    let grw = Grw::start_in(
-        dir,
-        json!({"apiTokenFile": token_file}),
-        &["--replay", recording.to_str().unwrap()],
-    )
-    .await;
+    let grw = Grw::replaying_in(dir, json!({"apiTokenFile": token_file})).await;
     let anonymous = reqwest::Client::new();
     for path in [
         "/api/v1/objects/pods",

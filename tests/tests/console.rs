@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use grw_e2e::daemon::{Grw, bundled_recording, eventually};
+use grw_e2e::daemon::{Grw, eventually};
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer, Rule, Subject};
 use grw_e2e::receiver::{Behaviour, Receiver};
 use grw_e2e::tls::certificates;
@@ -247,26 +247,23 @@ async fn a_change_on_the_api_server_shows_live_in_a_table_and_in_the_graph() {
                 "spec": {"containers": [{"name": "web", "image": "shop:1"}],
                          "volumes": [{"name": "settings", "configMap": {"name": "settings"}}]}}}}))
         .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let token_file = dir.path().join("token");
-    std::fs::write(&token_file, TOKEN).unwrap();
-    let config = json!({
-        "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": fake.url(), "tokenFilePath": token_file},
-        "initialWatchingResources": [
-            {"group": "apps", "version": "v1", "kind": "Deployment"},
-            {"group": "", "version": "v1", "kind": "ConfigMap"},
-            {"group": "events.k8s.io", "version": "v1", "kind": "Event"},
-        ],
-        "apiGroupsSyncIntervalSecond": 3600,
-        "builtinAnalyzers": ["references"],
-    });
     for i in 0..1_200 {
         let mut bulk = config_map(&format!("cm-{i:04}"));
         bulk["metadata"]["namespace"] = json!("bulk");
         fake.create(bulk).unwrap();
     }
-    let grw = Grw::start_in(dir, config, &[]).await;
-    grw.wait_ready(Duration::from_secs(60)).await;
+    let grw = against(
+        &fake,
+        json!({
+            "initialWatchingResources": [
+                {"group": "apps", "version": "v1", "kind": "Deployment"},
+                {"group": "", "version": "v1", "kind": "ConfigMap"},
+                {"group": "events.k8s.io", "version": "v1", "kind": "Event"},
+            ],
+            "builtinAnalyzers": ["references"],
+        }),
+    )
+    .await;
 
     let steps: Vec<Box<dyn FnMut() + Send + '_>> = vec![
         Box::new(|| {
@@ -345,20 +342,12 @@ async fn fake_cluster() -> FakeApiServer {
 
 /// GRW against `fake`, watching ConfigMaps, with `extra` config.
 async fn against(fake: &FakeApiServer, extra: Value) -> Grw {
-    let dir = tempfile::tempdir().unwrap();
-    let token_file = dir.path().join("token");
-    std::fs::write(&token_file, TOKEN).unwrap();
-    let mut config = json!({
-        "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": fake.url(), "tokenFilePath": token_file},
-        "initialWatchingResources": [{"group": "", "version": "v1", "kind": "ConfigMap"}],
-        "apiGroupsSyncIntervalSecond": 3600,
-    });
+    let mut config =
+        json!({"initialWatchingResources": [{"group": "", "version": "v1", "kind": "ConfigMap"}]});
     for (key, value) in extra.as_object().unwrap() {
         config[key] = value.clone();
     }
-    let grw = Grw::start_in(dir, config, &[]).await;
-    grw.wait_ready(Duration::from_secs(60)).await;
-    grw
+    Grw::against(fake, TOKEN, config).await
 }
 
 #[tokio::test]
@@ -487,13 +476,7 @@ async fn the_assets_are_open_gzipped_on_request_and_kept_on_the_daemons_origin()
     let dir = tempfile::tempdir().unwrap();
     let token_file = dir.path().join("api-token");
     std::fs::write(&token_file, "s3cret\n").unwrap();
-    let recording = bundled_recording();
-    let grw = Grw::start_in(
-        dir,
-        json!({"apiTokenFile": token_file}),
-        &["--replay", recording.to_str().unwrap()],
-    )
-    .await;
+    let grw = Grw::replaying_in(dir, json!({"apiTokenFile": token_file})).await;
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()

@@ -27,20 +27,11 @@ async fn cluster() -> FakeApiServer {
 }
 
 async fn grw_with(fake: &FakeApiServer, extra: Value) -> Grw {
-    let dir = tempfile::tempdir().unwrap();
-    let token_file = dir.path().join("token");
-    std::fs::write(&token_file, TOKEN).unwrap();
-    let mut config = json!({
-        "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": fake.url(), "tokenFilePath": token_file},
-        "apiGroupsSyncIntervalSecond": 3600,
-        "builtinAnalyzers": false,
-    });
+    let mut config = json!({"builtinAnalyzers": false});
     for (key, value) in extra.as_object().unwrap() {
         config[key] = value.clone();
     }
-    let grw = Grw::start_in(dir, config, &[]).await;
-    grw.wait_ready(Duration::from_secs(60)).await;
-    grw
+    Grw::against(fake, TOKEN, config).await
 }
 
 async fn grw(fake: &FakeApiServer) -> Grw {
