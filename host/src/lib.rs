@@ -18,6 +18,7 @@
 pub mod api;
 pub mod app;
 pub mod backoff;
+pub mod cel;
 pub mod cli;
 pub mod config;
 pub mod error;

@@ -166,6 +166,65 @@ fn child<'j>(value: &'j [u8], segment: &str) -> Option<&'j [u8]> {
     }
 }
 
+/// The members of the compact JSON object `value`, as `(quoted key, value)`
+/// text, in order; `None` when `value` is not a compact object. For readers
+/// that walk an object's nested values (CEL conditions).
+pub(crate) fn object_members(value: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
+    if value.first() != Some(&b'{') {
+        return None;
+    }
+    let mut members = Vec::new();
+    let mut i = 1;
+    if value.get(i) == Some(&b'}') {
+        return Some(members);
+    }
+    loop {
+        let key_start = i;
+        i = skip_string(value, i)?;
+        let key = value.get(key_start..i)?;
+        if value.get(i) != Some(&b':') {
+            return None;
+        }
+        let start = i + 1;
+        i = skip_value(value, start)?;
+        members.push((key, value.get(start..i)?));
+        match value.get(i)? {
+            b',' => i += 1,
+            b'}' => return Some(members),
+            _ => return None,
+        }
+    }
+}
+
+/// The elements of the compact JSON array `value`, as text, in order;
+/// `None` when `value` is not a compact array.
+pub(crate) fn array_elements(value: &[u8]) -> Option<Vec<&[u8]>> {
+    if value.first() != Some(&b'[') {
+        return None;
+    }
+    let mut elements = Vec::new();
+    let mut i = 1;
+    if value.get(i) == Some(&b']') {
+        return Some(elements);
+    }
+    loop {
+        let start = i;
+        i = skip_value(value, start)?;
+        elements.push(value.get(start..i)?);
+        match value.get(i)? {
+            b',' => i += 1,
+            b']' => return Some(elements),
+            _ => return None,
+        }
+    }
+}
+
+/// The value of key `key` of the compact JSON object `value` (or of
+/// element `key`, in decimal, of an array), as text.
+pub(crate) fn member<'j>(value: &'j [u8], key: &str) -> Option<&'j [u8]> {
+    child(value, key)
+}
+
 /// Where a nested object starts in the text scanned, and its index.
 type Nested = (usize, TopLevel);
 

@@ -18,6 +18,7 @@ mod codec;
 mod fields;
 mod index;
 mod json_index;
+pub(crate) use json_index::{array_elements, member, object_members};
 mod name_index;
 mod object;
 mod tap;

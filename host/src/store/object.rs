@@ -336,6 +336,13 @@ impl StoredObject {
         }
     }
 
+    /// The top-level members of `json` (this object's text as
+    /// [`json`](StoredObject::json) returned it) as `(quoted key, value)`
+    /// text, found from the object's index without a scan.
+    pub(crate) fn members<'j>(&self, json: &'j [u8]) -> impl Iterator<Item = (&'j [u8], &'j [u8])> {
+        self.index.members(json)
+    }
+
     /// [`get`](StoredObject::get) in `json`, this object's text as
     /// [`json`](StoredObject::json) returned it: for reading several
     /// fields with one decompression.

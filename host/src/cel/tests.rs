@@ -1,0 +1,251 @@
+use super::*;
+use crate::gvk::Gvk;
+use serde_json::json;
+
+fn pod(restarts: i64) -> serde_json::Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "web-1",
+            "namespace": "shop",
+            "uid": "u1",
+            "resourceVersion": "7",
+            "creationTimestamp": "2026-11-01T10:00:00Z",
+            "labels": {"app": "web", "tier": "front"},
+        },
+        "spec": {"nodeName": "n1", "containers": [{"name": "app", "image": "web:1"}, {"name": "side", "image": "log:2"}]},
+        "status": {
+            "phase": "Running",
+            "containerStatuses": [
+                {"name": "app", "restartCount": restarts, "ready": true},
+                {"name": "side", "restartCount": 0, "ready": true},
+            ],
+        },
+    })
+}
+
+fn stored(value: &serde_json::Value) -> StoredObject {
+    let gvk = Gvk::new("", "v1", "Pod");
+    StoredObject::from_json(&serde_json::to_vec(value).unwrap(), &gvk).unwrap()
+}
+
+fn on(text: &str, value: &serde_json::Value) -> Result<bool, EvalError> {
+    let condition = Condition::compile(text, Scope::Object).unwrap();
+    let object = stored(value);
+    let json = object.json();
+    condition.on_object(&object, &json)
+}
+
+fn refused(text: &str, scope: Scope) -> String {
+    Condition::compile(text, scope).unwrap_err().to_string()
+}
+
+#[test]
+fn the_restart_filter_is_one_line() {
+    let restarts = "object.status.containerStatuses.exists(c, c.restartCount > 5)";
+    assert_eq!(on(restarts, &pod(6)), Ok(true));
+    assert_eq!(on(restarts, &pod(5)), Ok(false));
+}
+
+#[test]
+fn fields_labels_and_functions_read_as_in_kubernetes() {
+    let p = pod(0);
+    for (text, want) in [
+        ("object.metadata.name == 'web-1'", true),
+        ("object.metadata.labels.app == 'web'", true),
+        ("object.metadata.labels['tier'] == 'front'", true),
+        ("'app' in object.metadata.labels", true),
+        ("'db' in object.metadata.labels", false),
+        ("size(object.spec.containers) == 2", true),
+        ("object.spec.containers[1].name == 'side'", true),
+        (
+            "object.spec.containers.map(c, c.image).exists(i, i.startsWith('log:'))",
+            true,
+        ),
+        (
+            "object.spec.containers.all(c, c.name.matches('^[a-z]+$'))",
+            true,
+        ),
+        ("has(object.status.podIP)", false),
+        ("has(object.status.phase)", true),
+        ("object.metadata.name.upperAscii() == 'WEB-1'", true),
+        ("object.metadata.name.split('-')[1] == '1'", true),
+        ("math.greatest(1, 4) == 4", true),
+        (
+            "timestamp(object.metadata.creationTimestamp) < timestamp('2027-01-01T00:00:00Z')",
+            true,
+        ),
+        (
+            "object.metadata.labels == {'app': 'web', 'tier': 'front'}",
+            true,
+        ),
+        (
+            "object.status.containerStatuses[0].restartCount + 1 == 1",
+            true,
+        ),
+    ] {
+        assert_eq!(on(text, &p), Ok(want), "{text}");
+    }
+}
+
+#[test]
+fn a_field_read_without_has_fails_on_the_objects_without_it() {
+    assert_eq!(
+        on("object.status.podIP == '10.0.0.1'", &pod(0)),
+        Err(EvalError::Failed("no such key: podIP".into()))
+    );
+    assert_eq!(
+        on("object.metadata.name", &pod(0)),
+        Err(EvalError::NotBool("string".into()))
+    );
+}
+
+#[test]
+fn a_misspelt_variable_is_refused_with_where_it_is() {
+    assert_eq!(
+        refused("objet.status.phase == 'Running'", Scope::Object),
+        "undeclared reference to 'objet' (line 1, column 1)"
+    );
+    assert_eq!(
+        refused(
+            "object.metadata.name == 'a' &&\n  oldObject == null",
+            Scope::Object
+        ),
+        "undeclared reference to 'oldObject' (line 2, column 3)"
+    );
+    // A comprehension's variable is declared inside it only.
+    assert_eq!(
+        refused(
+            "object.spec.containers.exists(c, c.name == 'a') && c.name == 'b'",
+            Scope::Object
+        ),
+        "undeclared reference to 'c' (line 1, column 52)"
+    );
+}
+
+#[test]
+fn an_unknown_function_is_refused_and_known_ones_are_not() {
+    assert_eq!(
+        refused("object.metadata.name.lowerAscci() == 'a'", Scope::Object),
+        "undeclared reference to 'lowerAscci' (line 1, column 22)"
+    );
+    assert_eq!(
+        refused("mathx.greatest(1, 2) == 2", Scope::Object),
+        "undeclared reference to 'mathx.greatest' (line 1, column 1)"
+    );
+    assert_eq!(
+        refused("frobnicate(object) == 2", Scope::Object),
+        "undeclared reference to 'frobnicate' (line 1, column 1)"
+    );
+    for text in [
+        "size(object.metadata.name) > 1",
+        "object.metadata.name.contains('a')",
+        "int('1') == 1 && string(1) == '1' && double(1) == 1.0",
+        "base64.encode(b'a') == 'YQ=='",
+        "strings.quote('a') == '\"a\"'",
+        "object.metadata.name.indexOf('-') == 3",
+        "duration('1h') > duration('1m')",
+    ] {
+        Condition::compile(text, Scope::Object).unwrap_or_else(|e| panic!("{text}: {e}"));
+    }
+}
+
+#[test]
+fn a_syntax_error_says_where() {
+    let message = refused("object.metadata.name == ", Scope::Object);
+    assert!(message.ends_with("(line 1, column 25)"), "{message}");
+    let message = refused("object.metadata.name == )", Scope::Object);
+    assert!(message.ends_with("(line 1, column 25)"), "{message}");
+    let message = refused("object.metadata.name ==\n 'a' 'b'", Scope::Object);
+    assert!(message.ends_with("(line 2, column 6)"), "{message}");
+    assert_eq!(refused("  ", Scope::Object), "the expression is empty");
+    let long = format!(
+        "object.metadata.name == '{}'",
+        "a".repeat(MAX_EXPRESSION_BYTES)
+    );
+    assert_eq!(
+        refused(&long, Scope::Object),
+        format!(
+            "the expression is {} bytes long; at most 10240 are accepted",
+            long.len()
+        )
+    );
+}
+
+#[test]
+fn an_expression_estimated_too_costly_is_refused() {
+    // Three nested comprehensions over the object: 100³ iterations.
+    let text = "object.spec.containers.all(a, object.spec.containers.all(b, \
+                object.spec.containers.all(c, a.name != c.name || b.name != '')))";
+    let message = refused(text, Scope::Object);
+    assert!(
+        message.starts_with("the expression's estimated cost is "),
+        "{message}"
+    );
+    assert!(message.contains("over the limit of 1000000"), "{message}");
+    // Two are accepted.
+    Condition::compile(
+        "object.spec.containers.all(a, object.spec.containers.all(b, a.name != '' && b.name != ''))",
+        Scope::Object,
+    )
+    .unwrap();
+}
+
+#[test]
+fn an_evaluation_stops_at_the_cost_limit() {
+    // 3,000 entries, iterated 3,000 times each: 9 million iterations.
+    let items: Vec<i64> = (0..3000).collect();
+    let big = json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "big", "namespace": "shop", "uid": "u2", "resourceVersion": "1"},
+        "spec": {"items": items},
+    });
+    let text = "object.spec.items.all(a, object.spec.items.exists(b, b == a))";
+    let started = std::time::Instant::now();
+    assert_eq!(on(text, &big), Err(EvalError::TooCostly));
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    // Once over them is within it, and the next evaluation starts afresh.
+    assert_eq!(on("object.spec.items.all(a, a >= 0)", &big), Ok(true));
+    assert_eq!(on("2999 in object.spec.items", &big), Ok(true));
+}
+
+#[test]
+fn a_change_has_its_object_its_old_state_and_its_type() {
+    let condition = |text| Condition::compile(text, Scope::Change).unwrap();
+    let new = serde_json::to_vec(&pod(3)).unwrap();
+    let old = serde_json::to_vec(&pod(1)).unwrap();
+    let grew = condition(
+        "type == 'MODIFIED' && object.status.containerStatuses[0].restartCount > \
+         oldObject.status.containerStatuses[0].restartCount",
+    );
+    assert_eq!(
+        grew.on_change(ChangeType::Modified, &new, Some(&old)),
+        Ok(true)
+    );
+    assert_eq!(
+        grew.on_change(ChangeType::Modified, &old, Some(&new)),
+        Ok(false)
+    );
+    let added = condition("oldObject == null && type == 'ADDED'");
+    assert_eq!(added.on_change(ChangeType::Added, &new, None), Ok(true));
+    // A deletion's old state is its last one, as for admission webhooks.
+    let deleted = condition("type == 'DELETED' && oldObject.metadata.name == object.metadata.name");
+    assert_eq!(deleted.on_change(ChangeType::Deleted, &new, None), Ok(true));
+    let same_spec = condition("object.spec == oldObject.spec");
+    assert_eq!(
+        same_spec.on_change(ChangeType::Modified, &new, Some(&old)),
+        Ok(true)
+    );
+}
+
+#[test]
+fn programs_are_compiled_once_per_text() {
+    let text = "object.metadata.name == 'cached'";
+    let first = compile_cached(text, Scope::Object).unwrap();
+    assert!(Arc::ptr_eq(
+        &first,
+        &compile_cached(text, Scope::Object).unwrap()
+    ));
+    assert!(compile_cached("objet == 1", Scope::Object).is_err());
+}
