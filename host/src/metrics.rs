@@ -178,6 +178,7 @@ pub struct Metrics {
     subscription_failures: Family<SubscriptionLabels, Counter>,
     subscription_dead_lettered: Family<SubscriptionLabels, Counter>,
     subscription_filtered: Family<SubscriptionLabels, Counter>,
+    subscription_condition_errors: Family<SubscriptionLabels, Counter>,
     subscription_pending_bytes: Family<SubscriptionLabels, Gauge>,
     subscription_dead_letter_bytes: Family<SubscriptionLabels, Gauge>,
     subscription_evicted: Family<SubscriptionLabels, Counter>,
@@ -311,6 +312,7 @@ impl Metrics {
         let subscription_failures = Family::<SubscriptionLabels, Counter>::default();
         let subscription_dead_lettered = Family::<SubscriptionLabels, Counter>::default();
         let subscription_filtered = Family::<SubscriptionLabels, Counter>::default();
+        let subscription_condition_errors = Family::<SubscriptionLabels, Counter>::default();
         let feed_buffered_bytes = Family::<KindLabels, Gauge>::default();
         let feed_overflows = Family::<KindLabels, Counter>::default();
         let subscription_pending_bytes = Family::<SubscriptionLabels, Gauge>::default();
@@ -374,8 +376,13 @@ impl Metrics {
         );
         registry.register(
             "subscription_filtered",
-            "Changes the subscription's filter plugins did not let through, per subscription",
+            "Changes the subscription's matchConditions or filter plugins did not let through, per subscription",
             subscription_filtered.clone(),
+        );
+        registry.register(
+            "subscription_condition_errors",
+            "Changes on which one of the subscription's matchConditions failed (not delivered), per subscription",
+            subscription_condition_errors.clone(),
         );
         registry.register(
             "notification_buffered_bytes",
@@ -490,6 +497,7 @@ impl Metrics {
             access,
             on_demand,
             subscription_filtered,
+            subscription_condition_errors,
             subscription_pending_bytes,
             subscription_dead_letter_bytes,
             subscription_evicted,
@@ -606,10 +614,21 @@ impl Metrics {
         self.subscription_failures.remove(&labels);
         self.subscription_dead_lettered.remove(&labels);
         self.subscription_filtered.remove(&labels);
+        self.subscription_condition_errors.remove(&labels);
         self.subscription_pending_bytes.remove(&labels);
         self.subscription_dead_letter_bytes.remove(&labels);
         self.subscription_evicted.remove(&labels);
         self.subscription_dead_letters_dropped.remove(&labels);
+    }
+
+    /// Counts a change on which one of a subscription's `matchConditions`
+    /// failed.
+    pub fn subscription_condition_error(&self, subscription: &str) {
+        self.subscription_condition_errors
+            .get_or_create(&SubscriptionLabels {
+                subscription: subscription.to_string(),
+            })
+            .inc();
     }
 
     /// Counts a change a subscription's filter plugins did not let through.

@@ -59,8 +59,7 @@ pub use file::parse;
 pub use flags::Flags;
 pub use subscription::{
     BadName, Destination, MAX_PLUGIN_NAME_LEN, MAX_SUBSCRIPTION_NAME_LEN, PayloadFormat,
-    PluginName, RetryConfig, SubscriptionConfig, SubscriptionName, WebhookConfig,
-};
+    PluginName, RetryConfig, SubscriptionConfig, SubscriptionName, WebhookConfig, Expression, MatchCondition,};
 pub use types::*;
 pub use values::{Parsed, Seconds, is_http_url};
 

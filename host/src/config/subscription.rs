@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::de::Error as _;
@@ -21,6 +22,7 @@ use super::de::{self, InvalidKey, Refusal};
 use super::kafka::KafkaSinkConfig;
 use super::nats::NatsSinkConfig;
 use super::values::{Parsed, Seconds, event_type_names, event_types, is_http_url, optional_parsed};
+use crate::cel::{Condition, Scope};
 use crate::event::ChangeType;
 use crate::gvk::KindRef;
 use crate::selectors::{FieldSelector, LabelSelector};
@@ -30,6 +32,9 @@ pub const MAX_SUBSCRIPTION_NAME_LEN: usize = 63;
 
 /// Longest plugin name.
 pub const MAX_PLUGIN_NAME_LEN: usize = 63;
+
+/// Most `matchConditions` a subscription has, as for an admission webhook.
+pub const MAX_MATCH_CONDITIONS: usize = 64;
 
 /// Names accepted by `webhook.payload`.
 const PAYLOADS: &[(&str, PayloadFormat)] = &[
@@ -171,12 +176,88 @@ pub struct SubscriptionConfig {
     pub event_types: Vec<ChangeType>,
     /// Filter plugins every change must pass, in order.
     pub filters: Vec<PluginName>,
+    /// CEL conditions every change must meet, checked before the filters.
+    pub match_conditions: Vec<MatchCondition>,
     /// On creation, an ADDED for every object that exists then.
     pub snapshot: bool,
     /// Where deliveries go.
     pub destination: Destination,
     /// Delay between attempts after a retryable failure (`retry`), as written.
     pub retry: Option<RetryConfig>,
+}
+
+/// One of a subscription's `matchConditions`, as an admission webhook has
+/// them: a name, and a CEL expression of `object`, `oldObject` and `type`
+/// that must be true for a change to be delivered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "an object with `name` and `expression`")]
+pub struct MatchCondition {
+    /// Its name, unique in the subscription: logs name the condition that
+    /// failed.
+    #[serde(deserialize_with = "condition_name")]
+    pub name: String,
+    /// The compiled expression.
+    pub expression: Expression,
+}
+
+/// A CEL expression of a change, compiled and checked when read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expression(pub Arc<Condition>);
+
+impl<'de> Deserialize<'de> for Expression {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        de::string_then(deserializer, "a CEL expression", |text| {
+            Condition::compile(text, Scope::Change)
+                .map(|condition| Expression(Arc::new(condition)))
+                .map_err(|e| Refusal::Message(e.to_string()))
+        })
+    }
+}
+
+impl Serialize for Expression {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0.text())
+    }
+}
+
+fn condition_name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    de::string_then(
+        deserializer,
+        "a name of 1 to 63 letters, digits, `-`, `_` or `.`",
+        |name| {
+            let valid = !name.is_empty()
+                && name.len() <= 63
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+            match valid {
+                true => Ok(name.to_string()),
+                false => Err(Refusal::Expected),
+            }
+        },
+    )
+}
+
+fn match_conditions<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<MatchCondition>, D::Error> {
+    let conditions: Vec<MatchCondition> =
+        de::array(deserializer, "an array of `{name, expression}`")?;
+    if conditions.len() > MAX_MATCH_CONDITIONS {
+        return Err(D::Error::custom(format!(
+            "has {} conditions; at most {MAX_MATCH_CONDITIONS} are accepted",
+            conditions.len()
+        )));
+    }
+    for (i, condition) in conditions.iter().enumerate() {
+        if conditions[..i].iter().any(|c| c.name == condition.name) {
+            return Err(D::Error::custom(format!(
+                "the name `{}` is used twice; each condition needs its own",
+                condition.name
+            )));
+        }
+    }
+    Ok(conditions)
 }
 
 /// Where the deliveries of a subscription go: exactly one of `webhook`,
@@ -332,6 +413,12 @@ struct Written {
         skip_serializing_if = "Vec::is_empty"
     )]
     filters: Vec<PluginName>,
+    #[serde(
+        default,
+        deserialize_with = "match_conditions",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    match_conditions: Vec<MatchCondition>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     snapshot: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -387,6 +474,7 @@ impl<'de> Deserialize<'de> for SubscriptionConfig {
             field_selector: w.field_selector,
             event_types: w.event_types,
             filters: w.filters,
+            match_conditions: w.match_conditions,
             snapshot: w.snapshot,
             destination,
             retry: w.retry,
@@ -411,6 +499,7 @@ impl Serialize for SubscriptionConfig {
             field_selector: self.field_selector.clone(),
             event_types: self.event_types.clone(),
             filters: self.filters.clone(),
+            match_conditions: self.match_conditions.clone(),
             snapshot: self.snapshot,
             webhook,
             nats,

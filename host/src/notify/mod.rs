@@ -174,6 +174,9 @@ struct ActiveState {
     retries: u64,
     /// Changes its filter plugins did not let through.
     filtered: u64,
+    /// Evaluations of its `matchConditions` that failed, and the last failure.
+    condition_errors: u64,
+    last_condition_error: Option<String>,
     last_error: Option<String>,
     last_delivery: Option<SystemTime>,
     /// The last delivery settled, by this replica or (followed) the leader.
@@ -236,8 +239,14 @@ pub struct SubscriptionStatus {
     pub deliveries: u64,
     /// Failed attempts retried since start.
     pub retries: u64,
-    /// Changes its filter plugins did not let through, since start.
+    /// Changes its `matchConditions` or filter plugins did not let
+    /// through, since start.
     pub filtered: u64,
+    /// Changes on which one of its `matchConditions` failed (and which
+    /// were not delivered), since start.
+    pub condition_errors: u64,
+    /// The last such failure: the condition's name, the object, and why.
+    pub last_condition_error: Option<String>,
     /// When the destination last took a delivery (RFC 3339), since start.
     pub last_delivery_time: Option<String>,
     /// The last failure, if any.
@@ -483,6 +492,8 @@ impl Notifications {
             deliveries: state.deliveries,
             retries: state.retries,
             filtered: state.filtered,
+            condition_errors: state.condition_errors,
+            last_condition_error: state.last_condition_error.clone(),
             last_delivery_time: state
                 .last_delivery
                 .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())

@@ -19,7 +19,9 @@ use sha2::Digest;
 pub use crate::config::PayloadFormat;
 use crate::config::kafka::KafkaSinkConfig;
 use crate::config::nats::NatsSinkConfig;
-use crate::config::{Config, Destination, RetryConfig, SubscriptionConfig, WatchOptions};
+use crate::config::{
+    Config, Destination, MatchCondition, RetryConfig, SubscriptionConfig, WatchOptions,
+};
 use crate::gvk::{Gvk, KindRef};
 use crate::query::{FieldSelector, Query};
 use crate::store::{ChangeType, StoredObject};
@@ -73,6 +75,8 @@ pub struct Subscription {
     pub event_types: Vec<ChangeType>,
     /// Conditions on the object (its new state; the last one for deletions).
     pub query: Query,
+    /// CEL conditions every change must meet (`matchConditions`).
+    pub match_conditions: Vec<MatchCondition>,
     /// Filter plugins, in order.
     pub filters: Vec<String>,
     /// ADDED for existing objects on creation.
@@ -119,6 +123,7 @@ impl Subscription {
                     .map_or_else(FieldSelector::everything, |s| s.value().clone()),
                 ..Query::default()
             },
+            match_conditions: config.match_conditions.clone(),
             filters: config.filters.iter().map(ToString::to_string).collect(),
             snapshot: config.snapshot,
             payload: config.payload(),
@@ -211,6 +216,7 @@ fn compat_subscription(
         watch_options,
         event_types,
         query,
+        match_conditions: Vec::new(),
         filters: Vec::new(),
         snapshot: false,
         payload: PayloadFormat::Grw,

@@ -76,7 +76,7 @@ fn bad_subscriptions_name_the_member() {
         ),
         (
             with(json!({"colour": "red"})),
-            "unknown field `colour`, expected one of `name`, `kind`, `namespace`, `labelSelector`, `fieldSelector`, `eventTypes`, `filters`, `snapshot`, `webhook`, `nats`, `kafka`, `plugin`, `retry`",
+            "unknown field `colour`, expected one of `name`, `kind`, `namespace`, `labelSelector`, `fieldSelector`, `eventTypes`, `filters`, `matchConditions`, `snapshot`, `webhook`, `nats`, `kafka`, `plugin`, `retry`",
         ),
         (
             with(json!({"name": "Has Spaces"})),
@@ -165,6 +165,30 @@ fn bad_subscriptions_name_the_member() {
         (
             with(json!({"retry": {"initialDelayMs": 0}})),
             "`retry`: `initialDelayMs` must be at least 1 and at most `maxDelaySeconds`, got 0 ms",
+        ),
+        (
+            with(json!({"matchConditions": [{"name": "phase", "expression": "objet.status.phase == 'Running'"}]})),
+            "`matchConditions[0].expression`: undeclared reference to 'objet' (line 1, column 1)",
+        ),
+        (
+            with(json!({"matchConditions": [{"name": "a", "expression": "true"}, {"name": "b", "expression": "object.spec.x ==\n  "}]})),
+            "`matchConditions[1].expression`: Syntax error: mismatched input '<EOF>'",
+        ),
+        (
+            with(json!({"matchConditions": [{"name": "a", "expression": "true"}, {"name": "a", "expression": "false"}]})),
+            "`matchConditions`: the name `a` is used twice; each condition needs its own",
+        ),
+        (
+            with(json!({"matchConditions": [{"name": "has space", "expression": "true"}]})),
+            "`matchConditions[0].name`: expected a name of 1 to 63 letters, digits, `-`, `_` or `.`, got \"has space\"",
+        ),
+        (
+            with(json!({"matchConditions": [{"name": "a", "expr": "true"}]})),
+            "`matchConditions[0]`: unknown field `expr`, expected one of `name`, `expression`",
+        ),
+        (
+            with(json!({"matchConditions": [{"name": "a", "expression": "object.spec.a.all(x, object.spec.b.all(y, object.spec.c.all(z, x == y && y == z)))"}]})),
+            "`matchConditions[0].expression`: the expression's estimated cost is ",
         ),
         (
             with(json!({"retry": {"maxDelaySeconds": -1}})),
