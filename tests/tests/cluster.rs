@@ -676,7 +676,7 @@ impl ConfigMapVolume {
 }
 
 /// `kubectl create configmap grw-plugins --from-file=...` of `files`, as
-/// the README tells users to make it.
+/// docs/running-in-a-cluster.md tells users to make it.
 fn plugin_config_map(files: &[PathBuf]) -> ConfigMap {
     let mut command = Command::new("kubectl");
     command.args([

@@ -117,7 +117,7 @@ pub fn router(state: Arc<AppState>, guard: Guard) -> Router {
 
 async fn not_found(request: Request) -> Problem {
     Problem::not_found(format!(
-        "no route `{}`; the API is described in the README",
+        "no route `{}`; the API is described in docs/native-api.md",
         request.uri().path()
     ))
 }

@@ -1,7 +1,7 @@
 //! Subscriptions: `/api/v1/subscriptions`.
 //!
 //! - `GET /api/v1/subscriptions`: every subscription with its queue figures;
-//! - `POST /api/v1/subscriptions`: create one (body: a subscription, see the README); 201;
+//! - `POST /api/v1/subscriptions`: create one (body: a subscription, see docs/notifications.md); 201;
 //! - `GET /api/v1/subscriptions/{name}`: one;
 //! - `DELETE /api/v1/subscriptions/{name}`: delete one created through the API, with its queue;
 //! - `GET /api/v1/subscriptions/{name}/dead-letters`: deliveries the receiver refused;

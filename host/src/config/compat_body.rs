@@ -17,7 +17,7 @@ pub const PAIR_MEMBERS: [&str; 3] = ["labelSelectors", "annotationSelectors", "f
 /// Members a notifier's `filter` may have: the query body's. `group`,
 /// `version` and `kind` are accepted and ignored (the notifier's resource
 /// names the kind).
-const FILTER_MEMBERS: [&str; 9] = [
+pub(super) const FILTER_MEMBERS: [&str; 9] = [
     "name",
     "namespace",
     "uid",

@@ -341,6 +341,8 @@ impl<'de> Deserializer<'de> for ValueDeserializer<'de, '_> {
                 de::Error::invalid_type(de::Unexpected::Other("a value"), &visitor);
             return Err(error.got(self.value));
         };
+        #[cfg(test)]
+        super::keys::record(&self.path, fields);
         // Known keys in the struct's order, then the others, which the
         // struct ignores (after the warning) or refuses.
         let present = |(k, v): (&'de String, &'de Value)| (!v.is_null()).then_some((k.as_str(), v));

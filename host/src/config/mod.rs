@@ -39,6 +39,8 @@ mod error;
 mod file;
 mod flags;
 pub mod kafka;
+#[cfg(test)]
+mod keys;
 pub mod nats;
 mod subscription;
 mod types;

@@ -254,8 +254,8 @@ impl Default for Queries {
     }
 }
 
-/// `journal`: the record of every change of the watched kinds (see the
-/// README's "Timeline" section).
+/// `journal`: the record of every change of the watched kinds (see
+/// docs/timeline.md).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JournalConfig {
     /// `enabled` (true): keep a journal.

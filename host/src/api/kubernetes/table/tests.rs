@@ -20,7 +20,7 @@ fn fixture(name: &str) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// The Widget CRD of the fixtures' cluster, written from what the README
+/// The Widget CRD of the fixtures' cluster, written from what docs/kubernetes-api.md
 /// and `table-widgets.json` say of it: Size, Color at priority 1, Age.
 fn widget_crd() -> Value {
     json!({
