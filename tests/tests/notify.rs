@@ -694,6 +694,14 @@ async fn invalid_subscriptions_are_refused_with_clear_messages() {
             r#"subscription `x`: `webhook.url`: expected an http:// or https:// URL with a host, got "http//missing-colon""#,
         ),
         (
+            with(
+                "matchConditions",
+                json!([{"name": "a", "expression": "object.metadata.name ==\n  oldObjet.metadata.name"}]),
+            ),
+            400,
+            "subscription `x`: `matchConditions[0].expression`: undeclared reference to 'oldObjet' (line 2, column 3)",
+        ),
+        (
             with("filters", json!(["no-such-plugin"])),
             400,
             "subscription `x`: `filters`: unknown filter plugin `no-such-plugin`: no plugin directory is configured (pluginDir)",
@@ -798,6 +806,12 @@ async fn invalid_subscriptions_in_the_config_stop_start_up() {
         (
             json!({"name": "a", "kind": "Pod", "webhook": {"url": "http://x"}, "filters": ["a b"]}),
             "config key `subscriptions[0].filters[0]`: expected a plugin name",
+        ),
+        (
+            json!({"name": "a", "kind": "Pod", "webhook": {"url": "http://x"},
+                   "matchConditions": [{"name": "ok", "expression": "true"},
+                                       {"name": "typo", "expression": "objet.status.phase == 'Running'"}]}),
+            "config key `subscriptions[0].matchConditions[1].expression`: undeclared reference to 'objet' (line 1, column 1)",
         ),
     ] {
         let config = json!({
@@ -1137,6 +1151,77 @@ async fn filter_plugins_decide_what_a_subscription_gets() {
         ["ADDED shop/kept 1", "MODIFIED shop/kept 2"],
         "{got:?}"
     );
+}
+
+#[tokio::test]
+async fn match_conditions_decide_what_a_subscription_gets() {
+    let fake = cluster().await;
+    let receiver = Receiver::start().await;
+    let grw = grw(&fake, json!({})).await;
+    let conditions = json!([
+        {"name": "in-shop", "expression": "object.metadata.namespace == 'shop'"},
+        {"name": "data-changed",
+         "expression": "type != 'MODIFIED' || object.data.k != oldObject.data.k"},
+    ]);
+    let (status, body) = subscribe(
+        &grw,
+        json!({"name": "conditions", "kind": "ConfigMap", "matchConditions": conditions,
+               "webhook": {"url": receiver.url("/c"), "payload": "watch-event"}}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    // One that fails on every change: a field read without `has()`.
+    let (status, body) = subscribe(
+        &grw,
+        json!({"name": "failing", "kind": "ConfigMap",
+               "matchConditions": [{"name": "owner", "expression": "object.data.owner == 'qa'"}],
+               "webhook": {"url": receiver.url("/failing")}}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    fake.create(configmap("other", "skipped", "1")).unwrap();
+    fake.create(configmap("shop", "kept", "1")).unwrap();
+    let mut relabelled = configmap("shop", "kept", "1");
+    relabelled["metadata"]["labels"]["team"] = json!("web");
+    fake.update(relabelled).unwrap();
+    fake.update(configmap("shop", "kept", "2")).unwrap();
+    fake.delete("v1", "ConfigMap", Some("shop"), "kept")
+        .unwrap();
+    receiver.wait_accepted(3, WAIT).await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let summaries: Vec<String> = receiver.accepted().iter().map(watch_summary).collect();
+    assert_eq!(
+        summaries,
+        [
+            "ADDED shop/kept 1",
+            "MODIFIED shop/kept 2",
+            "DELETED shop/kept 2"
+        ]
+    );
+    assert!(receiver.accepted().iter().all(|r| r.path == "/c"));
+    // Counted as filtered; the definition shows the expressions as written.
+    let (_, status) = grw.get("/api/v1/subscriptions/conditions").await;
+    assert_eq!(status["filtered"], 2, "{status}");
+    assert_eq!(status["conditionErrors"], 0, "{status}");
+    assert_eq!(status["definition"]["matchConditions"], conditions);
+    let (_, status) = grw.get("/api/v1/subscriptions/failing").await;
+    assert_eq!(status["conditionErrors"], 5, "{status}");
+    assert_eq!(status["filtered"], 5, "{status}");
+    assert_eq!(
+        status["lastConditionError"],
+        "matchConditions `owner` on shop/kept: no such key: owner"
+    );
+    let metrics = grw.get_raw("/metrics").await.text().await.unwrap();
+    assert_eq!(
+        metric(
+            &metrics,
+            "grw_subscription_condition_errors_total",
+            "failing"
+        ),
+        Some(5),
+        "{metrics}"
+    );
+    assert!(grw.logs().contains("a match condition failed on a change"));
 }
 
 #[tokio::test]

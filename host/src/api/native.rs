@@ -44,11 +44,12 @@ use crate::watch::Watch;
 /// Largest page a client may ask for.
 const MAX_LIMIT: u64 = 100_000;
 
-const LIST_PARAMS: [&str; 15] = [
+const LIST_PARAMS: [&str; 16] = [
     "filter",
     "dedicated",
     "labelSelector",
     "fieldSelector",
+    "match",
     "nameContains",
     "ownerUid",
     "ownerKind",

@@ -71,12 +71,14 @@ impl IntoResponse for Problem {
 
 /// A query the pool did not answer: 429 when it is busy (as the API
 /// server's priority and fairness answers), 504 when the query spent its
-/// budget (as its request timeout does).
+/// budget (as its request timeout does), 400 when its `match=` spent its
+/// cost limit on an object.
 impl From<PoolError> for Problem {
     fn from(error: PoolError) -> Problem {
         let (status, reason) = match &error {
             PoolError::Busy { .. } => (StatusCode::TOO_MANY_REQUESTS, "TooManyRequests"),
             PoolError::OverBudget(_) => (StatusCode::GATEWAY_TIMEOUT, "Timeout"),
+            PoolError::MatchTooCostly(_) => (StatusCode::BAD_REQUEST, "InvalidParameter"),
             PoolError::Failed => (StatusCode::INTERNAL_SERVER_ERROR, "InternalError"),
         };
         let problem = Problem::new(status, reason, error.to_string());

@@ -1,5 +1,6 @@
-//! The search parameters of a list: `nameContains`, and `ownerUid` or
-//! `ownerKind` with `ownerName`, with `ownerDepth`. Read once into a
+//! The search parameters of a list: `nameContains`, `ownerUid` or
+//! `ownerKind` with `ownerName`, with `ownerDepth`, and `match` (a CEL
+//! expression of `object`, compiled once per text, see [`crate::cel`]). Read once into a
 //! [`Search`], then turned into conditions of a [`Query`] by
 //! [`Search::apply`]; the native lists and the Kubernetes routes' lists
 //! and watches take them.
@@ -28,6 +29,7 @@ use axum::http::StatusCode;
 use super::access::FurtherRefusal;
 use super::kinds::{KindError, resolve, synced_watch};
 use super::{AppState, Problem};
+use crate::cel::{Condition, Scope, compile_cached};
 use crate::gvk::{KindRef, ResourceInfo};
 use crate::query::{MAX_DESCENDANTS, NameContains, Query, descendants};
 use crate::store::ObjectKey;
@@ -36,6 +38,7 @@ use crate::store::ObjectKey;
 #[derive(Debug, Default)]
 pub(crate) struct Search {
     name_contains: Option<NameContains>,
+    condition: Option<Arc<Condition>>,
     owner: Option<Owner>,
     depth: OwnerDepth,
 }
@@ -115,6 +118,10 @@ impl Search {
             .map(NameContains::parse)
             .transpose()
             .map_err(|e| invalid("nameContains", e.to_string()))?;
+        let condition = non_empty("match")?
+            .map(|text| compile_cached(text, Scope::Object))
+            .transpose()
+            .map_err(|e| invalid("match", e.to_string()))?;
         let owner = match (
             non_empty("ownerUid")?,
             non_empty("ownerKind")?,
@@ -162,6 +169,7 @@ impl Search {
         }
         Ok(Search {
             name_contains,
+            condition,
             owner,
             depth,
         })
@@ -192,6 +200,7 @@ impl Search {
         query: &mut Query,
     ) -> Result<(), SearchError> {
         query.name_contains = self.name_contains.clone();
+        query.condition = self.condition.clone();
         let owners: BTreeSet<String> = match &self.owner {
             None => return Ok(()),
             Some(Owner::Uid(uid)) if self.depth == OwnerDepth::Direct => {

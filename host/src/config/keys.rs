@@ -98,6 +98,7 @@ fn every_struct() -> Value {
             {
                 "name": "webhook", "kind": "Pod",
                 "webhook": {"url": "http://127.0.0.1:9000/hook"},
+                "matchConditions": [{"name": "running", "expression": "object.status.phase == 'Running'"}],
                 "retry": {"initialDelayMs": 500}
             },
             {"name": "nats", "kind": "Pod", "nats": {"url": "nats://127.0.0.1:4222"}},

@@ -60,8 +60,10 @@ pub use error::ConfigError;
 pub use file::parse;
 pub use flags::Flags;
 pub use subscription::{
-    BadName, Destination, MAX_PLUGIN_NAME_LEN, MAX_SUBSCRIPTION_NAME_LEN, PayloadFormat,
-    PluginName, RetryConfig, SubscriptionConfig, SubscriptionName, WebhookConfig, Expression, MatchCondition,};
+    BadName, Destination, Expression, MAX_PLUGIN_NAME_LEN, MAX_SUBSCRIPTION_NAME_LEN,
+    MatchCondition, PayloadFormat, PluginName, RetryConfig, SubscriptionConfig, SubscriptionName,
+    WebhookConfig,
+};
 pub use types::*;
 pub use values::{Parsed, Seconds, is_http_url};
 

@@ -190,7 +190,10 @@ pub struct SubscriptionConfig {
 /// them: a name, and a CEL expression of `object`, `oldObject` and `type`
 /// that must be true for a change to be delivered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, expecting = "an object with `name` and `expression`")]
+#[serde(
+    deny_unknown_fields,
+    expecting = "an object with `name` and `expression`"
+)]
 pub struct MatchCondition {
     /// Its name, unique in the subscription: logs name the condition that
     /// failed.

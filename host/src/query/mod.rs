@@ -26,8 +26,9 @@ pub use crate::selectors::{
 pub use name::{MAX_NAME_TEXT, NameContains, NameTextError};
 pub use owners::{MAX_DESCENDANTS, descendants};
 pub use paging::{ContinueToken, InvalidContinue};
-pub use pool::{Budget, OverBudget, PoolError, PoolSettings, QueryPool};
+pub use pool::{Budget, MatchTooCostly, OverBudget, PoolError, PoolSettings, QueryPool, Stopped};
 
+use crate::cel::{Condition, EvalError};
 use crate::config::{NotifierFilter, PairConditions};
 use crate::selectors::field::{FieldOp, FieldValue};
 use crate::store::{CacheView, FieldPaths, ObjectKey, StoredObject};
@@ -56,6 +57,9 @@ pub struct Query {
     pub owner_uid_in: Option<Arc<BTreeSet<String>>>,
     /// Only objects whose name contains this text, ignoring case.
     pub name_contains: Option<NameContains>,
+    /// Only objects for which this CEL expression (`match=`) is true;
+    /// evaluated after every other condition, on what is left.
+    pub condition: Option<Arc<Condition>>,
 }
 
 impl Query {
@@ -149,7 +153,7 @@ impl Query {
     /// every condition.
     pub fn matches_in(&self, object: &StoredObject, paths: &FieldPaths) -> bool {
         self.matches_cheaply(object, paths)
-            && (!self.reads_objects(paths) || self.matches_object(object, paths))
+            && (!self.reads_objects(paths) || self.matches_object(object, paths) == Ok(true))
     }
 
     /// Whether some condition needs the object's JSON (a field no index
@@ -158,6 +162,7 @@ impl Query {
     pub fn reads_objects(&self, paths: &FieldPaths) -> bool {
         !self.annotations.is_empty()
             || !self.json_fields.is_empty()
+            || self.condition.is_some()
             || self
                 .fields
                 .requirements()
@@ -201,10 +206,18 @@ impl Query {
                 }))
     }
 
-    /// The conditions that read the object's JSON, decompressed once.
-    fn matches_object(&self, object: &StoredObject, paths: &FieldPaths) -> bool {
+    /// The conditions that read the object's JSON, decompressed once; the
+    /// CEL expression last. An expression that fails on the object (a field
+    /// read without `has()`, a wrong type) does not match it; one that
+    /// spends its cost limit stops the query.
+    fn matches_object(
+        &self,
+        object: &StoredObject,
+        paths: &FieldPaths,
+    ) -> Result<bool, MatchTooCostly> {
         let json = object.json();
-        self.fields
+        let matched = self
+            .fields
             .requirements()
             .iter()
             .filter(|r| paths.slot(&r.path).is_none() && key_field(&r.path).is_none())
@@ -220,7 +233,17 @@ impl Query {
                     .field(&json, path)
                     .and_then(|text| serde_json::from_slice::<Value>(text).ok())
                     .is_some_and(|found| found == *want)
-            })
+            });
+        match &self.condition {
+            Some(condition) if matched => match condition.on_object(object, &json) {
+                Ok(answer) => Ok(answer),
+                Err(EvalError::TooCostly) => Err(MatchTooCostly {
+                    object: object.key().to_string(),
+                }),
+                Err(EvalError::Failed(_) | EvalError::NotBool(_)) => Ok(false),
+            },
+            _ => Ok(matched),
+        }
     }
 
     /// Runs the query on a cache view, reading objects under its lock:
@@ -230,7 +253,12 @@ impl Query {
         let collected = self.collect(view, page, false);
         match self.finish(collected, page, &mut Budget::unlimited()) {
             Ok(page) => page,
-            Err(_) => unreachable!("an unlimited budget is never spent"),
+            // An unlimited budget is never spent; a `match=` that spends
+            // its cost limit matches nothing here.
+            Err(_) => Page {
+                items: Vec::new(),
+                next: None,
+            },
         }
     }
 
@@ -283,7 +311,7 @@ impl Query {
         collected: Collected,
         page: &PageRequest,
         budget: &mut Budget,
-    ) -> Result<Page, OverBudget> {
+    ) -> Result<Page, Stopped> {
         let limit = page.limit.unwrap_or(usize::MAX);
         let Collected {
             items: candidates,
@@ -306,7 +334,7 @@ impl Query {
         let mut more = false;
         for object in candidates {
             budget.charge()?;
-            if !self.matches_object(&object, &paths) {
+            if !self.matches_object(&object, &paths)? {
                 continue;
             }
             if items.len() == limit {

@@ -83,9 +83,44 @@ pub enum PoolError {
     /// The request spent its budget.
     #[error(transparent)]
     OverBudget(#[from] OverBudget),
+    /// A `match=` expression spent its cost limit on one object.
+    #[error(transparent)]
+    MatchTooCostly(MatchTooCostly),
     /// The work panicked: a bug in GRW, logged.
     #[error("the query failed unexpectedly; the daemon logged why")]
     Failed,
+}
+
+/// Why a request's work stopped before its answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Stopped {
+    /// It spent its CPU budget.
+    #[error(transparent)]
+    OverBudget(#[from] OverBudget),
+    /// Its `match=` expression spent its cost limit on an object.
+    #[error(transparent)]
+    MatchTooCostly(#[from] MatchTooCostly),
+}
+
+impl From<Stopped> for PoolError {
+    fn from(stopped: Stopped) -> PoolError {
+        match stopped {
+            Stopped::OverBudget(over) => PoolError::OverBudget(over),
+            Stopped::MatchTooCostly(costly) => PoolError::MatchTooCostly(costly),
+        }
+    }
+}
+
+/// A query's `match=` expression spent its cost limit on an object: the
+/// request is refused rather than answered without that object.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "query parameter `match`: evaluating it on {object} cost more than the limit of {limit}; iterate over fewer or smaller lists (`all`, `exists`, `map`, `filter`), or nest them less",
+    limit = crate::cel::COST_LIMIT
+)]
+pub struct MatchTooCostly {
+    /// The object, `namespace/name` (or `name`).
+    pub object: String,
 }
 
 /// A request spent its CPU budget.
@@ -204,7 +239,7 @@ impl QueryPool {
     pub async fn run<T, F>(&self, work: F) -> Result<T, PoolError>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Budget) -> Result<T, OverBudget> + Send + 'static,
+        F: FnOnce(&mut Budget) -> Result<T, Stopped> + Send + 'static,
     {
         let (tx, rx) = oneshot::channel();
         let budget = self.settings.budget;
@@ -221,9 +256,11 @@ impl QueryPool {
                 return;
             }
             let mut charged = Budget::start(budget);
-            let answer = work(&mut charged).map_err(|over| {
-                metrics.refused("budget");
-                PoolError::from(over)
+            let answer = work(&mut charged).map_err(|stopped| {
+                if let Stopped::OverBudget(_) = stopped {
+                    metrics.refused("budget");
+                }
+                PoolError::from(stopped)
             });
             metrics.examined.inc_by(charged.examined() as u64);
             let _ = tx.send(answer);
@@ -306,7 +343,7 @@ fn list_now(
     page: &PageRequest,
     count_rest: bool,
     budget: &mut Budget,
-) -> Result<Listed, OverBudget> {
+) -> Result<Listed, Stopped> {
     let (collected, resource_version, position, oldest_resumable) = {
         let view = cache.read();
         (

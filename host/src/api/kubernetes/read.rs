@@ -171,7 +171,9 @@ async fn list(
                 .queries
                 .run(move |budget| {
                     let now = SystemTime::now();
-                    printer.list_charged(&items, include, &meta.borrowed(), now, || budget.charge())
+                    printer
+                        .list_charged(&items, include, &meta.borrowed(), now, || budget.charge())
+                        .map_err(Into::into)
                 })
                 .await
                 .map_err(pool_status)?
@@ -204,6 +206,7 @@ pub(super) fn pool_status(error: PoolError) -> Status {
     match error {
         PoolError::Busy { .. } => Status::too_many_requests(error.to_string(), 1),
         PoolError::OverBudget(_) => Status::timeout(error.to_string(), 1),
+        PoolError::MatchTooCostly(_) => Status::bad_request(error.to_string()),
         PoolError::Failed => Status::internal(error.to_string()),
     }
 }

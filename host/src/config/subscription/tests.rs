@@ -167,15 +167,21 @@ fn bad_subscriptions_name_the_member() {
             "`retry`: `initialDelayMs` must be at least 1 and at most `maxDelaySeconds`, got 0 ms",
         ),
         (
-            with(json!({"matchConditions": [{"name": "phase", "expression": "objet.status.phase == 'Running'"}]})),
+            with(
+                json!({"matchConditions": [{"name": "phase", "expression": "objet.status.phase == 'Running'"}]}),
+            ),
             "`matchConditions[0].expression`: undeclared reference to 'objet' (line 1, column 1)",
         ),
         (
-            with(json!({"matchConditions": [{"name": "a", "expression": "true"}, {"name": "b", "expression": "object.spec.x ==\n  "}]})),
+            with(
+                json!({"matchConditions": [{"name": "a", "expression": "true"}, {"name": "b", "expression": "object.spec.x ==\n  "}]}),
+            ),
             "`matchConditions[1].expression`: Syntax error: mismatched input '<EOF>'",
         ),
         (
-            with(json!({"matchConditions": [{"name": "a", "expression": "true"}, {"name": "a", "expression": "false"}]})),
+            with(
+                json!({"matchConditions": [{"name": "a", "expression": "true"}, {"name": "a", "expression": "false"}]}),
+            ),
             "`matchConditions`: the name `a` is used twice; each condition needs its own",
         ),
         (
@@ -187,7 +193,9 @@ fn bad_subscriptions_name_the_member() {
             "`matchConditions[0]`: unknown field `expr`, expected one of `name`, `expression`",
         ),
         (
-            with(json!({"matchConditions": [{"name": "a", "expression": "object.spec.a.all(x, object.spec.b.all(y, object.spec.c.all(z, x == y && y == z)))"}]})),
+            with(
+                json!({"matchConditions": [{"name": "a", "expression": "object.spec.a.all(x, object.spec.b.all(y, object.spec.c.all(z, x == y && y == z)))"}]}),
+            ),
             "`matchConditions[0].expression`: the expression's estimated cost is ",
         ),
         (
