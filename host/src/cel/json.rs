@@ -23,12 +23,14 @@ use cel::common::types::{
 use cel::common::value::{CowVal, StaticVal, Val};
 
 use super::budget;
-use crate::store::{array_elements, member, object_members};
+use crate::store::{array_elements, element_from, member_from, object_members, value_at};
 
 static MAP: Type = MAP_TYPE;
 static LIST: Type = LIST_TYPE;
 
-/// A range of shared JSON text.
+/// Shared JSON text, from where a value starts. The range may go on past
+/// the value's end: a value reached by a key is not skipped to find its end
+/// (see [`member_from`]); reading it stops at its own closing bracket.
 #[derive(Clone)]
 struct Text {
     all: Arc<[u8]>,
@@ -45,6 +47,11 @@ impl Text {
         &self.all[self.range.clone()]
     }
 
+    /// The value alone.
+    fn value(&self) -> &[u8] {
+        value_at(self.bytes()).unwrap_or_default()
+    }
+
     /// The text of `part`, a slice of [`Text::bytes`].
     fn part(&self, part: &[u8]) -> Text {
         let start = part.as_ptr() as usize - self.all.as_ptr() as usize;
@@ -55,17 +62,16 @@ impl Text {
     }
 }
 
-/// The CEL value of the compact JSON value `text`.
+/// The CEL value of the compact JSON value at the start of `text`.
 fn value(text: Text) -> Box<dyn Val> {
-    let bytes = text.bytes();
-    match bytes.first() {
+    match text.bytes().first() {
         Some(b'{') => Box::new(JsonMap::new(text, None)),
         Some(b'[') => Box::new(JsonList::new(text)),
-        Some(b'"') => Box::new(CelString::from(string(bytes))),
+        Some(b'"') => Box::new(CelString::from(string(text.value()))),
         Some(b't') => Box::new(CelBool::from(true)),
         Some(b'f') => Box::new(CelBool::from(false)),
         Some(b'n') | None => Box::new(CelNull),
-        Some(_) => number(bytes),
+        Some(_) => number(text.value()),
     }
 }
 
@@ -100,7 +106,7 @@ fn key_of(idx: &dyn Val) -> Result<&str, ExecutionError> {
 
 /// The whole value as CEL's own map or list, for equality.
 fn materialized(text: &Text) -> Option<Box<dyn Val>> {
-    let json: serde_json::Value = serde_json::from_slice(text.bytes()).ok()?;
+    let json: serde_json::Value = serde_json::from_slice(text.value()).ok()?;
     let value = cel::to_value(json).ok()?;
     Box::<dyn Val>::try_from(value).ok()
 }
@@ -184,16 +190,14 @@ impl JsonMap {
                 .find(|(k, _)| k == key)
                 .map(|(_, v)| v.clone()),
             // One lookup scans for the member instead of listing them all.
-            None => member(self.text.bytes(), key)
-                .filter(|_| self.text.bytes().first() == Some(&b'{'))
-                .map(|value| self.text.part(value)),
+            None => member_from(self.text.bytes(), key).map(|value| self.text.part(value)),
         }
     }
 }
 
 impl fmt::Debug for JsonMap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&String::from_utf8_lossy(self.text.bytes()))
+        f.write_str(&String::from_utf8_lossy(self.text.value()))
     }
 }
 
@@ -325,7 +329,7 @@ impl JsonList {
 
 impl fmt::Debug for JsonList {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&String::from_utf8_lossy(self.text.bytes()))
+        f.write_str(&String::from_utf8_lossy(self.text.value()))
     }
 }
 
@@ -393,8 +397,7 @@ impl Indexer for JsonList {
         let index = usize::try_from(index).map_err(|_| out_of_bounds())?;
         let element = match self.elements.get() {
             Some(elements) => elements.get(index).map(|e| e.clone_as_boxed()),
-            None => member(self.text.bytes(), &index.to_string())
-                .filter(|_| self.text.bytes().first() == Some(&b'['))
+            None => element_from(self.text.bytes(), index)
                 .map(|element| value(self.text.part(element))),
         };
         element.map(CowVal::Owned).ok_or_else(out_of_bounds)

@@ -5,7 +5,8 @@
 //!
 //! **The crate.** `cel` (the cel-rust project) is the CEL implementation
 //! for Rust that is kept up: the standard macros and functions, the
-//! `strings`, `math` and `base64` extension libraries, timestamps and
+//! `strings`, `math` and `base64` extension libraries (and GRW adds
+//! `sum()`, `min()` and `max()` of Kubernetes' list library), timestamps and
 //! durations, regular expressions, and values an application defines
 //! itself, which is what lets an expression read an object from its JSON
 //! text without converting it first ([`json`]). The other crates either
@@ -33,6 +34,7 @@
 mod budget;
 mod check;
 mod json;
+mod lists;
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -61,8 +63,9 @@ pub const MAX_EXPRESSION_BYTES: usize = 10 * 1024;
 /// Compiled programs a query's `match=` keeps; past it, the oldest go.
 const CACHED_PROGRAMS: usize = 256;
 
-/// The environment: CEL's standard library, and the `strings`, `math` and
-/// `base64` extensions.
+/// The environment: CEL's standard library, the `strings`, `math` and
+/// `base64` extensions, and `sum()`, `min()` and `max()` of Kubernetes'
+/// list library.
 static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
     let mut env = Env::stdlib();
     for extension in [
@@ -73,6 +76,9 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
         if let Err(e) = env.add_extension(extension) {
             tracing::error!(error = %e, "a CEL extension library could not be added");
         }
+    }
+    if let Err(e) = env.add_extension(lists::add) {
+        tracing::error!(error = %e, "the CEL list functions could not be added");
     }
     Arc::new(env)
 });

@@ -219,10 +219,55 @@ pub(crate) fn array_elements(value: &[u8]) -> Option<Vec<&[u8]>> {
     }
 }
 
-/// The value of key `key` of the compact JSON object `value` (or of
-/// element `key`, in decimal, of an array), as text.
-pub(crate) fn member<'j>(value: &'j [u8], key: &str) -> Option<&'j [u8]> {
-    child(value, key)
+/// Where the value of key `key` of the compact JSON object at the start
+/// of `text` begins: `text` from there to its end. Only the members before
+/// it are skipped, so a large value (an object's `metadata` with its
+/// `managedFields`) costs nothing to reach into; the value's own end is
+/// found by whoever reads it (its closing bracket ends a scan of it).
+pub(crate) fn member_from<'j>(text: &'j [u8], key: &str) -> Option<&'j [u8]> {
+    if text.first() != Some(&b'{') || text.get(1) == Some(&b'}') {
+        return None;
+    }
+    let mut i = 1;
+    loop {
+        let key_start = i;
+        i = skip_string(text, i)?;
+        let matches = key_matches(text.get(key_start..i)?, key);
+        if text.get(i) != Some(&b':') {
+            return None;
+        }
+        if matches {
+            return text.get(i + 1..);
+        }
+        i = skip_value(text, i + 1)?;
+        match text.get(i)? {
+            b',' => i += 1,
+            _ => return None,
+        }
+    }
+}
+
+/// Where element `index` of the compact JSON array at the start of `text`
+/// begins, as [`member_from`] for objects.
+pub(crate) fn element_from(text: &[u8], index: usize) -> Option<&[u8]> {
+    if text.first() != Some(&b'[') || text.get(1) == Some(&b']') {
+        return None;
+    }
+    let mut i = 1;
+    for _ in 0..index {
+        i = skip_value(text, i)?;
+        match text.get(i)? {
+            b',' => i += 1,
+            _ => return None,
+        }
+    }
+    text.get(i..)
+}
+
+/// The compact JSON value at the start of `text` (which may go on after
+/// it), alone.
+pub(crate) fn value_at(text: &[u8]) -> Option<&[u8]> {
+    text.get(..skip_value(text, 0)?)
 }
 
 /// Where a nested object starts in the text scanned, and its index.

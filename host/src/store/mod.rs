@@ -18,7 +18,7 @@ mod codec;
 mod fields;
 mod index;
 mod json_index;
-pub(crate) use json_index::{array_elements, member, object_members};
+pub(crate) use json_index::{array_elements, element_from, member_from, object_members, value_at};
 mod name_index;
 mod object;
 mod tap;

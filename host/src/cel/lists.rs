@@ -1,0 +1,104 @@
+//! The part of Kubernetes' CEL list library that numbers need: `sum()`,
+//! `min()` and `max()` of a list of `int`s or of `double`s
+//! (`object.status.containerStatuses.map(s, s.restartCount).sum()`).
+//! Like the API server's, `sum()` of an empty list is `0`, and `min()` and
+//! `max()` of one are errors.
+
+use cel::ExecutionError;
+use cel::common::types::{CelDouble, CelInt, LIST_TYPE};
+use cel::common::value::{CowVal, Val};
+use cel::{DeclarationError, Env};
+
+use super::budget;
+
+/// Adds `sum`, `min` and `max` to `env`.
+pub(super) fn add(env: &mut Env) -> Result<(), DeclarationError> {
+    env.add_member_overload("sum", "list.sum()", LIST_TYPE, vec![], sum)?;
+    env.add_member_overload("min", "list.min()", LIST_TYPE, vec![], min)?;
+    env.add_member_overload("max", "list.max()", LIST_TYPE, vec![], max)?;
+    Ok(())
+}
+
+/// A list's numbers: all `int` or all `double`.
+enum Numbers {
+    Ints(Vec<i64>),
+    Doubles(Vec<f64>),
+}
+
+fn numbers(function: &str, list: &dyn Val) -> Result<Numbers, ExecutionError> {
+    let iterable = list
+        .as_iterable()
+        .ok_or_else(|| ExecutionError::function_error(function, "needs a list"))?;
+    let (mut ints, mut doubles) = (Vec::new(), Vec::new());
+    let mut items = iterable.iter();
+    while let Some(item) = items.next() {
+        if let Some(n) = item.downcast_ref::<CelInt>() {
+            ints.push(*n.inner());
+        } else if let Some(n) = item.downcast_ref::<CelDouble>() {
+            doubles.push(*n.inner());
+        } else {
+            return Err(ExecutionError::function_error(
+                function,
+                format!("needs a list of numbers, got a {}", item.get_type().name()),
+            ));
+        }
+    }
+    // Each element is charged once, as an iteration would be.
+    if !budget::charge(ints.len() + doubles.len()) {
+        return Ok(Numbers::Ints(Vec::new()));
+    }
+    match (ints.is_empty(), doubles.is_empty()) {
+        (_, true) => Ok(Numbers::Ints(ints)),
+        (true, false) => Ok(Numbers::Doubles(doubles)),
+        (false, false) => Err(ExecutionError::function_error(
+            function,
+            "needs a list of one number type, `int` or `double`",
+        )),
+    }
+}
+
+fn the_list<'b, 'v>(args: &'b [CowVal<'b, 'v>]) -> Result<&'b dyn Val, ExecutionError> {
+    match args {
+        [list] => Ok(&**list as &dyn Val),
+        _ => Err(ExecutionError::invalid_argument_count(1, args.len())),
+    }
+}
+
+fn sum<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    match numbers("sum", the_list(&args)?)? {
+        Numbers::Ints(ints) => ints
+            .into_iter()
+            .try_fold(0i64, i64::checked_add)
+            .map(|n| CowVal::owned(CelInt::from(n)))
+            .ok_or_else(|| ExecutionError::function_error("sum", "the sum overflows an int")),
+        Numbers::Doubles(doubles) => Ok(CowVal::owned(CelDouble::from(doubles.iter().sum::<f64>()))),
+    }
+}
+
+fn extreme<'b, 'v>(
+    function: &str,
+    args: Vec<CowVal<'b, 'v>>,
+    pick: fn(std::cmp::Ordering) -> bool,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let empty = || ExecutionError::function_error(function, "the list is empty");
+    match numbers(function, the_list(&args)?)? {
+        Numbers::Ints(ints) => ints
+            .into_iter()
+            .reduce(|a, b| if pick(b.cmp(&a)) { b } else { a })
+            .map(|n| CowVal::owned(CelInt::from(n)))
+            .ok_or_else(empty),
+        Numbers::Doubles(doubles) => doubles
+            .into_iter()
+            .reduce(|a, b| if pick(b.total_cmp(&a)) { b } else { a })
+            .map(|n| CowVal::owned(CelDouble::from(n)))
+            .ok_or_else(empty),
+    }
+}
+
+fn min<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    extreme("min", args, std::cmp::Ordering::is_lt)
+}
+
+fn max<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    extreme("max", args, std::cmp::Ordering::is_gt)
+}

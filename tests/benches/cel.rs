@@ -1,0 +1,306 @@
+//! CEL conditions: what a `matchConditions` adds to a subscription's
+//! decision about one Pod change, and how fast the running daemon answers
+//! a `match=` over 10,000 Pods.
+//!
+//! Run:
+//!
+//! ```text
+//! cargo build --release -p grw --bin grw
+//! cargo bench -p grw-e2e --bench cel              # both parts
+//! cargo bench -p grw-e2e --bench cel -- decision  # or `query`, `daemon`
+//! ```
+//!
+//! - **decision**: real Pods of the recording (`grw_e2e::pods`), without
+//!   their managedFields as GRW keeps and announces them (~3.4 KB of JSON),
+//!   2,000 of them, each as a MODIFIED whose new state has one more restart.
+//!   Each expression is evaluated on every change 10 times over
+//!   (`Condition::on_change`: the JSON read lazily), one evaluation timed at
+//!   a time; p50 and p99. Beside it, the same expression evaluated after
+//!   converting both states into CEL values first (`serde_json` then
+//!   `cel::to_value`), as a reader without lazy values would.
+//! - **query**: the same Pods, 10,000, in a cache as the daemon keeps
+//!   them (compressed with the cache's dictionary), queried in the process
+//!   with `Query::collect` and `Query::finish` (what the query pool runs),
+//!   beside a pass that only decompresses every Pod: what reading the
+//!   objects costs before any expression.
+//! - **daemon**: `fake-apiserver --pods 10000` as a process, the release
+//!   `grw` (`GRW_BIN`, else target/release/grw) watching v1 Pods. Once
+//!   ready, each query is asked 40 times in turn by curl, one at a time;
+//!   p50 and p99 of the whole request. Beside the `match=` queries: a field
+//!   selector on a field no index holds (`spec.schedulerName`), which reads
+//!   every object as a `match=` does, and the same `match=` narrowed first
+//!   by a label selector (one app: 1% of the Pods).
+
+#[path = "../../host/benches/common/mod.rs"]
+mod common;
+#[path = "daemon/procs.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with the daemon benchmark, which uses all of it"
+)]
+mod procs;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use common::{Args, cpu_model};
+use grw::cel::{Condition, Scope};
+use grw::event::ChangeType;
+use grw_e2e::pods::PodFactory;
+use procs::{grw_binary, start_fake, start_grw_with, timed_download};
+use serde_json::{Value, json};
+
+const CHANGES: usize = 2_000;
+const ROUNDS: usize = 10;
+const PODS: usize = 10_000;
+const ASKED: usize = 40;
+
+const RESTARTS: &str = "object.status.containerStatuses.exists(c, c.restartCount > 5)";
+const LABELS: &str =
+    "object.metadata.namespace.startsWith('team-') && object.metadata.labels['tier'] == 'web'";
+const RESTARTED: &str = "type == 'MODIFIED' && \
+    object.status.containerStatuses[0].restartCount > oldObject.status.containerStatuses[0].restartCount";
+
+fn main() {
+    let args = Args::from_env();
+    println!(
+        "# CEL conditions\n\n{}, {} logical CPUs; {}",
+        cpu_model(),
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        grw::time::rfc3339(SystemTime::now().duration_since(UNIX_EPOCH).unwrap())
+    );
+    if args.wants("decision") {
+        decision();
+    }
+    if args.wants("query") {
+        query();
+    }
+    if args.wants("daemon") {
+        let fake = PathBuf::from(env!("CARGO_BIN_EXE_fake-apiserver"));
+        daemon(&fake, &grw_binary());
+    }
+}
+
+fn percentiles(mut samples: Vec<f64>) -> (f64, f64) {
+    samples.sort_by(f64::total_cmp);
+    let at = |p: f64| samples[((samples.len() - 1) as f64 * p).round() as usize];
+    (at(0.5), at(0.99))
+}
+
+/// One restart more in every container's status.
+fn restarted(pod: &Value) -> Value {
+    let mut new = pod.clone();
+    for status in new["status"]["containerStatuses"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+    {
+        let count = status["restartCount"].as_i64().unwrap_or(0);
+        status["restartCount"] = json!(count + 1);
+    }
+    new
+}
+
+fn decision() {
+    let factory = PodFactory::load();
+    let changes: Vec<(Vec<u8>, Vec<u8>)> = (0..CHANGES)
+        .map(|i| {
+            // As GRW keeps objects, and so announces changes: without
+            // managedFields (`keepManagedFields: false`).
+            let mut old = factory.pod(i);
+            if let Some(meta) = old["metadata"].as_object_mut() {
+                meta.remove("managedFields");
+            }
+            let new = restarted(&old);
+            (
+                serde_json::to_vec(&new).unwrap(),
+                serde_json::to_vec(&old).unwrap(),
+            )
+        })
+        .collect();
+    let mean_bytes = changes.iter().map(|(n, _)| n.len()).sum::<usize>() / CHANGES;
+    println!("\n## One decision\n\n{CHANGES} Pod changes, {mean_bytes} bytes of JSON each on average, each evaluated {ROUNDS} times.\n");
+    println!("| expression | true for | lazy p50 µs | lazy p99 µs | converted first p50 µs | converted first p99 µs |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (label, text) in [
+        ("restarts", RESTARTS),
+        ("namespace and label", LABELS),
+        ("restarted in this change", RESTARTED),
+    ] {
+        let condition = Condition::compile(text, Scope::Change).unwrap();
+        let mut lazy = Vec::with_capacity(CHANGES * ROUNDS);
+        let mut matched = 0;
+        for round in 0..ROUNDS {
+            for (new, old) in &changes {
+                let started = Instant::now();
+                let answer = condition.on_change(ChangeType::Modified, new, Some(old));
+                lazy.push(started.elapsed().as_secs_f64() * 1e6);
+                if round == 0 && answer == Ok(true) {
+                    matched += 1;
+                }
+            }
+        }
+        let program = cel::Program::compile(text).unwrap();
+        let mut converted = Vec::with_capacity(CHANGES * ROUNDS);
+        for _ in 0..ROUNDS {
+            for (new, old) in &changes {
+                let started = Instant::now();
+                let mut context = cel::Context::default();
+                let object: Value = serde_json::from_slice(new).unwrap();
+                let old_object: Value = serde_json::from_slice(old).unwrap();
+                context.add_variable_from_value("object", cel::to_value(object).unwrap());
+                context.add_variable_from_value("oldObject", cel::to_value(old_object).unwrap());
+                context.add_variable_from_value("type", "MODIFIED");
+                let answer = program.execute(&context);
+                converted.push(started.elapsed().as_secs_f64() * 1e6);
+                std::hint::black_box(answer).ok();
+            }
+        }
+        let (lazy50, lazy99) = percentiles(lazy);
+        let (conv50, conv99) = percentiles(converted);
+        println!(
+            "| {label}: `{text}` | {matched} of {CHANGES} | {lazy50:.2} | {lazy99:.2} | {conv50:.1} | {conv99:.1} |"
+        );
+    }
+}
+
+/// Where a `match=` over 10,000 Pods spends its time, in the process: the
+/// cache's objects (compressed with its dictionary, as the daemon keeps
+/// them) decompressed, then the expression evaluated.
+fn query() {
+    use grw::gvk::Gvk;
+    use grw::query::{Budget, PageRequest, Query};
+    use grw::store::{Cache, Ingest, Origin, StoredObject};
+    use std::sync::Arc;
+
+    let factory = PodFactory::load();
+    let gvk = Gvk::new("", "v1", "Pod");
+    let objects: Vec<StoredObject> = (0..PODS)
+        .map(|i| {
+            StoredObject::from_value(factory.pod(i), &gvk, Ingest::default()).unwrap()
+        })
+        .collect();
+    let cache = Cache::new(gvk.clone(), 1000);
+    cache.replace(objects, "1", Origin::Initial);
+    let all: Vec<Arc<StoredObject>> = {
+        let view = cache.read();
+        view.iter_after(None).cloned().collect()
+    };
+    let json_bytes = all.iter().map(|o| o.json_len()).sum::<usize>() / all.len();
+    let compression = cache.compression();
+    assert!(
+        compression.trainings > 0,
+        "the cache trained no dictionary: its objects are not compressed as the daemon's are"
+    );
+    println!("\n## `match=` over {PODS} Pods, in the process\n\n{json_bytes} bytes of JSON per Pod (managedFields stripped, as GRW keeps them), compressed to {:.0}% with the cache's dictionary. 20 runs each; p50 and p99 of a whole pass.\n", compression.ratio.unwrap_or(1.0) * 100.0);
+    println!("| pass | p50 ms | p99 ms | per Pod µs (p50) |");
+    println!("|---|---:|---:|---:|");
+    let mut row = |label: &str, pass: &mut dyn FnMut() -> usize| {
+        let mut times = Vec::new();
+        let mut found = 0;
+        for _ in 0..20 {
+            let started = Instant::now();
+            found = pass();
+            times.push(started.elapsed().as_secs_f64() * 1e3);
+        }
+        let (p50, p99) = percentiles(times);
+        println!(
+            "| {label} ({found}) | {p50:.1} | {p99:.1} | {:.2} |",
+            p50 * 1e3 / PODS as f64
+        );
+    };
+    row("decompress every Pod", &mut || {
+        all.iter().map(|o| o.json().len()).filter(|n| *n > 0).count()
+    });
+    for text in [
+        RESTARTS,
+        "object.spec.containers.exists(c, c.image.contains(':1.'))",
+        "object.metadata.labels['tier'] == 'web'",
+    ] {
+        let condition = Arc::new(Condition::compile(text, Scope::Object).unwrap());
+        row(&format!("`{text}`, the whole query"), &mut || {
+            let query = Query {
+                condition: Some(condition.clone()),
+                ..Query::default()
+            };
+            let page = PageRequest::default();
+            let collected = query.collect(&cache.read(), &page, false);
+            query
+                .finish(collected, &page, &mut Budget::unlimited())
+                .unwrap()
+                .items
+                .len()
+        });
+    }
+}
+
+fn daemon(fake_bin: &Path, grw_bin: &Path) {
+    let (_fake, api_url) = start_fake(fake_bin, PODS, None);
+    let mut grw = start_grw_with(
+        grw_bin,
+        &api_url,
+        json!({"initialWatchingResources": [{"group": "", "version": "v1", "kind": "Pod"}]}),
+    );
+    let ready = grw.wait_ready(Duration::from_secs(300));
+    let factory = PodFactory::load();
+    let app = factory.app_name(0);
+    println!(
+        "\n## `match=` over {PODS} Pods, the running daemon\n\ngrw {}; ready in {:.1} s. Each query asked {ASKED} times, one at a time.\n",
+        grw_bin.display(),
+        ready.as_secs_f64()
+    );
+    println!("| query | items | p50 ms | p99 ms |");
+    println!("|---|---:|---:|---:|");
+    let encode = |text: &str| -> String {
+        text.bytes()
+            .map(|b| match b {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    };
+    let queries = [
+        (
+            "fieldSelector on a field no index holds (reads every Pod)".to_string(),
+            "/api/v1/objects/pods?fieldSelector=spec.schedulerName%3Ddefault-scheduler".to_string(),
+        ),
+        (
+            format!("match=`{RESTARTS}`"),
+            format!("/api/v1/objects/pods?match={}", encode(RESTARTS)),
+        ),
+        (
+            format!("match=`{}`", "object.spec.containers.exists(c, c.image.contains(':1.'))"),
+            format!(
+                "/api/v1/objects/pods?match={}",
+                encode("object.spec.containers.exists(c, c.image.contains(':1.'))")
+            ),
+        ),
+        (
+            format!("labelSelector=app={app} (1%), then match=`{RESTARTS}`"),
+            format!(
+                "/api/v1/objects/pods?labelSelector=app%3D{app}&match={}",
+                encode(RESTARTS)
+            ),
+        ),
+        (
+            format!("labelSelector=app={app} (1%) alone"),
+            format!("/api/v1/objects/pods?labelSelector=app%3D{app}"),
+        ),
+    ];
+    for (label, path) in queries {
+        let url = format!("{}{path}", grw.url());
+        let body = procs::curl(&url).unwrap_or_else(|e| panic!("GET {path}: {e}"));
+        let answer: Value = serde_json::from_slice(&body).unwrap();
+        let items = answer["items"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{path}: {answer}"))
+            .len();
+        let times: Vec<f64> = (0..ASKED)
+            .map(|_| timed_download(&url).0 * 1e3)
+            .collect();
+        let (p50, p99) = percentiles(times);
+        println!("| {label} | {items} | {p50:.1} | {p99:.1} |");
+    }
+}
