@@ -191,3 +191,37 @@ async fn a_replay_refuses_a_new_watch_at_once() {
     let (status, body) = grw.get("/api/v1/namespaces/shop/objects/deployments").await;
     assert_eq!(status, 200, "{body}");
 }
+
+/// A path parameter that is not UTF-8 once percent-decoded is refused in
+/// the API's one error shape, as the document says, not in axum's plain
+/// text.
+#[tokio::test]
+async fn a_path_parameter_that_is_not_utf8_is_refused_as_a_problem() {
+    let grw = replay().await;
+    for (path, parameter) in [
+        ("/api/v1/objects/%FF", "kind"),
+        ("/api/v1/namespaces/%FF/objects/pods", "namespace"),
+        ("/api/v1/namespaces/shop/relations/pods/%FF", "name"),
+        ("/api/v1/plugins/%FF", "name"),
+        ("/api/v1/subscriptions/%C3/dead-letters", "name"),
+    ] {
+        let response = grw.get_raw(path).await;
+        assert_eq!(response.status(), 400, "{path}");
+        assert_eq!(
+            response.headers()["content-type"],
+            "application/json",
+            "{path}"
+        );
+        let body: Value = response.json().await.expect("a JSON body");
+        assert_eq!(
+            (body["code"].as_u64(), body["reason"].as_str()),
+            (Some(400), Some("InvalidPath")),
+            "{path}: {body}"
+        );
+        assert_eq!(
+            body["message"].as_str(),
+            Some(format!("Invalid UTF-8 in `{parameter}`").as_str()),
+            "{path}"
+        );
+    }
+}
