@@ -3,7 +3,8 @@
 //! operation valid and invalid requests to the real daemon replaying the
 //! bundled recording, and checks every answer: no 5xx, the status codes,
 //! content types, headers and bodies the document promises, invalid
-//! requests refused, valid ones accepted. Its options, and what the
+//! requests refused, valid ones accepted, requests without the bearer
+//! token refused. Its options, and what the
 //! document cannot say, are in `tests/data/schemathesis/`.
 
 use std::io::Read as _;
@@ -65,7 +66,18 @@ async fn replay() -> Grw {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn schemathesis_finds_nothing_the_document_does_not_say() {
     let bin = schemathesis();
-    let grw = replay().await;
+    // With `apiAuth: token`, so that the run checks what the document says
+    // of authentication too: every operation but the open ones refuses a
+    // request without the token, or with another.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let token = "fuzzing-token";
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, token).expect("writing the token");
+    let grw = Grw::replaying_in(
+        dir,
+        json!({"watchStreamMaxSeconds": 2, "apiAuth": "token", "apiTokenFile": token_file}),
+    )
+    .await;
     let served = grw.get_raw("/api/v1/openapi.json").await;
     assert_eq!(served.status(), 200);
     assert_eq!(served.headers()["content-type"], "application/json");
@@ -94,6 +106,7 @@ async fn schemathesis_finds_nothing_the_document_does_not_say() {
         .arg("run")
         .arg(&file)
         .args(["--url", &grw.url])
+        .args(["--header", &format!("Authorization: Bearer {token}")])
         .args(["--checks", "all", "--mode", "all"])
         .args(["--phases", "examples,coverage,fuzzing"])
         .args(["--max-examples", EXAMPLES])
