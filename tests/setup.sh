@@ -5,8 +5,9 @@
 # (the broker tests start their own on loopback), the Kafka broker tansu
 # (built from crates.io once, about 7 minutes on two cores, and kept beside
 # Cargo's bin directory), clang and wasi-libc for C
-# plugins, and the Python and JavaScript plugin toolchains at pinned
-# versions, in target/toolchains (or $GRW_TOOLCHAINS); the web console's
+# plugins, the Python and JavaScript plugin toolchains and the API fuzzer
+# schemathesis at pinned versions, in target/toolchains (or
+# $GRW_TOOLCHAINS); the web console's
 # Node.js packages and Chromium for its browser tests.
 # Safe to run again: what is there at the right version is kept.
 #
@@ -38,6 +39,8 @@ kubernetes_js=1.4.0
 # zstd codec it decompresses with.
 kafka_python=3.0.12
 zstandard=0.25.0
+# The API fuzzer tests/tests/openapi.rs runs against /api/v1/openapi.json.
+schemathesis=4.32.5
 # The Kafka-compatible broker of the Kafka tests, in memory.
 tansu=0.6.0
 componentize_js=0.23.0
@@ -119,6 +122,15 @@ if [ "$("$python/bin/componentize-py" --version 2>/dev/null)" != "componentize-p
         "kafka-python==$kafka_python" "zstandard==$zstandard"
 fi
 "$python/bin/componentize-py" --version
+
+# schemathesis, in a virtual environment of its own: its dependencies
+# (hypothesis, jsonschema...) are not the plugin toolchain's to pin.
+fuzzer="$toolchains/schemathesis"
+if [ "$("$fuzzer/bin/schemathesis" --version 2>/dev/null)" != "schemathesis, version $schemathesis" ]; then
+    python3 -m venv "$fuzzer"
+    "$fuzzer/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$schemathesis"
+fi
+"$fuzzer/bin/schemathesis" --version
 
 # JavaScript plugins: componentize-js, driven through its API by
 # sdk/js/build.mjs, which bundles a plugin with the SDK by rolldown first;

@@ -50,6 +50,21 @@ const MAX_OBJECTS: usize = 2_000;
 /// How far back a timeline or a list of changes looks by default.
 const DEFAULT_SINCE: Duration = Duration::from_secs(3600);
 
+/// The query parameters of an object's history.
+pub(super) const HISTORY_PARAMS: [&str; 4] = ["since", "until", "limit", "full"];
+/// The query parameters of an object's timeline.
+pub(super) const TIMELINE_PARAMS: [&str; 5] = ["since", "until", "depth", "relation", "limit"];
+/// The query parameters of `changes`.
+pub(super) const CHANGES_PARAMS: [&str; 7] = [
+    "since",
+    "until",
+    "kind",
+    "namespace",
+    "labelSelector",
+    "who",
+    "limit",
+];
+
 pub(super) fn routes() -> Routes {
     let own = |resource| Rule::Own {
         resource,
@@ -197,7 +212,7 @@ async fn history(
     name: &str,
     raw: Option<&str>,
 ) -> Result<Response, Problem> {
-    let params = Params::parse(raw, &["since", "until", "limit", "full"])?;
+    let params = Params::parse(raw, &HISTORY_PARAMS)?;
     let journal = journal(state)?;
     let node = object(kind, namespace, name)?;
     let (since, until) = window(&params, None)?;
@@ -325,7 +340,7 @@ async fn timeline(
     name: &str,
     raw: Option<&str>,
 ) -> Result<Response, Problem> {
-    let params = Params::parse(raw, &["since", "until", "depth", "relation", "limit"])?;
+    let params = Params::parse(raw, &TIMELINE_PARAMS)?;
     let journal = journal(state)?;
     let root = object(kind, namespace, name)?;
     let (since, until) = window(&params, Some(DEFAULT_SINCE))?;
@@ -565,18 +580,7 @@ async fn changes(
     State(state): State<Arc<AppState>>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, Problem> {
-    let params = Params::parse(
-        raw.as_deref(),
-        &[
-            "since",
-            "until",
-            "kind",
-            "namespace",
-            "labelSelector",
-            "who",
-            "limit",
-        ],
-    )?;
+    let params = Params::parse(raw.as_deref(), &CHANGES_PARAMS)?;
     let journal = journal(&state)?;
     let (since, until) = window(&params, Some(DEFAULT_SINCE))?;
     let mut kinds = Vec::new();

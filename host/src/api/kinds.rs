@@ -39,6 +39,9 @@ pub(super) enum KindError {
     Forbidden(Box<(ResourceInfo, Option<String>, Denied)>),
     /// A new watch is needed and `maxOnDemandWatches` are in use.
     TooManyWatches(TooManyWatches),
+    /// A new watch is needed and GRW replays a recording: no API server
+    /// would ever fill it.
+    Replaying(ResourceInfo),
 }
 
 impl From<KindError> for Problem {
@@ -102,6 +105,14 @@ impl From<KindError> for Problem {
                 )
                 .retry_after(retry_after)
             }
+            KindError::Replaying(r) => Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "NoApiServer",
+                format!(
+                    "GRW is replaying a recording and has no API server to fill a new watch of `{}` (for `dedicated=true`, or a namespace or selection the recording's watches do not hold); ask without `dedicated`",
+                    r.gvk
+                ),
+            ),
             KindError::SyncTimeout(r, seconds) => Problem::new(
                 StatusCode::GATEWAY_TIMEOUT,
                 "SyncTimeout",
@@ -305,6 +316,12 @@ pub(super) async fn dedicated_watch(
 fn refuse_unless_on_demand(state: &AppState, resource: &ResourceInfo) -> Result<(), KindError> {
     if !state.config.on_demand_watch {
         return Err(KindError::NotWatched(resource.clone()));
+    }
+    // A replay feeds only the watches of its recording (and GRW's own
+    // kinds, filled locally): a new one would never sync, and the query
+    // would wait the whole `syncTimeoutSecond` (30 s) for a 504.
+    if state.client.is_none() && !crate::gvk::is_grw_kind(&resource.gvk) {
+        return Err(KindError::Replaying(resource.clone()));
     }
     if resource.gvk.group.is_empty()
         && resource.gvk.kind == "Secret"

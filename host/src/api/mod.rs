@@ -1,7 +1,8 @@
 //! The HTTP API: the native JSON API (`/api/v1/...`), the Kubernetes API
 //! (under `kubeApiPathPrefix`), the compatibility routes of the earlier GRW,
 //! operations (`/healthz`, `/readyz`, `/metrics`), and the web console
-//! (`/ui/`). One file (or folder)
+//! (`/ui/`), and the OpenAPI document of all but the Kubernetes API and
+//! the console ([`openapi`]). One file (or folder)
 //! per route group, each registering its routes in one table ([`table`])
 //! with the access rule they are checked by, and [`access`], the check in
 //! front of every route.
@@ -14,6 +15,7 @@ mod kinds;
 mod kubernetes;
 mod list_body;
 mod native;
+mod openapi;
 mod ops;
 mod params;
 mod plugins;

@@ -44,7 +44,8 @@ use crate::watch::Watch;
 /// Largest page a client may ask for.
 const MAX_LIMIT: u64 = 100_000;
 
-const LIST_PARAMS: [&str; 16] = [
+/// The query parameters of a list (and event stream).
+pub(super) const LIST_PARAMS: [&str; 16] = [
     "filter",
     "dedicated",
     "labelSelector",
@@ -62,6 +63,9 @@ const LIST_PARAMS: [&str; 16] = [
     "allowWatchBookmarks",
     "timeoutSeconds",
 ];
+
+/// The query parameters of one object.
+pub(super) const GET_PARAMS: [&str; 1] = ["asOf"];
 
 pub(super) fn routes() -> Routes {
     let own = |resource| Rule::Own {
@@ -361,7 +365,7 @@ async fn get_one(
     name: &str,
     raw: Option<&str>,
 ) -> Result<Response, Problem> {
-    let params = Params::parse(raw, &["asOf"])?;
+    let params = Params::parse(raw, &GET_PARAMS)?;
     if let Some(at) = params.get("asOf") {
         return super::journal::as_of(state, namespace.as_deref(), kind, name, at).await;
     }

@@ -46,6 +46,11 @@ const DEFAULT_LIMIT: u64 = 10_000;
 /// Most edges a query may ask for.
 const MAX_LIMIT: u64 = 1_000_000;
 
+/// The query parameters of every edge's route.
+pub(super) const EDGES_PARAMS: [&str; 3] = ["relation", "analyzer", "namespace"];
+/// The query parameters of an object's edges.
+pub(super) const AROUND_PARAMS: [&str; 4] = ["direction", "depth", "relation", "limit"];
+
 pub(super) fn routes() -> Routes {
     Routes::new()
         .route("/api/v1/relations", Rule::AllRelations, get(all))
@@ -65,7 +70,7 @@ async fn all(
     State(state): State<Arc<AppState>>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, Problem> {
-    let params = Params::parse(raw.as_deref(), &["relation", "analyzer", "namespace"])?;
+    let params = Params::parse(raw.as_deref(), &EDGES_PARAMS)?;
     let relations = list(params.non_empty("relation"));
     let analyzers = list(params.non_empty("analyzer"));
     let namespace = params.get("namespace");
@@ -148,7 +153,7 @@ async fn around(
     name: &str,
     raw: Option<&str>,
 ) -> Result<Json<Value>, Problem> {
-    let params = Params::parse(raw, &["direction", "depth", "relation", "limit"])?;
+    let params = Params::parse(raw, &AROUND_PARAMS)?;
     let direction = match params.get("direction") {
         None | Some("both") => Direction::Both,
         Some("out") => Direction::Out,

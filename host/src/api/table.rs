@@ -74,4 +74,5 @@ pub(super) fn all(kube_prefix: &str) -> Routes {
         .merge(super::journal::routes())
         .merge(super::subscriptions::routes())
         .merge(super::console::routes())
+        .merge(super::openapi::routes())
 }

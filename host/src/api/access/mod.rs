@@ -213,7 +213,11 @@ pub(super) async fn check(
     };
     let asked = match Asked::read(rule, &mut parts).await {
         Ok(asked) => asked,
-        Err(rejection) => return rejection.into_response(),
+        // In the API's one error shape: axum's own refusal is plain text.
+        Err(rejection) => {
+            return super::Problem::new(rejection.status(), "InvalidPath", rejection.body_text())
+                .into_response();
+        }
     };
     let mut request = Request::from_parts(parts, body);
     let target = resolve(&state, rule, &asked).await;
