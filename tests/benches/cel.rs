@@ -119,8 +119,12 @@ fn decision() {
         })
         .collect();
     let mean_bytes = changes.iter().map(|(n, _)| n.len()).sum::<usize>() / CHANGES;
-    println!("\n## One decision\n\n{CHANGES} Pod changes, {mean_bytes} bytes of JSON each on average, each evaluated {ROUNDS} times.\n");
-    println!("| expression | true for | lazy p50 µs | lazy p99 µs | converted first p50 µs | converted first p99 µs |");
+    println!(
+        "\n## One decision\n\n{CHANGES} Pod changes, {mean_bytes} bytes of JSON each on average, each evaluated {ROUNDS} times.\n"
+    );
+    println!(
+        "| expression | true for | lazy p50 µs | lazy p99 µs | converted first p50 µs | converted first p99 µs |"
+    );
     println!("|---|---:|---:|---:|---:|---:|");
     for (label, text) in [
         ("restarts", RESTARTS),
@@ -176,9 +180,7 @@ fn query() {
     let factory = PodFactory::load();
     let gvk = Gvk::new("", "v1", "Pod");
     let objects: Vec<StoredObject> = (0..PODS)
-        .map(|i| {
-            StoredObject::from_value(factory.pod(i), &gvk, Ingest::default()).unwrap()
-        })
+        .map(|i| StoredObject::from_value(factory.pod(i), &gvk, Ingest::default()).unwrap())
         .collect();
     let cache = Cache::new(gvk.clone(), 1000);
     cache.replace(objects, "1", Origin::Initial);
@@ -192,7 +194,10 @@ fn query() {
         compression.trainings > 0,
         "the cache trained no dictionary: its objects are not compressed as the daemon's are"
     );
-    println!("\n## `match=` over {PODS} Pods, in the process\n\n{json_bytes} bytes of JSON per Pod (managedFields stripped, as GRW keeps them), compressed to {:.0}% with the cache's dictionary. 20 runs each; p50 and p99 of a whole pass.\n", compression.ratio.unwrap_or(1.0) * 100.0);
+    println!(
+        "\n## `match=` over {PODS} Pods, in the process\n\n{json_bytes} bytes of JSON per Pod (managedFields stripped, as GRW keeps them), compressed to {:.0}% with the cache's dictionary. 20 runs each; p50 and p99 of a whole pass.\n",
+        compression.ratio.unwrap_or(1.0) * 100.0
+    );
     println!("| pass | p50 ms | p99 ms | per Pod µs (p50) |");
     println!("|---|---:|---:|---:|");
     let mut row = |label: &str, pass: &mut dyn FnMut() -> usize| {
@@ -210,7 +215,10 @@ fn query() {
         );
     };
     row("decompress every Pod", &mut || {
-        all.iter().map(|o| o.json().len()).filter(|n| *n > 0).count()
+        all.iter()
+            .map(|o| o.json().len())
+            .filter(|n| *n > 0)
+            .count()
     });
     for text in [
         RESTARTS,
@@ -271,7 +279,10 @@ fn daemon(fake_bin: &Path, grw_bin: &Path) {
             format!("/api/v1/objects/pods?match={}", encode(RESTARTS)),
         ),
         (
-            format!("match=`{}`", "object.spec.containers.exists(c, c.image.contains(':1.'))"),
+            format!(
+                "match=`{}`",
+                "object.spec.containers.exists(c, c.image.contains(':1.'))"
+            ),
             format!(
                 "/api/v1/objects/pods?match={}",
                 encode("object.spec.containers.exists(c, c.image.contains(':1.'))")
@@ -297,9 +308,7 @@ fn daemon(fake_bin: &Path, grw_bin: &Path) {
             .as_array()
             .unwrap_or_else(|| panic!("{path}: {answer}"))
             .len();
-        let times: Vec<f64> = (0..ASKED)
-            .map(|_| timed_download(&url).0 * 1e3)
-            .collect();
+        let times: Vec<f64> = (0..ASKED).map(|_| timed_download(&url).0 * 1e3).collect();
         let (p50, p99) = percentiles(times);
         println!("| {label} | {items} | {p50:.1} | {p99:.1} |");
     }

@@ -33,12 +33,12 @@ static LIST: Type = LIST_TYPE;
 /// (see [`member_from`]); reading it stops at its own closing bracket.
 #[derive(Clone)]
 struct Text {
-    all: Arc<[u8]>,
+    all: Arc<Vec<u8>>,
     range: Range<usize>,
 }
 
 impl Text {
-    fn whole(all: Arc<[u8]>) -> Text {
+    fn whole(all: Arc<Vec<u8>>) -> Text {
         let range = 0..all.len();
         Text { all, range }
     }
@@ -50,6 +50,17 @@ impl Text {
     /// The value alone.
     fn value(&self) -> &[u8] {
         value_at(self.bytes()).unwrap_or_default()
+    }
+
+    /// The bytes of `range` of the whole text.
+    fn at(&self, range: &Range<usize>) -> &[u8] {
+        &self.all[range.clone()]
+    }
+
+    /// Where `part`, a slice of [`Text::bytes`], is in the whole text.
+    fn range_of(&self, part: &[u8]) -> Range<usize> {
+        let start = part.as_ptr() as usize - self.all.as_ptr() as usize;
+        start..start + part.len()
     }
 
     /// The text of `part`, a slice of [`Text::bytes`].
@@ -79,7 +90,10 @@ fn value(text: Text) -> Box<dyn Val> {
 fn string(quoted: &[u8]) -> String {
     let inner = &quoted[1..quoted.len().saturating_sub(1).max(1)];
     if !inner.contains(&b'\\') {
-        return String::from_utf8_lossy(inner).into_owned();
+        return match std::str::from_utf8(inner) {
+            Ok(text) => text.to_owned(),
+            Err(_) => String::from_utf8_lossy(inner).into_owned(),
+        };
     }
     serde_json::from_slice(quoted).unwrap_or_else(|_| String::from_utf8_lossy(inner).into_owned())
 }
@@ -91,6 +105,15 @@ fn number(text: &[u8]) -> Box<dyn Val> {
     match text.parse::<i64>() {
         Ok(n) => Box::new(CelInt::from(n)),
         Err(_) => Box::new(CelDouble::from(text.parse::<f64>().unwrap_or(f64::NAN))),
+    }
+}
+
+/// Whether the quoted key `raw` is `key`.
+fn key_is(raw: &[u8], key: &str) -> bool {
+    let inner = &raw[1..raw.len().saturating_sub(1).max(1)];
+    match inner.contains(&b'\\') {
+        false => inner == key.as_bytes(),
+        true => string(raw) == key,
     }
 }
 
@@ -140,14 +163,15 @@ impl<'b, 'v> CelIterator<'b, 'v> for Items<'b> {
 /// A JSON object.
 pub(super) struct JsonMap {
     text: Text,
-    /// `(key, value)` of each member, once listed.
-    members: OnceLock<Vec<(String, Text)>>,
+    /// Where each member's quoted key is in the text, and its value, once
+    /// listed.
+    members: OnceLock<Vec<(Range<usize>, Text)>>,
     /// The keys as values, once iterated.
     keys: OnceLock<Vec<Box<dyn Val>>>,
 }
 
 impl JsonMap {
-    fn new(text: Text, members: Option<Vec<(String, Text)>>) -> JsonMap {
+    fn new(text: Text, members: Option<Vec<(Range<usize>, Text)>>) -> JsonMap {
         JsonMap {
             text,
             members: members.map(OnceLock::from).unwrap_or_default(),
@@ -158,27 +182,27 @@ impl JsonMap {
     /// The object `json`, whose top-level members are already known
     /// (a cached object's index): `(quoted key, value)`, slices of `json`.
     pub(super) fn root<'j>(
-        json: Arc<[u8]>,
+        json: Arc<Vec<u8>>,
         members: impl Iterator<Item = (&'j [u8], &'j [u8])>,
     ) -> JsonMap {
-        let text = Text::whole(json.clone());
+        let text = Text::whole(json);
         let members = members
-            .map(|(key, value)| (string(key), text.part(value)))
+            .map(|(key, value)| (text.range_of(key), text.part(value)))
             .collect();
         JsonMap::new(text, Some(members))
     }
 
     /// The object `json`.
-    pub(super) fn of(json: Arc<[u8]>) -> Box<dyn Val> {
+    pub(super) fn of(json: Arc<Vec<u8>>) -> Box<dyn Val> {
         value(Text::whole(json))
     }
 
-    fn members(&self) -> &[(String, Text)] {
+    fn members(&self) -> &[(Range<usize>, Text)] {
         self.members.get_or_init(|| {
             object_members(self.text.bytes())
                 .unwrap_or_default()
                 .into_iter()
-                .map(|(key, value)| (string(key), self.text.part(value)))
+                .map(|(key, value)| (self.text.range_of(key), self.text.part(value)))
                 .collect()
         })
     }
@@ -187,7 +211,7 @@ impl JsonMap {
         match self.members.get() {
             Some(members) => members
                 .iter()
-                .find(|(k, _)| k == key)
+                .find(|(k, _)| key_is(self.text.at(k), key))
                 .map(|(_, v)| v.clone()),
             // One lookup scans for the member instead of listing them all.
             None => member_from(self.text.bytes(), key).map(|value| self.text.part(value)),
@@ -282,7 +306,9 @@ impl Iterable for JsonMap {
         let keys = self.keys.get_or_init(|| {
             members
                 .iter()
-                .map(|(key, _)| Box::new(CelString::from(key.clone())) as Box<dyn Val>)
+                .map(|(key, _)| {
+                    Box::new(CelString::from(string(self.text.at(key)))) as Box<dyn Val>
+                })
                 .collect()
         });
         Box::new(Items { items: keys.iter() })
@@ -397,8 +423,9 @@ impl Indexer for JsonList {
         let index = usize::try_from(index).map_err(|_| out_of_bounds())?;
         let element = match self.elements.get() {
             Some(elements) => elements.get(index).map(|e| e.clone_as_boxed()),
-            None => element_from(self.text.bytes(), index)
-                .map(|element| value(self.text.part(element))),
+            None => {
+                element_from(self.text.bytes(), index).map(|element| value(self.text.part(element)))
+            }
         };
         element.map(CowVal::Owned).ok_or_else(out_of_bounds)
     }

@@ -71,7 +71,9 @@ fn sum<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionErr
             .try_fold(0i64, i64::checked_add)
             .map(|n| CowVal::owned(CelInt::from(n)))
             .ok_or_else(|| ExecutionError::function_error("sum", "the sum overflows an int")),
-        Numbers::Doubles(doubles) => Ok(CowVal::owned(CelDouble::from(doubles.iter().sum::<f64>()))),
+        Numbers::Doubles(doubles) => {
+            Ok(CowVal::owned(CelDouble::from(doubles.iter().sum::<f64>())))
+        }
     }
 }
 

@@ -223,9 +223,14 @@ impl Condition {
     }
 
     /// Whether the cached `object` matches, its text `json` (as
-    /// [`StoredObject::json`] returned it).
-    pub fn on_object(&self, object: &StoredObject, json: &[u8]) -> Result<bool, EvalError> {
-        let text: Arc<[u8]> = Arc::from(json);
+    /// [`StoredObject::json`] returned it: decompressed text is taken as it
+    /// is, borrowed text is copied).
+    pub fn on_object(
+        &self,
+        object: &StoredObject,
+        json: std::borrow::Cow<'_, [u8]>,
+    ) -> Result<bool, EvalError> {
+        let text = Arc::new(json.into_owned());
         let root = JsonMap::root(text.clone(), object.members(&text));
         let mut context = Context::with_env(ENV.clone());
         context.add_variable_as_val("object", Box::new(root));
@@ -243,10 +248,11 @@ impl Condition {
         old: Option<&[u8]>,
     ) -> Result<bool, EvalError> {
         let mut context = Context::with_env(ENV.clone());
-        context.add_variable_as_val("object", JsonMap::of(Arc::from(object)));
+        let object = Arc::new(object.to_vec());
+        context.add_variable_as_val("object", JsonMap::of(object.clone()));
         let old = match (old, kind) {
-            (Some(old), _) => JsonMap::of(Arc::from(old)),
-            (None, ChangeType::Deleted) => JsonMap::of(Arc::from(object)),
+            (Some(old), _) => JsonMap::of(Arc::new(old.to_vec())),
+            (None, ChangeType::Deleted) => JsonMap::of(object),
             (None, _) => Box::new(cel::common::types::CelNull),
         };
         context.add_variable_as_val("oldObject", old);

@@ -235,7 +235,7 @@ impl Query {
                     .is_some_and(|found| found == *want)
             });
         match &self.condition {
-            Some(condition) if matched => match condition.on_object(object, &json) {
+            Some(condition) if matched => match condition.on_object(object, json) {
                 Ok(answer) => Ok(answer),
                 Err(EvalError::TooCostly) => Err(MatchTooCostly {
                     object: object.key().to_string(),
