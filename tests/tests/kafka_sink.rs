@@ -857,16 +857,51 @@ async fn kafka_subscriptions_through_the_api_are_checked_and_show_no_secret() {
             "{kafka}:\n  got      {text}\n  expected {message}"
         );
     }
-    let (status, answer) = subscribe(json!({
-        "bootstrapServers": "kafka-0.kafka:9092", "topic": "k8s.{kind}",
-        "sasl": {"mechanism": "SCRAM-SHA-256", "username": "grw", "passwordFile": "/var/run/kafka/password"},
-    }))
-    .await;
-    assert_eq!(status, 201, "{answer}");
+    // A file named through the API would be read with GRW's rights and
+    // sent to a broker the caller chose: refused, whichever member.
+    for (kafka, member) in [
+        (
+            json!({"bootstrapServers": "kafka-0.kafka:9092", "topic": "t",
+                   "sasl": {"mechanism": "SCRAM-SHA-256", "username": "grw",
+                            "passwordFile": "/var/run/secrets/kubernetes.io/serviceaccount/token"}}),
+            "kafka.sasl.passwordFile",
+        ),
+        (
+            json!({"bootstrapServers": "kafka-0.kafka:9092", "topic": "t",
+                   "tls": {"caFile": "/etc/ssl/certs/ca-certificates.crt"}}),
+            "kafka.tls.caFile",
+        ),
+    ] {
+        let (status, answer) = subscribe(kafka).await;
+        assert_eq!(status, 400, "{answer}");
+        assert_eq!(
+            answer["message"],
+            format!(
+                "subscription `x`: `{member}`: a subscription created through the API cannot name a file on GRW's disk (GRW would read it and send it to the destination); define this subscription in the config file's `subscriptions`"
+            )
+        );
+    }
+    assert_eq!(grw.get("/api/v1/subscriptions/x").await.0, 404);
+
+    // The config file may; the API shows the file's path, never what it holds.
+    let files = tempfile::tempdir().unwrap();
+    let password = files.path().join("password");
+    std::fs::write(&password, "s3cret-in-the-file").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let configured = config(
+        &fake,
+        &dir,
+        json!({"subscriptions": [{"name": "x", "kind": "ConfigMap",
+            "kafka": {"bootstrapServers": "127.0.0.1:9", "topic": "k8s.{kind}",
+                      "sasl": {"mechanism": "SCRAM-SHA-256", "username": "grw", "passwordFile": password}}}]}),
+    );
+    let grw = Grw::start_in(dir, configured, &[]).await;
+    grw.wait_ready(READY).await;
     let (_, shown) = grw.get("/api/v1/subscriptions/x").await;
-    assert_eq!(shown["destination"], "kafka-0.kafka:9092 (k8s.{kind})");
+    assert_eq!(shown["destination"], "127.0.0.1:9 (k8s.{kind})");
     assert_eq!(
         shown["definition"]["kafka"]["sasl"],
-        json!({"mechanism": "SCRAM-SHA-256", "username": "grw", "passwordFile": "/var/run/kafka/password"})
+        json!({"mechanism": "SCRAM-SHA-256", "username": "grw", "passwordFile": password})
     );
+    assert!(!shown.to_string().contains("s3cret-in-the-file"), "{shown}");
 }

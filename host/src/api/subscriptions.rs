@@ -114,6 +114,18 @@ async fn create(
     })?;
     let definition = SubscriptionConfig::from_json(&value)
         .map_err(|e| Problem::bad_request("InvalidSubscription", invalid_body(&value, &e)))?;
+    // A file named by a caller would be read with GRW's rights and sent to a
+    // broker the caller chose: the service account's token, for one. Only
+    // the config file, written by whoever deploys GRW, names files.
+    if let Some(member) = definition.file_members().first() {
+        return Err(Problem::bad_request(
+            "InvalidSubscription",
+            format!(
+                "subscription `{}`: `{member}`: a subscription created through the API cannot name a file on GRW's disk (GRW would read it and send it to the destination); define this subscription in the config file's `subscriptions`",
+                definition.name
+            ),
+        ));
+    }
     let notifications = state.notifications.clone();
     // Creating may read the outbox and start a watch: off the async threads.
     let status = tokio::task::spawn_blocking(move || notifications.create(&definition))

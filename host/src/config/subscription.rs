@@ -527,6 +527,31 @@ impl SubscriptionConfig {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
+    /// The members that name a file on GRW's disk, which GRW reads and
+    /// hands to the destination (a Kafka password, TLS keys and
+    /// certificates), e.g. `kafka.sasl.passwordFile`.
+    pub fn file_members(&self) -> Vec<&'static str> {
+        let Destination::Kafka(kafka) = &self.destination else {
+            return Vec::new();
+        };
+        let mut members = Vec::new();
+        if kafka.sasl.is_some() {
+            members.push("kafka.sasl.passwordFile");
+        }
+        if let Some(tls) = &kafka.tls {
+            for (member, file) in [
+                ("kafka.tls.caFile", &tls.ca_file),
+                ("kafka.tls.certFile", &tls.cert_file),
+                ("kafka.tls.keyFile", &tls.key_file),
+            ] {
+                if file.is_some() {
+                    members.push(member);
+                }
+            }
+        }
+        members
+    }
+
     /// The body format of its deliveries.
     pub fn payload(&self) -> PayloadFormat {
         match &self.destination {
