@@ -201,7 +201,7 @@ fn query() {
     );
     println!("| pass | p50 ms | p99 ms | per Pod µs (p50) |");
     println!("|---|---:|---:|---:|");
-    let mut row = |label: &str, pass: &mut dyn FnMut() -> usize| {
+    let row = |label: &str, pass: &mut dyn FnMut() -> usize| {
         let mut times = Vec::new();
         let mut found = 0;
         for _ in 0..20 {
