@@ -10,8 +10,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// What `config` may use: the vocabulary its types are written in.
-const BELOW_CONFIG: [&str; 3] = ["event", "gvk", "selectors"];
+/// What `config` may use: the vocabulary its types are written in (CEL
+/// conditions, compiled when read, and the JSON scans they read objects
+/// with, among it).
+const BELOW_CONFIG: [&str; 5] = ["cel", "event", "gvk", "json_text", "selectors"];
 
 type Graph = BTreeMap<String, BTreeSet<String>>;
 

@@ -25,6 +25,7 @@ pub mod error;
 pub mod event;
 pub mod gvk;
 pub mod journal;
+pub(crate) mod json_text;
 pub mod kube;
 pub mod leader;
 pub mod metrics;

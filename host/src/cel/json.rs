@@ -23,7 +23,7 @@ use cel::common::types::{
 use cel::common::value::{CowVal, StaticVal, Val};
 
 use super::budget;
-use crate::store::{array_elements, element_from, member_from, object_members, value_at};
+use crate::json_text::{array_elements, element_from, member_from, object_members, value_at};
 
 static MAP: Type = MAP_TYPE;
 static LIST: Type = LIST_TYPE;
@@ -134,19 +134,23 @@ fn materialized(text: &Text) -> Option<Box<dyn Val>> {
     Box::<dyn Val>::try_from(value).ok()
 }
 
-/// Equality of a JSON map or list with any value: both made CEL's own.
+/// Equality of a JSON map or list with any value. Two values read from
+/// objects compare as JSON (the same text at once, else parsed: member
+/// order does not matter); with anything else, both are made CEL's own.
 fn equals(text: &Text, other: &dyn Val) -> bool {
-    let Some(mine) = materialized(text) else {
-        return false;
-    };
     let theirs = if let Some(map) = other.downcast_ref::<JsonMap>() {
-        materialized(&map.text)
+        &map.text
     } else if let Some(list) = other.downcast_ref::<JsonList>() {
-        materialized(&list.text)
+        &list.text
     } else {
-        return mine.equals(other);
+        return materialized(text).is_some_and(|mine| mine.equals(other));
     };
-    theirs.is_some_and(|theirs| mine.equals(&*theirs))
+    let (mine, theirs) = (text.value(), theirs.value());
+    mine == theirs
+        || serde_json::from_slice::<serde_json::Value>(mine)
+            .ok()
+            .zip(serde_json::from_slice::<serde_json::Value>(theirs).ok())
+            .is_some_and(|(a, b)| a == b)
 }
 
 /// Lends the values of a slice.

@@ -46,7 +46,6 @@ use cel::{Context, Env, ExecutionError, Program};
 use parking_lot::Mutex;
 
 use crate::event::ChangeType;
-use crate::store::StoredObject;
 use json::JsonMap;
 
 /// Most cost one evaluation may spend, and most an expression may be
@@ -82,6 +81,10 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
     }
     Arc::new(env)
 });
+
+/// Finds the top-level members of an object's text, as `(quoted key,
+/// value)` slices of it.
+pub type Members<'a> = dyn for<'j> Fn(&'j [u8]) -> Vec<(&'j [u8], &'j [u8])> + 'a;
 
 /// Which variables an expression may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -222,16 +225,17 @@ impl Condition {
         &self.text
     }
 
-    /// Whether the cached `object` matches, its text `json` (as
-    /// [`StoredObject::json`] returned it: decompressed text is taken as it
-    /// is, borrowed text is copied).
+    /// Whether an object matches, its text `json` (decompressed text is
+    /// taken as it is, borrowed text is copied), whose top-level members
+    /// `members` finds without a scan (a cached object's index, see
+    /// [`crate::store::StoredObject::members`]).
     pub fn on_object(
         &self,
-        object: &StoredObject,
         json: std::borrow::Cow<'_, [u8]>,
+        members: &Members<'_>,
     ) -> Result<bool, EvalError> {
         let text = Arc::new(json.into_owned());
-        let root = JsonMap::root(text.clone(), object.members(&text));
+        let root = JsonMap::root(text.clone(), members(&text).into_iter());
         let mut context = Context::with_env(ENV.clone());
         context.add_variable_as_val("object", Box::new(root));
         self.run(&context)

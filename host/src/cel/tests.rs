@@ -1,5 +1,6 @@
 use super::*;
 use crate::gvk::Gvk;
+use crate::store::StoredObject;
 use serde_json::json;
 
 fn pod(restarts: i64) -> serde_json::Value {
@@ -33,7 +34,7 @@ fn stored(value: &serde_json::Value) -> StoredObject {
 fn on(text: &str, value: &serde_json::Value) -> Result<bool, EvalError> {
     let condition = Condition::compile(text, Scope::Object).unwrap();
     let object = stored(value);
-    condition.on_object(&object, object.json())
+    condition.on_object(object.json(), &|text| object.members(text).collect())
 }
 
 fn refused(text: &str, scope: Scope) -> String {
@@ -260,6 +261,23 @@ fn a_change_has_its_object_its_old_state_and_its_type() {
     let same_spec = condition("object.spec == oldObject.spec");
     assert_eq!(
         same_spec.on_change(ChangeType::Modified, &new, Some(&old)),
+        Ok(true)
+    );
+    // Member order does not matter; values do.
+    let reordered = br#"{"spec":{"nodeName":"n1","containers":[]},"metadata":{}}"#;
+    let ordered = br#"{"metadata":{},"spec":{"containers":[],"nodeName":"n1"}}"#;
+    assert_eq!(
+        same_spec.on_change(ChangeType::Modified, reordered, Some(ordered)),
+        Ok(true)
+    );
+    let moved = br#"{"metadata":{},"spec":{"containers":[],"nodeName":"n2"}}"#;
+    assert_eq!(
+        same_spec.on_change(ChangeType::Modified, moved, Some(ordered)),
+        Ok(false)
+    );
+    assert_eq!(
+        condition("object.status.containerStatuses != oldObject.status.containerStatuses")
+            .on_change(ChangeType::Modified, &new, Some(&old)),
         Ok(true)
     );
 }

@@ -235,13 +235,15 @@ impl Query {
                     .is_some_and(|found| found == *want)
             });
         match &self.condition {
-            Some(condition) if matched => match condition.on_object(object, json) {
-                Ok(answer) => Ok(answer),
-                Err(EvalError::TooCostly) => Err(MatchTooCostly {
-                    object: object.key().to_string(),
-                }),
-                Err(EvalError::Failed(_) | EvalError::NotBool(_)) => Ok(false),
-            },
+            Some(condition) if matched => {
+                match condition.on_object(json, &|text| object.members(text).collect()) {
+                    Ok(answer) => Ok(answer),
+                    Err(EvalError::TooCostly) => Err(MatchTooCostly {
+                        object: object.key().to_string(),
+                    }),
+                    Err(EvalError::Failed(_) | EvalError::NotBool(_)) => Ok(false),
+                }
+            }
             _ => Ok(matched),
         }
     }

@@ -17,8 +17,6 @@ mod change;
 mod codec;
 mod fields;
 mod index;
-mod json_index;
-pub(crate) use json_index::{array_elements, element_from, member_from, object_members, value_at};
 mod name_index;
 mod object;
 mod tap;

@@ -25,8 +25,8 @@ pub use managers::{Managed, Managers, Writer};
 
 use super::codec::{Body, Dictionary};
 use super::fields::FieldPaths;
-use super::json_index::TopLevel;
 use crate::gvk::Gvk;
+use crate::json_text::TopLevel;
 use crate::selectors::field::FieldValue;
 use header::Header;
 

@@ -18,10 +18,10 @@ use std::sync::Arc;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::super::json_index::TopLevel;
 use super::header::Header;
 use super::{Ingest, Managers, Metadata, ObjectError, ObjectKey, StoredObject};
 use crate::gvk::Gvk;
+use crate::json_text::TopLevel;
 use crate::store::codec::{Body, Packer};
 
 impl StoredObject {

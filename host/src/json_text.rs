@@ -1,6 +1,8 @@
-//! Reading fields out of an object's stored JSON without parsing it whole.
+//! Reading fields out of an object's stored JSON without parsing it whole:
+//! the cache's index of an object's top-level members, and the scans that
+//! CEL conditions read objects with ([`crate::cel`]).
 //!
-//! Objects are kept as compact JSON ([`super::StoredObject::json`]). Most
+//! Objects are kept as compact JSON ([`crate::store::StoredObject::json`]). Most
 //! questions about an object touch one field (`status.phase`, one
 //! annotation), so parsing the whole text into a `serde_json::Value` for
 //! each of them would cost far more than the answer. Instead each object
@@ -15,22 +17,22 @@
 /// `[2i]` is the offset of its key's opening quote and `[2i + 1]` the offset
 /// of its value. Members are in the order of the text.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(super) struct TopLevel(Box<[u32]>);
+pub(crate) struct TopLevel(Box<[u32]>);
 
 impl TopLevel {
-    pub(super) fn new(offsets: Vec<u32>) -> Self {
+    pub(crate) fn new(offsets: Vec<u32>) -> Self {
         TopLevel(offsets.into_boxed_slice())
     }
 
     /// Bytes held on the heap.
-    pub(super) fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.0.len() * std::mem::size_of::<u32>()
     }
 
     /// Indexes the top level of compact JSON text (no whitespace outside
     /// strings), as serde_json writes it. `None` when the text is not a
     /// compact JSON object: one pass both checks the layout and indexes.
-    pub(super) fn scan(json: &[u8]) -> Option<TopLevel> {
+    pub(crate) fn scan(json: &[u8]) -> Option<TopLevel> {
         TopLevel::scan_nested(json, b"").map(|(index, _)| index)
     }
 
@@ -38,7 +40,7 @@ impl TopLevel {
     /// whose quoted key is `nested` (`b"\"metadata\""`), when its value is
     /// an object: where that value starts, and its own index, whose offsets
     /// count from there.
-    pub(super) fn scan_nested(json: &[u8], nested: &[u8]) -> Option<(TopLevel, Option<Nested>)> {
+    pub(crate) fn scan_nested(json: &[u8], nested: &[u8]) -> Option<(TopLevel, Option<Nested>)> {
         if json.last() != Some(&b'}') {
             return None;
         }
@@ -48,7 +50,7 @@ impl TopLevel {
 
     /// `(key with its quotes, value)` of each member of `json` (the text
     /// this index was made of), in order.
-    pub(super) fn members<'j>(&self, json: &'j [u8]) -> impl Iterator<Item = (&'j [u8], &'j [u8])> {
+    pub(crate) fn members<'j>(&self, json: &'j [u8]) -> impl Iterator<Item = (&'j [u8], &'j [u8])> {
         (0..self.0.len() / 2).map(move |m| {
             let key_start = self.0[2 * m] as usize;
             let value_start = self.0[2 * m + 1] as usize;
@@ -86,7 +88,7 @@ impl TopLevel {
     /// The value at `path` inside `json` (the text this index was made of):
     /// object keys, or array indexes in decimal. The empty path is the whole
     /// text.
-    pub(super) fn get<'j, S: AsRef<str>>(&self, json: &'j [u8], path: &[S]) -> Option<&'j [u8]> {
+    pub(crate) fn get<'j, S: AsRef<str>>(&self, json: &'j [u8], path: &[S]) -> Option<&'j [u8]> {
         let Some((first, rest)) = path.split_first() else {
             return Some(json);
         };
@@ -271,7 +273,7 @@ pub(crate) fn value_at(text: &[u8]) -> Option<&[u8]> {
 }
 
 /// Where a nested object starts in the text scanned, and its index.
-type Nested = (usize, TopLevel);
+pub(crate) type Nested = (usize, TopLevel);
 
 /// Indexes the compact object at the start of `json`: its members, where
 /// it ends, and (see [`TopLevel::scan_nested`]) the member `nested`.
