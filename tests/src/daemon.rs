@@ -405,6 +405,23 @@ impl EventStream {
     }
 }
 
+/// `namespace/name` (or `name`) of each item of a list answer, in answer
+/// order.
+pub fn keys(body: &Value) -> Vec<String> {
+    body["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {body}"))
+        .iter()
+        .map(|o| {
+            let m = &o["metadata"];
+            match m["namespace"].as_str() {
+                Some(ns) => format!("{ns}/{}", m["name"].as_str().unwrap()),
+                None => m["name"].as_str().unwrap().to_string(),
+            }
+        })
+        .collect()
+}
+
 /// `TYPE namespace/name` of a watch event, for readable assertions.
 pub fn summary(event: &Value) -> String {
     let meta = &event["object"]["metadata"];

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use grw_e2e::daemon::Grw;
+use grw_e2e::daemon::{Grw, keys};
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
 use grw_e2e::kubectl::{Kubectl, PREFIX};
 use serde_json::{Value, json};
@@ -60,22 +60,6 @@ fn matching(expression: &str) -> String {
         })
         .collect();
     format!("match={encoded}")
-}
-
-fn keys(body: &Value) -> Vec<String> {
-    body["items"]
-        .as_array()
-        .unwrap_or_else(|| panic!("not a list: {body}"))
-        .iter()
-        .map(|o| {
-            let m = &o["metadata"];
-            format!(
-                "{}/{}",
-                m["namespace"].as_str().unwrap(),
-                m["name"].as_str().unwrap()
-            )
-        })
-        .collect()
 }
 
 const RESTARTING: &str = "object.status.containerStatuses.exists(c, c.restartCount > 5)";

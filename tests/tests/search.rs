@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use grw_e2e::daemon::{Grw, eventually};
+use grw_e2e::daemon::{Grw, eventually, keys};
 use grw_e2e::fake_api::{FakeApiOptions, FakeApiServer};
 use serde_json::{Value, json};
 
@@ -133,22 +133,6 @@ async fn grw(fake: &FakeApiServer) -> Grw {
     let grw = Grw::start_in(dir, config, &[]).await;
     grw.wait_ready(READY).await;
     grw
-}
-
-/// `namespace/name` of each item, in answer order.
-fn keys(body: &Value) -> Vec<String> {
-    body["items"]
-        .as_array()
-        .unwrap_or_else(|| panic!("not a list: {body}"))
-        .iter()
-        .map(|o| {
-            let m = &o["metadata"];
-            match m["namespace"].as_str() {
-                Some(ns) => format!("{ns}/{}", m["name"].as_str().unwrap()),
-                None => m["name"].as_str().unwrap().to_string(),
-            }
-        })
-        .collect()
 }
 
 async fn list(grw: &Grw, path: &str) -> Vec<String> {

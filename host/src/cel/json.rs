@@ -164,6 +164,69 @@ impl<'b, 'v> CelIterator<'b, 'v> for Items<'b> {
     }
 }
 
+/// What a JSON map and a JSON list are alike as CEL values: their text,
+/// indexed, iterated, sized, searched with `in` and compared; a copy reads
+/// the same text afresh.
+macro_rules! json_value {
+    ($name:ident, $type:ident, $fresh:expr) => {
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&String::from_utf8_lossy(self.text.value()))
+            }
+        }
+
+        impl Val for $name {
+            fn get_type(&self) -> &Type {
+                &$type
+            }
+
+            fn cel_type() -> &'static Type {
+                &$type
+            }
+
+            fn as_indexer<'b, 'v>(&'b self) -> Option<&'b (dyn Indexer + 'v)>
+            where
+                Self: 'v,
+            {
+                Some(self)
+            }
+
+            fn as_iterable<'b, 'v>(&'b self) -> Option<&'b (dyn Iterable + 'v)>
+            where
+                Self: 'v,
+            {
+                Some(self)
+            }
+
+            fn as_sizer(&self) -> Option<&dyn Sizer> {
+                Some(self)
+            }
+
+            fn as_container(&self) -> Option<&dyn Container> {
+                Some(self)
+            }
+
+            fn equals(&self, other: &dyn Val) -> bool {
+                equals(&self.text, other)
+            }
+
+            fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v>
+            where
+                Self: 'v,
+            {
+                let fresh: fn(Text) -> $name = $fresh;
+                Box::new(fresh(self.text.clone()))
+            }
+
+            fn as_any(&self) -> Option<&dyn std::any::Any> {
+                Some(self)
+            }
+        }
+
+        impl StaticVal for $name {}
+    };
+}
+
 /// A JSON object.
 pub(super) struct JsonMap {
     text: Text,
@@ -223,60 +286,7 @@ impl JsonMap {
     }
 }
 
-impl fmt::Debug for JsonMap {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&String::from_utf8_lossy(self.text.value()))
-    }
-}
-
-impl Val for JsonMap {
-    fn get_type(&self) -> &Type {
-        &MAP
-    }
-
-    fn cel_type() -> &'static Type {
-        &MAP
-    }
-
-    fn as_indexer<'b, 'v>(&'b self) -> Option<&'b (dyn Indexer + 'v)>
-    where
-        Self: 'v,
-    {
-        Some(self)
-    }
-
-    fn as_iterable<'b, 'v>(&'b self) -> Option<&'b (dyn Iterable + 'v)>
-    where
-        Self: 'v,
-    {
-        Some(self)
-    }
-
-    fn as_sizer(&self) -> Option<&dyn Sizer> {
-        Some(self)
-    }
-
-    fn as_container(&self) -> Option<&dyn Container> {
-        Some(self)
-    }
-
-    fn equals(&self, other: &dyn Val) -> bool {
-        equals(&self.text, other)
-    }
-
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v>
-    where
-        Self: 'v,
-    {
-        Box::new(JsonMap::new(self.text.clone(), None))
-    }
-
-    fn as_any(&self) -> Option<&dyn std::any::Any> {
-        Some(self)
-    }
-}
-
-impl StaticVal for JsonMap {}
+json_value!(JsonMap, MAP, |text| JsonMap::new(text, None));
 
 impl Indexer for JsonMap {
     fn get<'b, 'v>(&'b self, idx: &dyn Val) -> Result<CowVal<'b, 'v>, ExecutionError>
@@ -357,60 +367,7 @@ impl JsonList {
     }
 }
 
-impl fmt::Debug for JsonList {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&String::from_utf8_lossy(self.text.value()))
-    }
-}
-
-impl Val for JsonList {
-    fn get_type(&self) -> &Type {
-        &LIST
-    }
-
-    fn cel_type() -> &'static Type {
-        &LIST
-    }
-
-    fn as_indexer<'b, 'v>(&'b self) -> Option<&'b (dyn Indexer + 'v)>
-    where
-        Self: 'v,
-    {
-        Some(self)
-    }
-
-    fn as_iterable<'b, 'v>(&'b self) -> Option<&'b (dyn Iterable + 'v)>
-    where
-        Self: 'v,
-    {
-        Some(self)
-    }
-
-    fn as_sizer(&self) -> Option<&dyn Sizer> {
-        Some(self)
-    }
-
-    fn as_container(&self) -> Option<&dyn Container> {
-        Some(self)
-    }
-
-    fn equals(&self, other: &dyn Val) -> bool {
-        equals(&self.text, other)
-    }
-
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v>
-    where
-        Self: 'v,
-    {
-        Box::new(JsonList::new(self.text.clone()))
-    }
-
-    fn as_any(&self) -> Option<&dyn std::any::Any> {
-        Some(self)
-    }
-}
-
-impl StaticVal for JsonList {}
+json_value!(JsonList, LIST, JsonList::new);
 
 impl Indexer for JsonList {
     fn get<'b, 'v>(&'b self, idx: &dyn Val) -> Result<CowVal<'b, 'v>, ExecutionError>
