@@ -1,7 +1,7 @@
 //! The search parameters of a list: `nameContains`, `ownerUid` or
 //! `ownerKind` with `ownerName`, with `ownerDepth`, and `match` (a CEL
-//! expression of `object`, compiled once per text, see [`crate::cel`]). Read once into a
-//! [`Search`], then turned into conditions of a [`Query`] by
+//! expression of `object`, compiled once per text, see [`crate::cel`]).
+//! Read once into a [`Search`], then turned into conditions of a [`Query`] by
 //! [`Search::apply`]; the native lists and the Kubernetes routes' lists
 //! and watches take them.
 //!

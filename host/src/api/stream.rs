@@ -266,7 +266,7 @@ pub(super) fn events(stream: Stream, events: impl Events) -> Body {
         loop {
             match live.next().await {
                 Next::Change(change) => {
-                    let Some(change) = selected(&change, &check.query, &check.paths, &gvk) else {
+                    let Some(change) = check.select(change).await else {
                         continue;
                     };
                     if check.passes(change.clone()).await {
@@ -301,6 +301,24 @@ struct Check {
 }
 
 impl Check {
+    /// What the client sees of `change` ([`selected`]). A `match=`
+    /// expression may run up to its cost limit (some 50 ms), so a query
+    /// with one is checked on a blocking thread, never on the runtime's
+    /// own; the others, a few microseconds at most, are checked here.
+    async fn select(self: &Arc<Self>, change: Arc<Change>) -> Option<Arc<Change>> {
+        if self.query.condition.is_none() {
+            return selected(&change, &self.query, &self.paths, &self.gvk);
+        }
+        let check = self.clone();
+        tokio::task::spawn_blocking(move || {
+            selected(&change, &check.query, &check.paths, &check.gvk)
+        })
+        .await
+        // A panic in a check (a GRW bug) lets nothing through rather than
+        // take the stream down.
+        .unwrap_or(None)
+    }
+
     /// Whether every filter plugin lets `change` through. Plugin calls
     /// block for up to their deadline, so they run on a blocking thread,
     /// never on the runtime's own; each plugin's instance pool lets

@@ -527,9 +527,7 @@ impl Worker {
             )
             .await
     }
-}
 
-impl Worker {
     /// Whether a change meets every `matchConditions` of the subscription.
     /// Evaluated here, on the worker's task: a typical condition takes a
     /// few microseconds (far less than handing it to another thread), and
