@@ -302,7 +302,7 @@ struct Check {
 
 impl Check {
     /// What the client sees of `change` ([`selected`]). A `match=`
-    /// expression may run up to its cost limit (some 50 ms), so a query
+    /// expression may run up to its cost limit (milliseconds), so a query
     /// with one is checked on a blocking thread, never on the runtime's
     /// own; the others, a few microseconds at most, are checked here.
     async fn select(self: &Arc<Self>, change: Arc<Change>) -> Option<Arc<Change>> {

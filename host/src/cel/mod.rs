@@ -26,7 +26,8 @@
 //! made, each weighed by the most one iteration of the expression
 //! evaluates; past [`COST_LIMIT`], the evaluation stops with
 //! [`EvalError::TooCostly`]. So no expression holds a thread for long,
-//! whatever the object: about 50 ms at most.
+//! whatever the object: 9 million iterations asked for are cut off in
+//! under 10 ms (release build; `an_evaluation_stops_at_the_cost_limit`).
 //!
 //! Programs are compiled once per text: subscriptions keep theirs, and
 //! queries share a bounded cache ([`compile_cached`]).

@@ -531,7 +531,7 @@ impl Worker {
     /// Whether a change meets every `matchConditions` of the subscription.
     /// Evaluated here, on the worker's task: a typical condition takes a
     /// few microseconds (far less than handing it to another thread), and
-    /// the cost limit stops any at about 50 ms. One that fails on the
+    /// the cost limit stops any within milliseconds. One that fails on the
     /// change (a field read without `has()`, a wrong type, the cost limit)
     /// lets it not pass, and is counted and shown in the subscription's
     /// status.
