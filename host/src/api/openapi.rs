@@ -45,7 +45,7 @@ fn document() -> &'static Bytes {
 }
 
 /// The route. Open in every mode, as `/healthz` is: the document holds no
-/// data of the cluster, only what the README says too, and tools (a
+/// data of the cluster, only what docs/ says too, and tools (a
 /// client generator, a fuzzer, an API gateway) read it before they hold
 /// credentials.
 pub(super) fn routes() -> Routes {

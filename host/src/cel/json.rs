@@ -88,7 +88,10 @@ fn value(text: Text) -> Box<dyn Val> {
 
 /// A JSON string (quotes included) as text.
 fn string(quoted: &[u8]) -> String {
-    let inner = &quoted[1..quoted.len().saturating_sub(1).max(1)];
+    if quoted.len() < 2 {
+        return String::new();
+    }
+    let inner = &quoted[1..quoted.len() - 1];
     if !inner.contains(&b'\\') {
         return match std::str::from_utf8(inner) {
             Ok(text) => text.to_owned(),
@@ -110,7 +113,10 @@ fn number(text: &[u8]) -> Box<dyn Val> {
 
 /// Whether the quoted key `raw` is `key`.
 fn key_is(raw: &[u8], key: &str) -> bool {
-    let inner = &raw[1..raw.len().saturating_sub(1).max(1)];
+    if raw.len() < 2 {
+        return false;
+    }
+    let inner = &raw[1..raw.len() - 1];
     match inner.contains(&b'\\') {
         false => inner == key.as_bytes(),
         true => string(raw) == key,
@@ -165,8 +171,9 @@ impl<'b, 'v> CelIterator<'b, 'v> for Items<'b> {
 }
 
 /// What a JSON map and a JSON list are alike as CEL values: their text,
-/// indexed, iterated, sized, searched with `in` and compared; a copy reads
-/// the same text afresh.
+/// indexed, iterated (over `entries`: a map's keys, a list's elements,
+/// `len` of them charged first), sized, searched with `in` and compared; a
+/// copy reads the same text afresh.
 macro_rules! json_value {
     ($name:ident, $type:ident, $fresh:expr) => {
         impl fmt::Debug for $name {
@@ -224,6 +231,21 @@ macro_rules! json_value {
         }
 
         impl StaticVal for $name {}
+
+        impl Iterable for $name {
+            fn iter<'b, 'v>(&'b self) -> Box<dyn CelIterator<'b, 'v> + 'b>
+            where
+                Self: 'v,
+            {
+                let items: &[Box<dyn Val>] = match budget::charge(self.len()) {
+                    true => self.entries(),
+                    false => &[],
+                };
+                Box::new(Items {
+                    items: items.iter(),
+                })
+            }
+        }
     };
 }
 
@@ -262,6 +284,22 @@ impl JsonMap {
     /// The object `json`.
     pub(super) fn of(json: Arc<Vec<u8>>) -> Box<dyn Val> {
         value(Text::whole(json))
+    }
+
+    fn len(&self) -> usize {
+        self.members().len()
+    }
+
+    /// The keys, as values.
+    fn entries(&self) -> &[Box<dyn Val>] {
+        self.keys.get_or_init(|| {
+            self.members()
+                .iter()
+                .map(|(key, _)| {
+                    Box::new(CelString::from(string(self.text.at(key)))) as Box<dyn Val>
+                })
+                .collect()
+        })
     }
 
     fn members(&self) -> &[(Range<usize>, Text)] {
@@ -308,30 +346,9 @@ impl Indexer for JsonMap {
     }
 }
 
-impl Iterable for JsonMap {
-    fn iter<'b, 'v>(&'b self) -> Box<dyn CelIterator<'b, 'v> + 'b>
-    where
-        Self: 'v,
-    {
-        let members = self.members();
-        if !budget::charge(members.len()) {
-            return Box::new(Items { items: [].iter() });
-        }
-        let keys = self.keys.get_or_init(|| {
-            members
-                .iter()
-                .map(|(key, _)| {
-                    Box::new(CelString::from(string(self.text.at(key)))) as Box<dyn Val>
-                })
-                .collect()
-        });
-        Box::new(Items { items: keys.iter() })
-    }
-}
-
 impl Sizer for JsonMap {
     fn size(&self) -> CelInt {
-        CelInt::from(self.members().len() as i64)
+        CelInt::from(self.len() as i64)
     }
 }
 
@@ -354,6 +371,14 @@ impl JsonList {
             text,
             elements: OnceLock::new(),
         }
+    }
+
+    fn len(&self) -> usize {
+        self.elements().len()
+    }
+
+    fn entries(&self) -> &[Box<dyn Val>] {
+        self.elements()
     }
 
     fn elements(&self) -> &[Box<dyn Val>] {
@@ -399,24 +424,9 @@ impl Indexer for JsonList {
     }
 }
 
-impl Iterable for JsonList {
-    fn iter<'b, 'v>(&'b self) -> Box<dyn CelIterator<'b, 'v> + 'b>
-    where
-        Self: 'v,
-    {
-        let elements = self.elements();
-        if !budget::charge(elements.len()) {
-            return Box::new(Items { items: [].iter() });
-        }
-        Box::new(Items {
-            items: elements.iter(),
-        })
-    }
-}
-
 impl Sizer for JsonList {
     fn size(&self) -> CelInt {
-        CelInt::from(self.elements().len() as i64)
+        CelInt::from(self.len() as i64)
     }
 }
 

@@ -242,27 +242,21 @@ impl Condition {
         self.run(&context)
     }
 
-    /// Whether a change matches: `object` is the new state (the last one
-    /// for a deletion), `old` the previous one (`null` for an addition; the
-    /// last state for a deletion, as admission webhooks see it), both as
-    /// JSON text.
+    /// Whether a change matches (see [`ChangeVariables::new`]); for
+    /// several conditions of one change, make its variables once and use
+    /// [`Condition::on`].
     pub fn on_change(
         &self,
         kind: ChangeType,
         object: &[u8],
         old: Option<&[u8]>,
     ) -> Result<bool, EvalError> {
-        let mut context = Context::with_env(ENV.clone());
-        let object = Arc::new(object.to_vec());
-        context.add_variable_as_val("object", JsonMap::of(object.clone()));
-        let old = match (old, kind) {
-            (Some(old), _) => JsonMap::of(Arc::new(old.to_vec())),
-            (None, ChangeType::Deleted) => JsonMap::of(object),
-            (None, _) => Box::new(cel::common::types::CelNull),
-        };
-        context.add_variable_as_val("oldObject", old);
-        context.add_variable_as_val("type", Box::new(CelString::from(kind.as_str())));
-        self.run(&context)
+        self.on(&ChangeVariables::new(kind, object, old))
+    }
+
+    /// Whether the change `variables` were made of matches.
+    pub fn on(&self, variables: &ChangeVariables) -> Result<bool, EvalError> {
+        self.run(&variables.0)
     }
 
     fn run(&self, context: &Context) -> Result<bool, EvalError> {
@@ -276,6 +270,29 @@ impl Condition {
             Ok(other) => Err(EvalError::NotBool(type_name(&other))),
             Err(e) => Err(EvalError::Failed(execution_error(&e))),
         }
+    }
+}
+
+/// The variables of one change, made once for every condition evaluated on
+/// it: they share the object's text, and what reading it found out.
+pub struct ChangeVariables(Context<'static, 'static>);
+
+impl ChangeVariables {
+    /// `object` is the new state (the last one for a deletion), `old` the
+    /// previous one (`null` for an addition; the last state for a
+    /// deletion, as admission webhooks see it), both as JSON text.
+    pub fn new(kind: ChangeType, object: &[u8], old: Option<&[u8]>) -> ChangeVariables {
+        let mut context = Context::with_env(ENV.clone());
+        let object = Arc::new(object.to_vec());
+        context.add_variable_as_val("object", JsonMap::of(object.clone()));
+        let old = match (old, kind) {
+            (Some(old), _) => JsonMap::of(Arc::new(old.to_vec())),
+            (None, ChangeType::Deleted) => JsonMap::of(object),
+            (None, _) => Box::new(cel::common::types::CelNull),
+        };
+        context.add_variable_as_val("oldObject", old);
+        context.add_variable_as_val("type", Box::new(CelString::from(kind.as_str())));
+        ChangeVariables(context)
     }
 }
 

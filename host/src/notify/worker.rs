@@ -17,6 +17,7 @@
 //! replica that does not hold the Lease keeps its queue unsent (see
 //! [`crate::leader`]).
 
+use crate::cel::ChangeVariables;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -536,13 +537,14 @@ impl Worker {
     /// lets it not pass, and is counted and shown in the subscription's
     /// status.
     fn meets_conditions(&self, item: &Item) -> bool {
+        let conditions = &self.active.sub.match_conditions;
+        if conditions.is_empty() {
+            return true;
+        }
         let a = &item.queued.announcement;
-        for condition in &self.active.sub.match_conditions {
-            match condition
-                .expression
-                .0
-                .on_change(a.kind, &a.object, a.old.as_deref())
-            {
+        let variables = ChangeVariables::new(a.kind, &a.object, a.old.as_deref());
+        for condition in conditions {
+            match condition.expression.0.on(&variables) {
                 Ok(true) => {}
                 Ok(false) => return false,
                 Err(e) => {
