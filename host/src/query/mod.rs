@@ -13,6 +13,7 @@ mod name;
 mod owners;
 mod paging;
 pub mod pool;
+pub mod scan;
 
 use std::collections::BTreeSet;
 use std::ops::Bound;
@@ -332,11 +333,33 @@ impl Query {
                 next,
             });
         }
+        let (items, more) = if budget.shared() && candidates.len() >= scan::MIN_SPLIT {
+            let split = scan::split(self, &paths, candidates, limit, budget)?;
+            (split.items, split.more)
+        } else {
+            self.read_each(candidates, &paths, limit, budget)?
+        };
+        let next = match items.last() {
+            Some(last) if more => Some(ContinueToken::after(last.key())),
+            _ => None,
+        };
+        Ok(Page { items, next })
+    }
+
+    /// Reads `candidates` in order on this thread: the first `limit` that
+    /// match, and whether more followed.
+    fn read_each(
+        &self,
+        candidates: Vec<Arc<StoredObject>>,
+        paths: &FieldPaths,
+        limit: usize,
+        budget: &mut Budget,
+    ) -> Result<(Vec<Arc<StoredObject>>, bool), Stopped> {
         let mut items = Vec::new();
         let mut more = false;
         for object in candidates {
             budget.charge()?;
-            if !self.matches_object(&object, &paths)? {
+            if !self.matches_object(&object, paths)? {
                 continue;
             }
             if items.len() == limit {
@@ -345,11 +368,7 @@ impl Query {
             }
             items.push(object);
         }
-        let next = match items.last() {
-            Some(last) if more => Some(ContinueToken::after(last.key())),
-            _ => None,
-        };
-        Ok(Page { items, next })
+        Ok((items, more))
     }
 
     /// How many objects match after `after`, without collecting them.

@@ -143,15 +143,22 @@ pub struct Budget {
     limit: Duration,
     examined: usize,
     until_check: u32,
+    /// CPU spent for the request on other threads (scan helpers).
+    elsewhere: Duration,
+    /// Whether a long read may be shared with the scan helpers: on a pool
+    /// thread, holding no lock.
+    shared: bool,
 }
 
 impl Budget {
-    fn start(limit: Duration) -> Budget {
+    pub(super) fn start(limit: Duration) -> Budget {
         Budget {
             started: thread_cpu_time(),
             limit,
             examined: 0,
             until_check: CHECK_EVERY,
+            elsewhere: Duration::ZERO,
+            shared: true,
         }
     }
 
@@ -163,6 +170,8 @@ impl Budget {
             limit: Duration::MAX,
             examined: 0,
             until_check: u32::MAX,
+            elsewhere: Duration::ZERO,
+            shared: false,
         }
     }
 
@@ -174,7 +183,19 @@ impl Budget {
             return Ok(());
         }
         self.until_check = CHECK_EVERY;
-        let spent = thread_cpu_time().saturating_sub(self.started);
+        self.check()
+    }
+
+    /// Charges what other threads spent and read for this request; the
+    /// next check counts it.
+    pub(super) fn charge_elsewhere(&mut self, cpu: Duration, examined: usize) {
+        self.elsewhere += cpu;
+        self.examined += examined;
+    }
+
+    /// `Err` once the budget is spent.
+    pub(super) fn check(&self) -> Result<(), OverBudget> {
+        let spent = thread_cpu_time().saturating_sub(self.started) + self.elsewhere;
         if spent > self.limit {
             return Err(OverBudget {
                 spent,
@@ -187,6 +208,12 @@ impl Budget {
     /// Objects examined so far.
     pub fn examined(&self) -> usize {
         self.examined
+    }
+
+    /// Whether a long read may be shared with the scan helpers
+    /// ([`super::scan`]): only on a pool thread, which holds no lock.
+    pub(super) fn shared(&self) -> bool {
+        self.shared
     }
 }
 
@@ -383,7 +410,7 @@ fn serve(receiver: &Mutex<Receiver<(Instant, Job)>>, metrics: &QueryMetrics) {
 }
 
 /// CPU time this thread has used.
-fn thread_cpu_time() -> Duration {
+pub(super) fn thread_cpu_time() -> Duration {
     let mut now = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
