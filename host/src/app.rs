@@ -237,6 +237,7 @@ pub async fn run(
     }
     let access = Access::new(&config, client.as_ref(), &metrics)?;
     let guard = access.guard(config.api_auth())?;
+    crate::query::scan::configure(config.queries.scan_helpers);
     let queries = QueryPool::new(query_pool_settings(&config), metrics.queries());
     let state = Arc::new(AppState {
         config: config.clone(),

@@ -194,6 +194,7 @@ fn queries(file: Option<QueriesFile>) -> Queries {
         budget: file
             .budget_millis
             .map_or(defaults.budget, |c| Duration::from_millis(c.0 as u64)),
+        scan_helpers: file.scan_helpers.map(|c| c.0),
         indexed_fields: file
             .indexed_fields
             .into_iter()
@@ -394,6 +395,7 @@ struct QueriesFile {
     threads: Option<Count<1>>,
     queue: Option<Count<1>>,
     budget_millis: Option<Count<1>>,
+    scan_helpers: Option<Count<0>>,
     indexed_fields: Vec<IndexedFieldsFile>,
 }
 

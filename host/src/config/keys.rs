@@ -91,6 +91,7 @@ fn every_struct() -> Value {
         "tlsListener": {"certFile": "/tls/tls.crt", "keyFile": "/tls/tls.key", "auth": "token"},
         "leaderElection": {"leaseName": "grw"},
         "queries": {
+            "scanHelpers": 1,
             "indexedFields": [{"kind": "Pod", "fields": ["spec.schedulerName"]}]
         },
         "journal": {"kinds": [{"kind": "Lease", "journal": true}]},

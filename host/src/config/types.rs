@@ -238,6 +238,10 @@ pub struct Queries {
     /// `budgetMillis` (10000): CPU time one query may take on its thread,
     /// and the longest it may wait for one.
     pub budget: Duration,
+    /// `scanHelpers`: low-priority threads that share a query's long read
+    /// of objects; `None` (the default) means one fewer than the cores, 0
+    /// none.
+    pub scan_helpers: Option<usize>,
     /// `indexedFields`: fields indexed besides Pods' `spec.nodeName` and
     /// `status.phase`.
     pub indexed_fields: Vec<IndexedFields>,
@@ -249,6 +253,7 @@ impl Default for Queries {
             threads: None,
             queue: 64,
             budget: Duration::from_secs(10),
+            scan_helpers: None,
             indexed_fields: Vec::new(),
         }
     }

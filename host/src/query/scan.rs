@@ -3,15 +3,15 @@
 //!
 //! The query pool keeps a core for the runtime: on two cores it has one
 //! thread, so a `match=` or an unindexed field selector over 10,000 Pods
-//! (decompressing each, about 2 µs) ran on one core while the other sat
-//! idle. A query thread that has many candidates to read now cuts them into
-//! chunks that it and the *scan helpers* claim in turn; the answer is put
-//! back together in key order, exactly as one thread would have made it.
+//! (decompressing each, about 2 µs) would run on one core while the other
+//! sits idle. A query thread that has many candidates to read cuts them
+//! into chunks that it and the *scan helpers* claim in turn; the answer is
+//! put back together in key order, exactly as one thread would make it.
 //!
-//! - The helpers are one fewer than the cores, and run at a lower priority
-//!   (`nice` [`HELPER_NICE`]): on a core the runtime or another query
-//!   needs, a helper gets a small share of it, so the pool's bound still
-//!   holds; on an idle core it runs at full speed.
+//! - The helpers are one fewer than the cores (`queries.scanHelpers`), and
+//!   run at a lower priority (`nice` [`HELPER_NICE`]): on a core the
+//!   runtime or another query needs, a helper gets a small share of it, so
+//!   the pool's bound still holds; on an idle core it runs at full speed.
 //! - A helper that is busy with another query's chunks is not waited for:
 //!   the query thread claims every chunk left itself. It waits only for
 //!   the chunks a helper has started, which are small ([`CHUNK`] objects).
@@ -51,11 +51,30 @@ struct Helpers {
     count: usize,
 }
 
+/// The helpers `queries.scanHelpers` asks for; unset, one fewer than the
+/// cores.
+static WANTED: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+static HELPERS: OnceLock<Helpers> = OnceLock::new();
+
+/// Sets how many helpers start (`queries.scanHelpers`; `None`, one fewer
+/// than the cores): before the first query that reads many objects, after
+/// which they are running.
+pub fn configure(helpers: Option<usize>) {
+    let wanted = helpers.unwrap_or(usize::MAX);
+    WANTED.store(wanted, Ordering::Relaxed);
+    if HELPERS.get().is_some_and(|running| running.count != wanted) {
+        tracing::warn!("queries.scanHelpers changes only at the next start");
+    }
+}
+
 fn helpers() -> &'static Helpers {
-    static HELPERS: OnceLock<Helpers> = OnceLock::new();
     HELPERS.get_or_init(|| {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let wanted = cores.saturating_sub(1);
+        let wanted = match WANTED.load(Ordering::Relaxed) {
+            usize::MAX => cores.saturating_sub(1),
+            wanted => wanted,
+        };
         let (sender, receiver) = std::sync::mpsc::sync_channel(wanted.max(1));
         let receiver = Arc::new(Mutex::new(receiver));
         let mut count = 0;
@@ -71,11 +90,6 @@ fn helpers() -> &'static Helpers {
         }
         Helpers { sender, count }
     })
-}
-
-/// How many scan helpers there are (one fewer than the cores).
-pub fn helper_count() -> usize {
-    helpers().count
 }
 
 /// One helper: lowers its priority, then reads the chunks of the scans it
@@ -117,7 +131,7 @@ struct Scan {
     helpers_cpu: AtomicU64,
     /// Objects the helpers read, not yet charged.
     helpers_read: AtomicUsize,
-    /// Chunks helpers read, for tests and figures.
+    /// Chunks helpers read.
     helped_chunks: AtomicUsize,
     state: Mutex<State>,
     changed: Condvar,
@@ -135,12 +149,11 @@ struct State {
     failed: bool,
 }
 
-/// What [`split`] found: the matches in key order (at most `limit`, and
-/// whether more followed), and how many chunks helpers read.
+/// What [`split`] found: the matches in key order, at most `limit`, and
+/// whether more followed.
 pub(super) struct Split {
     pub items: Vec<Arc<StoredObject>>,
     pub more: bool,
-    pub helped_chunks: usize,
 }
 
 /// Reads `candidates` for `query` with the helpers, charging `budget`.
@@ -212,11 +225,7 @@ impl Scan {
                 items.push(self.candidates[at as usize].clone());
             }
         }
-        Ok(Split {
-            items,
-            more,
-            helped_chunks: self.helped_chunks.load(Ordering::Relaxed),
-        })
+        Ok(Split { items, more })
     }
 
     /// Claims and reads chunks until none is left. The query thread passes

@@ -799,6 +799,10 @@ fn bad_values_are_errors_naming_the_key() {
             "config key `queries.threads`: expected a whole number from 1 up, got 0",
         ),
         (
+            r#"{"queries": {"scanHelpers": -1}}"#.into(),
+            "config key `queries.scanHelpers`: expected a whole number from 0 up, got -1",
+        ),
+        (
             r#"{"queries": {"budgetMillis": "10s"}}"#.into(),
             "config key `queries.budgetMillis`: expected a whole number from 1 up, got \"10s\"",
         ),
@@ -1338,7 +1342,7 @@ fn leader_election_takes_client_go_defaults_and_checks_its_periods() {
 #[test]
 fn queries_size_the_pool_and_add_indexed_fields() {
     let (config, warnings) = parse_ok(
-        r#"{"queries": {"threads": 3, "queue": 9, "budgetMillis": 250, "indexedFields": [
+        r#"{"queries": {"threads": 3, "queue": 9, "budgetMillis": 250, "scanHelpers": 0, "indexedFields": [
             {"group": "apps", "kind": "Deployment", "fields": ["spec.template.spec.serviceAccountName"]},
             {"group": "core", "kind": "Pod", "fields": ["spec.schedulerName", "spec.nodeName"]}
         ]}}"#,
@@ -1346,8 +1350,13 @@ fn queries_size_the_pool_and_add_indexed_fields() {
     assert!(warnings.is_empty(), "{warnings:?}");
     let queries = &config.queries;
     assert_eq!(
-        (queries.threads, queries.queue, queries.budget),
-        (Some(3), 9, Duration::from_millis(250))
+        (
+            queries.threads,
+            queries.queue,
+            queries.budget,
+            queries.scan_helpers
+        ),
+        (Some(3), 9, Duration::from_millis(250), Some(0))
     );
     let of = |group: &str, kind: &str| -> Vec<String> {
         queries
