@@ -30,7 +30,8 @@
 //!   selector on a field no index holds (`spec.schedulerName`) that no Pod
 //!   matches, which reads every object as a `match=` does and answers as
 //!   little, and the same `match=` narrowed first
-//!   by a label selector (one app: 1% of the Pods).
+//!   by a label selector (one app: 1% of the Pods). All of it twice: with
+//!   the scan helpers (the default) and without (`queries.scanHelpers: 0`).
 
 #[path = "../../host/benches/common/mod.rs"]
 mod common;
@@ -245,19 +246,31 @@ fn query() {
 
 fn daemon(fake_bin: &Path, grw_bin: &Path) {
     let (_fake, api_url) = start_fake(fake_bin, PODS, None);
-    let mut grw = start_grw_with(
-        grw_bin,
-        &api_url,
-        json!({"initialWatchingResources": [{"group": "", "version": "v1", "kind": "Pod"}]}),
+    println!(
+        "\n## `match=` over {PODS} Pods, the running daemon\n\ngrw {}. Each query asked {ASKED} times, one at a time.\n",
+        grw_bin.display(),
     );
-    let ready = grw.wait_ready(Duration::from_secs(300));
+    // The default (scan helpers: one fewer than the cores), then without.
+    for helpers in [None, Some(0)] {
+        let mut config =
+            json!({"initialWatchingResources": [{"group": "", "version": "v1", "kind": "Pod"}]});
+        if let Some(helpers) = helpers {
+            config["queries"] = json!({"scanHelpers": helpers});
+        }
+        let mut grw = start_grw_with(grw_bin, &api_url, config);
+        let ready = grw.wait_ready(Duration::from_secs(300));
+        println!(
+            "\n`queries.scanHelpers`: {}; ready in {:.1} s.\n",
+            helpers.map_or("default".to_string(), |h| h.to_string()),
+            ready.as_secs_f64()
+        );
+        ask_match_queries(&grw);
+    }
+}
+
+fn ask_match_queries(grw: &procs::Daemon) {
     let factory = PodFactory::load();
     let app = factory.app_name(0);
-    println!(
-        "\n## `match=` over {PODS} Pods, the running daemon\n\ngrw {}; ready in {:.1} s. Each query asked {ASKED} times, one at a time.\n",
-        grw_bin.display(),
-        ready.as_secs_f64()
-    );
     println!("| query | items | p50 ms | p99 ms |");
     println!("|---|---:|---:|---:|");
     let encode = |text: &str| -> String {
