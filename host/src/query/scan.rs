@@ -62,20 +62,29 @@ static HELPERS: OnceLock<Helpers> = OnceLock::new();
 /// than the cores): before the first query that reads many objects, after
 /// which they are running.
 pub fn configure(helpers: Option<usize>) {
-    let wanted = helpers.unwrap_or(usize::MAX);
-    WANTED.store(wanted, Ordering::Relaxed);
-    if HELPERS.get().is_some_and(|running| running.count != wanted) {
+    WANTED.store(helpers.unwrap_or(usize::MAX), Ordering::Relaxed);
+    if HELPERS
+        .get()
+        .is_some_and(|running| running.count != wanted())
+    {
         tracing::warn!("queries.scanHelpers changes only at the next start");
+    }
+}
+
+/// The helpers to start, as configured.
+fn wanted() -> usize {
+    match WANTED.load(Ordering::Relaxed) {
+        usize::MAX => {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            cores.saturating_sub(1)
+        }
+        wanted => wanted,
     }
 }
 
 fn helpers() -> &'static Helpers {
     HELPERS.get_or_init(|| {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let wanted = match WANTED.load(Ordering::Relaxed) {
-            usize::MAX => cores.saturating_sub(1),
-            wanted => wanted,
-        };
+        let wanted = wanted();
         let (sender, receiver) = std::sync::mpsc::sync_channel(wanted.max(1));
         let receiver = Arc::new(Mutex::new(receiver));
         let mut count = 0;

@@ -156,3 +156,19 @@ fn a_match_too_costly_on_one_object_stops_the_whole_read() {
         ),
     }
 }
+
+#[test]
+fn with_no_helpers_the_query_thread_reads_alone() {
+    // Alone in its process, as nextest runs tests, this test starts the
+    // helpers; under `cargo test` another may have started them already.
+    let first = HELPERS.get().is_none();
+    configure(Some(0));
+    let cache = pods(3_000, None);
+    let query = on_node("node-1");
+    let (objects, paths) = candidates(&cache, &query);
+    let shared = split(&query, &paths, objects, usize::MAX, &mut budget()).unwrap();
+    if first {
+        assert_eq!(helpers().count, 0);
+    }
+    assert_eq!(shared.items.len(), 429);
+}
