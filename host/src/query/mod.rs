@@ -333,7 +333,8 @@ impl Query {
                 next,
             });
         }
-        let (items, more) = if budget.shared() && candidates.len() >= scan::MIN_SPLIT {
+        let shared = budget.shared() && candidates.len() >= scan::MIN_SPLIT && scan::helping();
+        let (items, more) = if shared {
             let split = scan::split(self, &paths, candidates, limit, budget)?;
             (split.items, split.more)
         } else {

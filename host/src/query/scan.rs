@@ -82,6 +82,11 @@ fn wanted() -> usize {
     }
 }
 
+/// Whether there are helpers to share a read with.
+pub(super) fn helping() -> bool {
+    helpers().count > 0
+}
+
 fn helpers() -> &'static Helpers {
     HELPERS.get_or_init(|| {
         let wanted = wanted();
