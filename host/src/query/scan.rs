@@ -21,7 +21,7 @@
 //! - A page with a `limit` stops claiming chunks once the chunks read in
 //!   order hold more matches than the page takes.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -140,8 +140,6 @@ struct Scan {
     paths: FieldPaths,
     candidates: Vec<Arc<StoredObject>>,
     chunks: usize,
-    /// No chunk is claimed once set: the answer is known, or will not be.
-    stop: AtomicBool,
     /// CPU the helpers spent on it, in ns, not yet charged.
     helpers_cpu: AtomicU64,
     /// Objects the helpers read, not yet charged.
@@ -158,6 +156,8 @@ struct State {
     next: usize,
     /// Chunks claimed and not yet done.
     running: usize,
+    /// No chunk is claimed once set: the answer is known, or will not be.
+    stop: bool,
     /// Each chunk's result, once read.
     results: Vec<Option<ChunkResult>>,
     /// A helper panicked.
@@ -198,7 +198,6 @@ impl Scan {
             paths: paths.clone(),
             candidates,
             chunks,
-            stop: AtomicBool::new(false),
             helpers_cpu: AtomicU64::new(0),
             helpers_read: AtomicUsize::new(0),
             helped_chunks: AtomicUsize::new(0),
@@ -221,10 +220,7 @@ impl Scan {
         }
         // Answered 500 by the pool, as any query that panics.
         assert!(!state.failed, "a scan helper panicked");
-        budget.charge_elsewhere(
-            Duration::from_nanos(self.helpers_cpu.swap(0, Ordering::Relaxed)),
-            self.helpers_read.swap(0, Ordering::Relaxed),
-        );
+        self.charge_helpers(budget);
         budget.check()?;
         let mut items = Vec::new();
         let mut more = false;
@@ -253,7 +249,7 @@ impl Scan {
         loop {
             let chunk = {
                 let mut state = self.state.lock();
-                if self.stop.load(Ordering::Relaxed) || state.next == self.chunks {
+                if state.stop || state.next == self.chunks {
                     return Ok(());
                 }
                 state.next += 1;
@@ -286,25 +282,31 @@ impl Scan {
             if let Some(outcome) = stops {
                 // Chunks are claimed in order: those before this one are
                 // read, those after it are not needed.
-                self.stop.store(true, Ordering::Relaxed);
+                state.stop = true;
                 return outcome;
             }
             let Some((budget, limit)) = own.as_mut() else {
                 continue;
             };
-            budget.charge_elsewhere(
-                Duration::from_nanos(self.helpers_cpu.swap(0, Ordering::Relaxed)),
-                self.helpers_read.swap(0, Ordering::Relaxed),
-            );
+            self.charge_helpers(budget);
             while let Some(Some(result)) = state.results.get(in_order) {
                 matches += result.as_ref().map_or(0, Vec::len);
                 in_order += 1;
             }
             if matches > *limit {
-                self.stop.store(true, Ordering::Relaxed);
+                state.stop = true;
                 return Ok(());
             }
         }
+    }
+
+    /// Charges `budget` with what the helpers spent and read since the
+    /// last charge.
+    fn charge_helpers(&self, budget: &mut Budget) {
+        budget.charge_elsewhere(
+            Duration::from_nanos(self.helpers_cpu.swap(0, Ordering::Relaxed)),
+            self.helpers_read.swap(0, Ordering::Relaxed),
+        );
     }
 
     /// Reads one chunk: the positions of its matches. The query thread
@@ -335,8 +337,8 @@ impl Scan {
 
     /// A helper panicked: the query thread stops waiting and fails.
     fn fail(&self) {
-        self.stop.store(true, Ordering::Relaxed);
         let mut state = self.state.lock();
+        state.stop = true;
         state.failed = true;
         self.changed.notify_all();
     }
