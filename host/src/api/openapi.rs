@@ -320,6 +320,11 @@ mod tests {
             }
             for (method, operation) in item.as_object().expect("path item") {
                 for (status, answer) in operation["responses"].as_object().expect("responses") {
+                    // 414 is the HTTP server's, before GRW reads the
+                    // request: it has no body.
+                    if status == "414" {
+                        continue;
+                    }
                     if status.starts_with('4') || status.starts_with('5') {
                         let answer = drift::resolve(&document, answer);
                         assert_eq!(
