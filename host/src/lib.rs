@@ -28,6 +28,7 @@ pub mod journal;
 pub(crate) mod json_text;
 pub mod kube;
 pub mod leader;
+pub mod memory_file;
 pub mod metrics;
 pub mod notify;
 pub mod plugin;

@@ -39,6 +39,7 @@ pub use write::{Counts, StoreError};
 
 use crate::config::{JournalConfig, WatchOptions};
 use crate::gvk::{GRW_GROUP, Gvk};
+use crate::memory_file::MemoryFile;
 use crate::relations::{Direction, Graph, NodeKey};
 use crate::store::{Change, Followed};
 use crate::watch::{Watch, Watches};
@@ -161,6 +162,8 @@ impl Scope {
 pub struct Journal {
     db: Arc<Database>,
     path: Option<PathBuf>,
+    /// The database, without `dataDir`.
+    memory: Option<MemoryFile>,
     scope: Arc<Scope>,
     queue: mpsc::Sender<Item>,
     /// Kinds followed now (`group/Kind`), one watch each.
@@ -182,10 +185,15 @@ pub fn rfc3339_micros(stamp: u64) -> String {
 /// the objects' last versions are what writing reads.
 const CACHE_BYTES: usize = 16 << 20;
 
+/// The same for a journal in memory: its pages are in memory already, and
+/// a larger cache would only hold them twice.
+const MEMORY_CACHE_BYTES: usize = 2 << 20;
+
 impl Journal {
     /// Opens (or creates) `dir/journal.redb`, or a journal in memory, and
     /// starts its writer thread.
     pub fn open(scope: Arc<Scope>, dir: Option<&Path>) -> Result<Arc<Journal>, OpenError> {
+        let memory = MemoryFile::new();
         let (db, path) = match dir {
             Some(dir) => {
                 std::fs::create_dir_all(dir).map_err(|source| OpenError::CreateDir {
@@ -204,8 +212,8 @@ impl Journal {
             }
             None => (
                 Database::builder()
-                    .set_cache_size(CACHE_BYTES)
-                    .create_with_backend(redb::backends::InMemoryBackend::new())
+                    .set_cache_size(MEMORY_CACHE_BYTES)
+                    .create_with_backend(memory.clone())
                     .map_err(|source| OpenError::Open {
                         path: PathBuf::from("(memory)"),
                         source,
@@ -251,6 +259,7 @@ impl Journal {
             .expect("the journal's writer thread starts");
         Ok(Arc::new(Journal {
             db,
+            memory: path.is_none().then_some(memory),
             path,
             scope,
             queue,
@@ -389,6 +398,7 @@ impl Journal {
             .unwrap_or_default();
         json!({
             "persistent": self.path.is_some(),
+            "fileBytes": self.file_bytes(),
             "maxBytes": self.scope.max_bytes,
             "maxAgeSeconds": self.scope.max_age.as_secs(),
             "writeLag": counts.lag_summary(),
@@ -400,6 +410,17 @@ impl Journal {
                 "from": (from > 0).then(|| rfc3339_micros(from)),
             })).collect::<Vec<_>>(),
         })
+    }
+
+    /// The bytes of the database: its file's length, or the memory it
+    /// holds. More than the entries' bytes: index rows, the objects' last
+    /// versions, pages freed and not yet reused.
+    pub fn file_bytes(&self) -> u64 {
+        match (&self.memory, &self.path) {
+            (Some(memory), _) => memory.held() as u64,
+            (None, Some(path)) => std::fs::metadata(path).map_or(0, |m| m.len()),
+            (None, None) => 0,
+        }
     }
 
     /// The versions of one object in `since..=until` (µs), newest first;

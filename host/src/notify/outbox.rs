@@ -351,7 +351,7 @@ impl Outbox {
                 (open_file(&path)?, Some(path))
             }
             None => (
-                Database::builder().create_with_backend(redb::backends::InMemoryBackend::new())?,
+                Database::builder().create_with_backend(crate::memory_file::MemoryFile::new())?,
                 None,
             ),
         };
