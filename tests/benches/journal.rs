@@ -62,6 +62,7 @@ use common::{Args, cpu_model, env_number, grouped};
 use grw_e2e::pods::{PodFactory, compact_len};
 use procs::{
     Daemon, FakeCommands, cpu_seconds, grw_binary, rss_bytes, start_fake_with_pods, start_grw_with,
+    thread_cpu_seconds,
 };
 use serde_json::{Value, json};
 
@@ -190,9 +191,9 @@ fn paced(fake: &mut FakeCommands, command: &str, rate: u64, total: Option<u64>, 
 fn ingest(fake_bin: &Path, grw: &Path, sizes: &[usize], rate: u64) {
     println!("\n## Sync with the journal off, in memory and on disk\n");
     println!(
-        "| Pods | journal | ready s | CPU s to ready | RSS MiB at ready | journal caught up s (CPU s) | RSS MiB then | steady CPU % at {rate}/s |"
+        "| Pods | journal | ready s | CPU s to ready | RSS MiB at ready | journal caught up s (CPU s) | RSS MiB then | journal file MiB then | steady CPU % at {rate}/s | of which the journal's writer % |"
     );
-    println!("|---:|---|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for &pods in sizes {
         let (_fake, url, mut commands) = start_fake_with_pods(fake_bin, pods);
         for mode in [Mode::Off, Mode::Memory, Mode::Disk] {
@@ -207,22 +208,33 @@ fn ingest(fake_bin: &Path, grw: &Path, sizes: &[usize], rate: u64) {
                     ready + took,
                     cpu_seconds(pid),
                     rss_bytes(pid) as f64 / 1048576.0,
+                    journal(&daemon)["fileBytes"].as_f64().unwrap_or(0.0) / 1048576.0,
                 )
             });
             let stop = AtomicBool::new(false);
             let cpu_before = cpu_seconds(pid);
+            let writer_before = thread_cpu_seconds(pid, "grw-journal");
             let steady_started = Instant::now();
             paced(&mut commands, "pod-status", rate, Some(rate * 30), &stop);
-            let steady = (cpu_seconds(pid) - cpu_before) / steady_started.elapsed().as_secs_f64();
-            let (caught, rss_then) = match caught_up {
-                Some((at, cpu, rss)) => (
+            let elapsed = steady_started.elapsed().as_secs_f64();
+            let steady = (cpu_seconds(pid) - cpu_before) / elapsed;
+            let writer = match mode {
+                Mode::Off => "–".to_string(),
+                _ => format!(
+                    "{:.1}",
+                    (thread_cpu_seconds(pid, "grw-journal") - writer_before) / elapsed * 100.0
+                ),
+            };
+            let (caught, rss_then, file_then) = match caught_up {
+                Some((at, cpu, rss, file)) => (
                     format!("{:.2} ({cpu:.2})", at.as_secs_f64()),
                     format!("{rss:.0}"),
+                    format!("{file:.0}"),
                 ),
-                None => ("–".into(), "–".into()),
+                None => ("–".into(), "–".into(), "–".into()),
             };
             println!(
-                "| {} | {} | {:.2} | {cpu_ready:.2} | {:.0} | {caught} | {rss_then} | {:.1} |",
+                "| {} | {} | {:.2} | {cpu_ready:.2} | {:.0} | {caught} | {rss_then} | {file_then} | {:.1} | {writer} |",
                 grouped(pods as f64),
                 mode.name(),
                 ready.as_secs_f64(),

@@ -109,6 +109,7 @@ async fn compat_webhooks_get_each_change_once_in_order() {
     let fake = cluster().await;
     let all = Receiver::start().await;
     let filtered = Receiver::start().await;
+    let conditioned = Receiver::start().await;
     let grw = grw(
         &fake,
         json!({
@@ -118,6 +119,12 @@ async fn compat_webhooks_get_each_change_once_in_order() {
                     "webhookUrls": [filtered.url("/cm")],
                     "eventTypes": ["ADDED", "DELETED"],
                     "filter": {"namespace": "shop", "labelSelectors": ["team", "qa"]}
+                }, {
+                    "webhookUrls": [conditioned.url("/cm")],
+                    "matchConditions": [{
+                        "name": "changed-k",
+                        "expression": "type == 'MODIFIED' && object.data.k != oldObject.data.k"
+                    }]
                 }]
             }],
             "globalWebhookUrls": [all.url("/all")],
@@ -169,16 +176,24 @@ async fn compat_webhooks_get_each_change_once_in_order() {
     let filtered_got = filtered.wait_accepted(2, WAIT).await;
     let summaries: Vec<String> = filtered_got.iter().map(grw_summary).collect();
     assert_eq!(summaries, ["ADDED shop/web 1", "DELETED shop/web 2"]);
+    let conditioned_got = conditioned.wait_accepted(1, WAIT).await;
+    assert_eq!(grw_summary(&conditioned_got[0]), "MODIFIED shop/web 2");
 
     // Nothing more arrives later.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(all.requests().len(), 4);
     assert_eq!(filtered.requests().len(), 2);
+    assert_eq!(conditioned.requests().len(), 1);
 
     let (status, subs) = grw.get("/api/v1/subscriptions").await;
     assert_eq!(status, 200);
     let items = subs["items"].as_array().unwrap();
-    assert_eq!(items.len(), 2);
+    assert_eq!(items.len(), 3);
+    let with_conditions = items
+        .iter()
+        .find(|s| s["definition"]["matchConditions"].is_array())
+        .expect("the notifier with conditions shows them");
+    assert_eq!(with_conditions["filtered"], 3, "{with_conditions}");
     assert!(
         items
             .iter()

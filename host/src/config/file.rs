@@ -484,6 +484,8 @@ struct NotifierFile {
     event_types: Vec<crate::event::ChangeType>,
     #[serde(default)]
     filter: Option<NotifierFilter>,
+    #[serde(default, deserialize_with = "super::subscription::match_conditions")]
+    match_conditions: Vec<super::subscription::MatchCondition>,
 }
 
 #[derive(Deserialize, Default)]
@@ -547,6 +549,7 @@ impl<'de> Deserialize<'de> for NotifierConfig {
             webhook_urls: file.webhook_urls,
             event_types: file.event_types,
             filter: file.filter,
+            match_conditions: file.match_conditions,
         })
     }
 }

@@ -84,7 +84,8 @@ fn every_struct() -> Value {
             "watchOptions": {"namespace": "shop"},
             "notifiers": [{
                 "webhookUrls": ["http://127.0.0.1:9000/hook"],
-                "filter": {"namespace": "shop"}
+                "filter": {"namespace": "shop"},
+                "matchConditions": [{"name": "running", "expression": "object.status.phase == 'Running'"}]
             }]
         }],
         "delegatedAuth": {"widen": true},

@@ -241,7 +241,7 @@ fn condition_name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, 
     )
 }
 
-fn match_conditions<'de, D: Deserializer<'de>>(
+pub(super) fn match_conditions<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Vec<MatchCondition>, D::Error> {
     let conditions: Vec<MatchCondition> =

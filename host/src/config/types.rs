@@ -426,6 +426,9 @@ pub struct NotifierConfig {
     pub event_types: Vec<ChangeType>,
     /// `filter`, same shape as the compat query body; `None` = everything.
     pub filter: Option<NotifierFilter>,
+    /// `matchConditions`, as a subscription's: CEL conditions every
+    /// change must meet.
+    pub match_conditions: Vec<super::subscription::MatchCondition>,
 }
 
 /// `k8sClientConfig`: how to reach the API server.

@@ -150,14 +150,19 @@ pub fn from_compat_config(config: &Config) -> Vec<Subscription> {
                 .unwrap_or_default();
             let event_types: Vec<&str> = notifier.event_types.iter().map(|t| t.as_str()).collect();
             for url in &notifier.webhook_urls {
-                let definition = serde_json::json!({
+                let mut definition = serde_json::json!({
                     "configKey": origin,
                     "kind": resource.gvk.to_string(),
                     "webhookUrl": url,
                     "eventTypes": event_types,
                     "filter": notifier.filter.as_ref().map(|f| &f.written),
                 });
-                out.push(compat_subscription(
+                // Only when given: a notifier without conditions keeps the
+                // name (and queue) it had before they existed.
+                if !notifier.match_conditions.is_empty() {
+                    definition["matchConditions"] = serde_json::json!(notifier.match_conditions);
+                }
+                let mut subscription = compat_subscription(
                     &resource.gvk,
                     kind.clone(),
                     resource.options.clone(),
@@ -165,7 +170,9 @@ pub fn from_compat_config(config: &Config) -> Vec<Subscription> {
                     notifier.event_types.clone(),
                     query.clone(),
                     definition,
-                ));
+                );
+                subscription.match_conditions = notifier.match_conditions.clone();
+                out.push(subscription);
             }
         }
         for url in &config.global_webhook_urls {

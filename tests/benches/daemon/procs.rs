@@ -372,3 +372,32 @@ pub fn cpu_seconds(pid: u32) -> f64 {
     let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1);
     ticks as f64 / per_second as f64
 }
+
+/// CPU seconds (user and system) the threads of process `pid` named
+/// `name` (as `/proc/<pid>/task/<tid>/comm` says) used so far.
+pub fn thread_cpu_seconds(pid: u32, name: &str) -> f64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0.0;
+    };
+    tasks
+        .flatten()
+        .filter(|task| {
+            std::fs::read_to_string(task.path().join("comm")).is_ok_and(|comm| comm.trim() == name)
+        })
+        .filter_map(|task| {
+            let tid = task.file_name().to_str()?.parse::<u32>().ok()?;
+            std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()
+        })
+        .map(|stat| {
+            let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+            let ticks: u64 = after_name
+                .split_whitespace()
+                .skip(11)
+                .take(2)
+                .filter_map(|t| t.parse::<u64>().ok())
+                .sum();
+            // SAFETY: as in `cpu_seconds`.
+            ticks as f64 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64
+        })
+        .sum()
+}

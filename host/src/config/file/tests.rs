@@ -140,6 +140,7 @@ fn full_config_sets_every_key() {
                         )
                         .unwrap(),
                     ),
+                    match_conditions: vec![],
                 }],
             },
             WatchedResource {
@@ -154,6 +155,7 @@ fn full_config_sets_every_key() {
                     webhook_urls: vec!["https://example.com/cm".into()],
                     event_types: vec![],
                     filter: None,
+                    match_conditions: vec![],
                 }],
             },
         ],
@@ -685,6 +687,14 @@ fn bad_values_are_errors_naming_the_key() {
         (
             r#"{"initialWatchingResources": [{"version": "v1", "kind": "Pod", "notifiers": [{"webhookUrls": ["http://a"], "filter": "ns=a"}]}]}"#.into(),
             r#"config key `initialWatchingResources[0].notifiers[0].filter`: expected an object (the same shape as a query body), got "ns=a""#,
+        ),
+        (
+            r#"{"initialWatchingResources": [{"version": "v1", "kind": "Pod", "notifiers": [{"webhookUrls": ["http://a"], "matchConditions": [{"name": "a", "expression": "objet.spec"}]}]}]}"#.into(),
+            "config key `initialWatchingResources[0].notifiers[0].matchConditions[0].expression`: undeclared reference to 'objet' (line 1, column 1)",
+        ),
+        (
+            r#"{"initialWatchingResources": [{"version": "v1", "kind": "Pod", "notifiers": [{"webhookUrls": ["http://a"], "matchConditions": [{"name": "a", "expression": "true"}, {"name": "a", "expression": "false"}]}]}]}"#.into(),
+            "config key `initialWatchingResources[0].notifiers[0].matchConditions`: the name `a` is used twice; each condition needs its own",
         ),
         (
             r#"{"pluginAllowedHosts": ["ok", ""]}"#.into(),

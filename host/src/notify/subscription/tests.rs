@@ -60,6 +60,7 @@ fn compat_config(filter: Option<Value>) -> Config {
                 webhook_urls: vec!["http://a/pods".into(), "http://b/pods".into()],
                 event_types: vec![ChangeType::Deleted],
                 filter: filter.map(|f| NotifierFilter::from_json(f).unwrap()),
+                match_conditions: vec![],
             }],
         }],
         global_webhook_urls: vec!["http://all/".into()],
@@ -122,6 +123,33 @@ fn compat_names_do_not_change() {
             "config-pod-df09270d"
         ]
     );
+}
+
+#[test]
+fn compat_notifiers_carry_their_match_conditions() {
+    let mut config = compat_config(None);
+    let without: Vec<String> = from_compat_config(&config)
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    config.initial_resources[0].notifiers[0].match_conditions = serde_json::from_value(json!([
+        {"name": "restarted", "expression": "object.status.containerStatuses.exists(c, c.restartCount > 3)"}
+    ]))
+    .unwrap();
+    let subs = from_compat_config(&config);
+    for sub in &subs[..2] {
+        assert_eq!(sub.match_conditions.len(), 1);
+        assert_eq!(sub.match_conditions[0].name, "restarted");
+        assert_eq!(
+            sub.definition["matchConditions"],
+            json!([{"name": "restarted", "expression": "object.status.containerStatuses.exists(c, c.restartCount > 3)"}])
+        );
+    }
+    // Other conditions, another subscription; the global URL's is the same.
+    assert_ne!(subs[0].name, without[0]);
+    assert_ne!(subs[1].name, without[1]);
+    assert_eq!(subs[2].name, without[2]);
+    assert!(subs[2].match_conditions.is_empty());
 }
 
 #[test]
