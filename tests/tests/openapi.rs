@@ -201,6 +201,41 @@ async fn a_replay_refuses_a_new_watch_at_once() {
     assert_eq!(status, 200, "{body}");
 }
 
+/// With the journal off, its routes answer 404 `NoJournal`, a status the
+/// document lists for each of them.
+#[tokio::test]
+async fn with_the_journal_off_its_routes_answer_a_documented_404() {
+    let grw = Grw::replaying_in(
+        tempfile::tempdir().expect("a temporary directory"),
+        json!({"journal": {"enabled": false}}),
+    )
+    .await;
+    let (_, document) = grw.get("/api/v1/openapi.json").await;
+    for (path, template) in [
+        ("/api/v1/journal", "/api/v1/journal"),
+        ("/api/v1/changes?since=1h", "/api/v1/changes"),
+        (
+            "/api/v1/namespaces/shop/history/deployments/frontend",
+            "/api/v1/namespaces/{namespace}/history/{kind}/{name}",
+        ),
+        (
+            "/api/v1/namespaces/shop/timeline/deployments/frontend",
+            "/api/v1/namespaces/{namespace}/timeline/{kind}/{name}",
+        ),
+    ] {
+        let (status, body) = grw.get(path).await;
+        assert_eq!(
+            (status, body["reason"].as_str()),
+            (404, Some("NoJournal")),
+            "{path}: {body}"
+        );
+        assert!(
+            document["paths"][template]["get"]["responses"]["404"].is_object(),
+            "the document lists no 404 for GET {template}"
+        );
+    }
+}
+
 /// A path parameter that is not UTF-8 once percent-decoded is refused in
 /// the API's one error shape, as the document says, not in axum's plain
 /// text.
