@@ -19,23 +19,17 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use serde::Deserialize;
-use serde::de::{Deserializer, MapAccess, Visitor};
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::record::{MAX_PATHS, RESOURCE_VERSION};
+use crate::json_text;
 
 /// The patch from `before` to `after` (compact JSON texts of an object)
 /// and the paths it changes, at most [`MAX_PATHS`], without
 /// `/metadata/resourceVersion`, which every version changes.
 pub(super) fn diff(before: &[u8], after: &[u8]) -> (Value, Vec<String>) {
     let mut patch = Patch::default();
-    match (text(before), text(after)) {
-        (Some(before), Some(after)) => patch.value(before, after, &mut String::new(), Place::Root),
-        // Text serde_json did not write: compared as values.
-        _ => patch.scalar(&parse_bytes(before), &parse_bytes(after), ""),
-    }
+    patch.value(before, after, &mut String::new(), Place::Root);
     let paths: Vec<String> = patch
         .ops
         .iter()
@@ -48,16 +42,8 @@ pub(super) fn diff(before: &[u8], after: &[u8]) -> (Value, Vec<String>) {
     (Value::Array(patch.ops), paths)
 }
 
-fn text(bytes: &[u8]) -> Option<&RawValue> {
-    serde_json::from_str(std::str::from_utf8(bytes).ok()?).ok()
-}
-
-fn parse_bytes(bytes: &[u8]) -> Value {
-    serde_json::from_slice(bytes).unwrap_or(Value::Null)
-}
-
-fn parse(raw: &RawValue) -> Value {
-    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+fn parse(text: &[u8]) -> Value {
+    serde_json::from_slice(text).unwrap_or(Value::Null)
 }
 
 /// Where in the object a value is: the members of these are compared
@@ -75,38 +61,37 @@ struct Patch {
 }
 
 impl Patch {
-    fn value(&mut self, before: &RawValue, after: &RawValue, path: &mut String, place: Place) {
-        let (b, a) = (before.get(), after.get());
-        if b == a {
+    /// Compares two values' texts. Text that is not compact JSON (which
+    /// the cache never holds) is compared as parsed values.
+    fn value(&mut self, before: &[u8], after: &[u8], path: &mut String, place: Place) {
+        if before == after {
             return;
         }
-        match (b.as_bytes().first(), a.as_bytes().first()) {
+        match (before.first(), after.first()) {
             (Some(b'{'), Some(b'{')) => match (members(before, place), members(after, place)) {
                 (Some(before), Some(after)) => self.object(&before, &after, path, place),
                 _ => self.scalar(&parse(before), &parse(after), path),
             },
-            (Some(b'['), Some(b'[')) => {
-                match (
-                    serde_json::from_str::<Vec<&RawValue>>(b),
-                    serde_json::from_str::<Vec<&RawValue>>(a),
-                ) {
-                    (Ok(before), Ok(after)) => self.array(&before, &after, path),
-                    _ => self.scalar(&parse(before), &parse(after), path),
-                }
-            }
+            (Some(b'['), Some(b'[')) => match (
+                json_text::array_elements(before),
+                json_text::array_elements(after),
+            ) {
+                (Some(before), Some(after)) => self.array(&before, &after, path),
+                _ => self.scalar(&parse(before), &parse(after), path),
+            },
             _ => self.scalar(&parse(before), &parse(after), path),
         }
     }
 
     fn object(
         &mut self,
-        before: &[(Cow<'_, str>, &RawValue)],
-        after: &[(Cow<'_, str>, &RawValue)],
+        before: &[(Cow<'_, str>, &[u8])],
+        after: &[(Cow<'_, str>, &[u8])],
         path: &mut String,
         place: Place,
     ) {
-        let olds: HashMap<&str, &RawValue> = before.iter().map(|(k, v)| (&**k, *v)).collect();
-        let news: HashMap<&str, &RawValue> = after.iter().map(|(k, v)| (&**k, *v)).collect();
+        let olds: HashMap<&str, &[u8]> = before.iter().map(|(k, v)| (&**k, *v)).collect();
+        let news: HashMap<&str, &[u8]> = after.iter().map(|(k, v)| (&**k, *v)).collect();
         let at = path.len();
         for (key, new) in after {
             push_token(path, key);
@@ -133,7 +118,7 @@ impl Patch {
         }
     }
 
-    fn array(&mut self, before: &[&RawValue], after: &[&RawValue], path: &mut String) {
+    fn array(&mut self, before: &[&[u8]], after: &[&[u8]], path: &mut String) {
         let at = path.len();
         for (i, (old, new)) in before.iter().zip(after).enumerate() {
             push_token(path, &i.to_string());
@@ -166,7 +151,7 @@ impl Patch {
             .push(json!({"op": "replace", "path": path, "value": after}));
     }
 
-    fn remove(&mut self, old: &RawValue, path: &str) {
+    fn remove(&mut self, old: &[u8], path: &str) {
         self.ops
             .push(json!({"op": "test", "path": path, "value": parse(old)}));
         self.ops.push(json!({"op": "remove", "path": path}));
@@ -185,63 +170,30 @@ fn push_token(path: &mut String, token: &str) {
     }
 }
 
-/// The members of a JSON object, in their order, borrowed from its text;
-/// in `metadata`, without `managedFields`.
-fn members(raw: &RawValue, place: Place) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
-    let Members(mut members) = serde_json::from_str(raw.get()).ok()?;
-    if place == Place::Metadata {
-        members.retain(|(key, _)| key != "managedFields");
+/// The members of a compact JSON object, in their order, borrowed from
+/// its text; in `metadata`, without `managedFields`. `None` when the text
+/// is not one.
+fn members(text: &[u8], place: Place) -> Option<Vec<(Cow<'_, str>, &[u8])>> {
+    let mut members = Vec::new();
+    for (quoted, value) in json_text::object_members(text)? {
+        let name = name(quoted)?;
+        if place == Place::Metadata && name == "managedFields" {
+            continue;
+        }
+        members.push((name, value));
     }
     Some(members)
 }
 
-struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
-
-impl<'de> Deserialize<'de> for Members<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Each;
-        impl<'de> Visitor<'de> for Each {
-            type Value = Members<'de>;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Members<'de>, M::Error> {
-                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(8));
-                while let Some(Name(name)) = map.next_key()? {
-                    members.push((name, map.next_value()?));
-                }
-                Ok(Members(members))
-            }
-        }
-        deserializer.deserialize_map(Each)
+/// A member's name from its quoted text: borrowed unless it has escapes.
+fn name(quoted: &[u8]) -> Option<Cow<'_, str>> {
+    let inner = quoted.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    if inner.contains(&b'\\') {
+        return serde_json::from_slice::<String>(quoted)
+            .ok()
+            .map(Cow::Owned);
     }
-}
-
-/// A member's name: borrowed from the text unless it has escapes.
-struct Name<'a>(Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Name<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Text;
-        impl<'de> Visitor<'de> for Text {
-            type Value = Name<'de>;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a member name")
-            }
-
-            fn visit_borrowed_str<E>(self, name: &'de str) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Borrowed(name)))
-            }
-
-            fn visit_str<E>(self, name: &str) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Owned(name.to_string())))
-            }
-        }
-        deserializer.deserialize_str(Text)
-    }
+    std::str::from_utf8(inner).ok().map(Cow::Borrowed)
 }
 
 #[cfg(test)]
@@ -328,6 +280,33 @@ mod tests {
             json!({"spec": {"managedFields": 2}}),
         );
         assert_eq!(paths, ["/spec/managedFields"]);
+    }
+
+    #[test]
+    fn names_with_escapes_are_read_and_written_as_pointers() {
+        let (_, paths) = check(
+            json!({"a\"b": 1, "caf\u{e9}": {"x/y": 1}, "tab\t": 0}),
+            json!({"a\"b": 2, "caf\u{e9}": {"x/y": 2}, "tab\t": 0}),
+        );
+        assert_eq!(paths, ["/a\"b", "/caf\u{e9}/x~1y"]);
+        // Escaped as serde_json may write them (`\u00e9`), read the same.
+        let (patch, _) = diff(br#"{"caf\u00e9":1}"#, br#"{"caf\u00e9":2}"#);
+        assert_eq!(
+            patch[1],
+            json!({"op": "replace", "path": "/caf\u{e9}", "value": 2})
+        );
+    }
+
+    #[test]
+    fn text_with_spaces_is_compared_as_values() {
+        // The cache holds compact text; other text is still diffed right,
+        // as a whole.
+        let (patch, paths) = diff(b"{\"a\": 1, \"b\": 2}", b"{\"a\": 1, \"b\": 3}");
+        assert_eq!(paths, [""]);
+        assert_eq!(
+            patched(&json!({"a": 1, "b": 2}), &patch),
+            json!({"a": 1, "b": 3})
+        );
     }
 
     #[test]
