@@ -67,6 +67,20 @@ fn place(offset: u64) -> (usize, usize) {
     )
 }
 
+/// The pieces of `len` bytes at `offset`, one per chunk they touch: the
+/// chunk, where in it, and which of the bytes.
+fn spans(offset: u64, len: usize) -> impl Iterator<Item = (usize, usize, std::ops::Range<usize>)> {
+    let mut done = 0;
+    std::iter::from_fn(move || {
+        (done < len).then(|| {
+            let (chunk, at) = place(offset + done as u64);
+            let n = (CHUNK - at).min(len - done);
+            done += n;
+            (chunk, at, done - n..done)
+        })
+    })
+}
+
 impl redb::StorageBackend for MemoryFile {
     fn len(&self) -> Result<u64, io::Error> {
         Ok(self.inner.read().len)
@@ -77,12 +91,8 @@ impl redb::StorageBackend for MemoryFile {
         if offset.saturating_add(out.len() as u64) > inner.len {
             return Err(out_of_range(offset, out.len(), inner.len));
         }
-        let mut done = 0;
-        while done < out.len() {
-            let (chunk, at) = place(offset + done as u64);
-            let n = (CHUNK - at).min(out.len() - done);
-            out[done..done + n].copy_from_slice(&inner.chunks[chunk][at..at + n]);
-            done += n;
+        for (chunk, at, span) in spans(offset, out.len()) {
+            out[span.clone()].copy_from_slice(&inner.chunks[chunk][at..at + span.len()]);
         }
         Ok(())
     }
@@ -119,12 +129,8 @@ impl redb::StorageBackend for MemoryFile {
         if offset.saturating_add(data.len() as u64) > inner.len {
             return Err(out_of_range(offset, data.len(), inner.len));
         }
-        let mut done = 0;
-        while done < data.len() {
-            let (chunk, at) = place(offset + done as u64);
-            let n = (CHUNK - at).min(data.len() - done);
-            inner.chunks[chunk][at..at + n].copy_from_slice(&data[done..done + n]);
-            done += n;
+        for (chunk, at, span) in spans(offset, data.len()) {
+            inner.chunks[chunk][at..at + span.len()].copy_from_slice(&data[span]);
         }
         Ok(())
     }

@@ -193,8 +193,7 @@ impl Journal {
     /// Opens (or creates) `dir/journal.redb`, or a journal in memory, and
     /// starts its writer thread.
     pub fn open(scope: Arc<Scope>, dir: Option<&Path>) -> Result<Arc<Journal>, OpenError> {
-        let memory = MemoryFile::new();
-        let (db, path) = match dir {
+        let (db, path, memory) = match dir {
             Some(dir) => {
                 std::fs::create_dir_all(dir).map_err(|source| OpenError::CreateDir {
                     path: dir.to_path_buf(),
@@ -208,18 +207,19 @@ impl Journal {
                         path: path.clone(),
                         source,
                     })?;
-                (db, Some(path))
+                (db, Some(path), None)
             }
-            None => (
-                Database::builder()
+            None => {
+                let memory = MemoryFile::new();
+                let db = Database::builder()
                     .set_cache_size(MEMORY_CACHE_BYTES)
                     .create_with_backend(memory.clone())
                     .map_err(|source| OpenError::Open {
                         path: PathBuf::from("(memory)"),
                         source,
-                    })?,
-                None,
-            ),
+                    })?;
+                (db, None, Some(memory))
+            }
         };
         let txn = db.begin_write().map_err(StoreError::from)?;
         {
@@ -259,7 +259,7 @@ impl Journal {
             .expect("the journal's writer thread starts");
         Ok(Arc::new(Journal {
             db,
-            memory: path.is_none().then_some(memory),
+            memory,
             path,
             scope,
             queue,

@@ -359,18 +359,7 @@ fn status_bytes(pid: u32, field: &str) -> u64 {
 pub fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .unwrap_or_else(|e| panic!("reading /proc/{pid}/stat: {e}"));
-    // The command name (field 2) may hold spaces; fields after its `)`
-    // start at field 3, so utime and stime (14 and 15) are the 12th and 13th.
-    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let ticks: u64 = after_name
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .filter_map(|t| t.parse::<u64>().ok())
-        .sum();
-    // SAFETY: sysconf reads a constant of the system and has no preconditions.
-    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1);
-    ticks as f64 / per_second as f64
+    stat_cpu_seconds(&stat)
 }
 
 /// CPU seconds (user and system) the threads of process `pid` named
@@ -384,20 +373,23 @@ pub fn thread_cpu_seconds(pid: u32, name: &str) -> f64 {
         .filter(|task| {
             std::fs::read_to_string(task.path().join("comm")).is_ok_and(|comm| comm.trim() == name)
         })
-        .filter_map(|task| {
-            let tid = task.file_name().to_str()?.parse::<u32>().ok()?;
-            std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()
-        })
-        .map(|stat| {
-            let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-            let ticks: u64 = after_name
-                .split_whitespace()
-                .skip(11)
-                .take(2)
-                .filter_map(|t| t.parse::<u64>().ok())
-                .sum();
-            // SAFETY: as in `cpu_seconds`.
-            ticks as f64 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64
-        })
+        .filter_map(|task| std::fs::read_to_string(task.path().join("stat")).ok())
+        .map(|stat| stat_cpu_seconds(&stat))
         .sum()
+}
+
+/// The user and system time a `/proc/.../stat` line says, in seconds.
+fn stat_cpu_seconds(stat: &str) -> f64 {
+    // The command name (field 2) may hold spaces; fields after its `)`
+    // start at field 3, so utime and stime (14 and 15) are the 12th and 13th.
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let ticks: u64 = after_name
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|t| t.parse::<u64>().ok())
+        .sum();
+    // SAFETY: sysconf reads a constant of the system and has no preconditions.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1);
+    ticks as f64 / per_second as f64
 }
