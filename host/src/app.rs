@@ -148,6 +148,7 @@ pub async fn run(
                 settings,
                 metrics.clone(),
             ));
+            watches.await_discovery();
             for resource in &config.initial_resources {
                 let kind = KindRef {
                     group: Some(resource.gvk.group.clone()),
@@ -443,6 +444,7 @@ async fn keep_discovery(
         tokio::time::sleep(delay).await;
     }
     start_pending(&discovery, &watches);
+    watches.discovery_applied();
     notifications.attach_waiting();
     let crds = discovery
         .catalog()

@@ -70,10 +70,11 @@ async fn healthz() -> &'static str {
     "ok"
 }
 
-/// Ready once discovery answered, every watch started at start-up has
-/// synced once and every plugin found at start-up has loaded (or failed to).
+/// Ready once discovery answered and the configured kinds it serves are
+/// watched, every watch started at start-up has synced once and every
+/// plugin found at start-up has loaded (or failed to).
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
-    if !state.discovery.is_loaded() {
+    if !state.discovery.is_loaded() || state.watches.awaiting_discovery() {
         return (StatusCode::SERVICE_UNAVAILABLE, "waiting for discovery").into_response();
     }
     let loading = state.plugins.loading_since_start();

@@ -338,6 +338,10 @@ pub struct Watches {
     /// watch once idle.
     entries: Arc<Mutex<HashMap<WatchKey, Arc<Watch>>>>,
     pending: Mutex<Vec<Pending>>,
+    /// Set while the configured kinds wait for the first discovery to be
+    /// started: between discovery's answer and their watches existing,
+    /// readiness would otherwise find nothing to wait for.
+    awaiting_discovery: std::sync::atomic::AtomicBool,
 }
 
 type Entries = Mutex<HashMap<WatchKey, Arc<Watch>>>;
@@ -442,6 +446,7 @@ impl Watches {
             metrics,
             entries: Arc::new(Mutex::new(HashMap::new())),
             pending: Mutex::new(Vec::new()),
+            awaiting_discovery: Default::default(),
         }
     }
 
@@ -731,6 +736,25 @@ impl Watches {
     /// Whether every watch has synced at least once.
     pub fn all_synced(&self) -> bool {
         self.entries.lock().values().all(|w| w.cache.is_synced())
+    }
+
+    /// Says that the configured kinds wait for discovery: readiness
+    /// waits until [`Watches::discovery_applied`].
+    pub fn await_discovery(&self) {
+        self.awaiting_discovery
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The first discovery was applied: the kinds it serves are watched.
+    pub fn discovery_applied(&self) {
+        self.awaiting_discovery
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether configured kinds still wait for the first discovery.
+    pub fn awaiting_discovery(&self) -> bool {
+        self.awaiting_discovery
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Remembers a configured kind to watch once discovery serves it.
