@@ -99,8 +99,12 @@ impl redb::StorageBackend for MemoryFile {
 
     fn set_len(&self, len: u64) -> Result<(), io::Error> {
         let mut inner = self.inner.write();
-        let chunks = usize::try_from(len.div_ceil(CHUNK as u64))
-            .map_err(|_| out_of_range(0, 0, inner.len))?;
+        let chunks = usize::try_from(len.div_ceil(CHUNK as u64)).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                format!("a file of {len} bytes does not fit in memory"),
+            )
+        })?;
         if len < inner.len {
             inner.chunks.truncate(chunks);
             inner.chunks.shrink_to_fit();

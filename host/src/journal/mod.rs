@@ -161,9 +161,7 @@ impl Scope {
 /// The journal.
 pub struct Journal {
     db: Arc<Database>,
-    path: Option<PathBuf>,
-    /// The database, without `dataDir`.
-    memory: Option<MemoryFile>,
+    backing: Backing,
     scope: Arc<Scope>,
     queue: mpsc::Sender<Item>,
     /// Kinds followed now (`group/Kind`), one watch each.
@@ -173,6 +171,23 @@ pub struct Journal {
     edges_dropped: std::sync::atomic::AtomicU64,
     /// Versions read before, decoded.
     decoded: read::Decoded,
+}
+
+/// Where the database is kept.
+enum Backing {
+    /// `dataDir/journal.redb`.
+    File(PathBuf),
+    /// In memory, without `dataDir`.
+    Memory(MemoryFile),
+}
+
+impl Backing {
+    fn path(&self) -> Option<&Path> {
+        match self {
+            Backing::File(path) => Some(path),
+            Backing::Memory(_) => None,
+        }
+    }
 }
 
 /// A time as answers show it: RFC 3339 with milliseconds.
@@ -193,7 +208,7 @@ impl Journal {
     /// Opens (or creates) `dir/journal.redb`, or a journal in memory, and
     /// starts its writer thread.
     pub fn open(scope: Arc<Scope>, dir: Option<&Path>) -> Result<Arc<Journal>, OpenError> {
-        let (db, path, memory) = match dir {
+        let (db, backing) = match dir {
             Some(dir) => {
                 std::fs::create_dir_all(dir).map_err(|source| OpenError::CreateDir {
                     path: dir.to_path_buf(),
@@ -207,7 +222,7 @@ impl Journal {
                         path: path.clone(),
                         source,
                     })?;
-                (db, Some(path), None)
+                (db, Backing::File(path))
             }
             None => {
                 let memory = MemoryFile::new();
@@ -218,7 +233,7 @@ impl Journal {
                         path: PathBuf::from("(memory)"),
                         source,
                     })?;
-                (db, None, Some(memory))
+                (db, Backing::Memory(memory))
             }
         };
         let txn = db.begin_write().map_err(StoreError::from)?;
@@ -231,7 +246,7 @@ impl Journal {
             match found {
                 Some(found) if found > FORMAT => {
                     return Err(OpenError::NewerFormat {
-                        path: path.unwrap_or_default(),
+                        path: backing.path().map(Path::to_path_buf).unwrap_or_default(),
                         found,
                     });
                 }
@@ -259,8 +274,7 @@ impl Journal {
             .expect("the journal's writer thread starts");
         Ok(Arc::new(Journal {
             db,
-            memory,
-            path,
+            backing,
             scope,
             queue,
             followed: Mutex::new(HashSet::new()),
@@ -272,7 +286,7 @@ impl Journal {
 
     /// Where the journal is kept; `None` in memory.
     pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
+        self.backing.path()
     }
 
     /// Which kinds are journaled.
@@ -397,7 +411,7 @@ impl Journal {
             .and_then(|txn| read::kinds(&txn))
             .unwrap_or_default();
         json!({
-            "persistent": self.path.is_some(),
+            "persistent": self.path().is_some(),
             "fileBytes": self.file_bytes(),
             "maxBytes": self.scope.max_bytes,
             "maxAgeSeconds": self.scope.max_age.as_secs(),
@@ -416,10 +430,9 @@ impl Journal {
     /// holds. More than the entries' bytes: index rows, the objects' last
     /// versions, pages freed and not yet reused.
     pub fn file_bytes(&self) -> u64 {
-        match (&self.memory, &self.path) {
-            (Some(memory), _) => memory.held() as u64,
-            (None, Some(path)) => std::fs::metadata(path).map_or(0, |m| m.len()),
-            (None, None) => 0,
+        match &self.backing {
+            Backing::Memory(memory) => memory.held() as u64,
+            Backing::File(path) => std::fs::metadata(path).map_or(0, |m| m.len()),
         }
     }
 
