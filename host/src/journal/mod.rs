@@ -268,9 +268,10 @@ impl Journal {
         let counts = Arc::new(Mutex::new(Counts::default()));
         let writer = Writer::open(db.clone(), scope.clone(), counts.clone())?;
         let (queue, rx) = mpsc::channel(QUEUE_CAPACITY);
+        let reported = counts.clone();
         std::thread::Builder::new()
             .name("grw-journal".into())
-            .spawn(move || writer.run(rx))
+            .spawn(move || write::run_reporting(&reported, || writer.run(rx)))
             .expect("the journal's writer thread starts");
         Ok(Arc::new(Journal {
             db,
@@ -418,6 +419,7 @@ impl Journal {
             "writeLag": counts.lag_summary(),
             "counts": counts,
             "edgesDropped": self.edges_dropped.load(std::sync::atomic::Ordering::Relaxed),
+            "writer": {"running": counts.stopped.is_none(), "error": counts.stopped},
             "kinds": kinds.into_iter().map(|(kind, (bytes, from))| json!({
                 "kind": kind,
                 "bytes": bytes,

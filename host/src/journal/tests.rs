@@ -314,7 +314,9 @@ async fn each_version_says_who_made_it_and_what_changed() {
     assert_eq!(shown(&again), shown(&versions));
 
     // How long the writer took, over what it wrote.
-    let lag = &s.journal.status()["writeLag"];
+    let status = s.journal.status();
+    assert_eq!(status["writer"], json!({"running": true, "error": null}));
+    let lag = &status["writeLag"];
     assert!(lag["entries"].as_u64().unwrap() >= 6, "{lag}");
     assert!(
         lag["p50Ms"].as_f64().unwrap() <= lag["p99Ms"].as_f64().unwrap(),
@@ -874,4 +876,26 @@ fn decoded_versions_are_kept_within_their_bytes_the_oldest_going_first() {
     decoded.keep(&version(4, &"x".repeat(one * 3)));
     assert!(decoded.get(4).is_none());
     assert_eq!(decoded.len(), 2);
+}
+
+#[test]
+fn a_writer_that_panics_is_reported_stopped_not_quiet() {
+    let counts = parking_lot::Mutex::new(write::Counts::default());
+    write::run_reporting(&counts, || {});
+    assert_eq!(
+        counts.lock().stopped,
+        None,
+        "a writer that ends is not stopped"
+    );
+    write::run_reporting(&counts, || panic!("index out of bounds"));
+    assert_eq!(
+        counts.lock().stopped.as_deref(),
+        Some("index out of bounds")
+    );
+    let owned = parking_lot::Mutex::new(write::Counts::default());
+    write::run_reporting(&owned, || panic!("entry {} of {}", 3, "/Pod/shop/web"));
+    assert_eq!(
+        owned.lock().stopped.as_deref(),
+        Some("entry 3 of /Pod/shop/web")
+    );
 }

@@ -113,6 +113,9 @@ pub struct Counts {
     pub bytes: u64,
     /// Write failures since the start.
     pub failures: u64,
+    /// Why the writer stopped, when it did: nothing is journaled after.
+    #[serde(skip)]
+    pub stopped: Option<String>,
     /// How long the last [`LAGS_KEPT`] items waited between being queued
     /// and their transaction's commit, in µs, oldest first.
     #[serde(skip)]
@@ -221,6 +224,32 @@ impl<'t> Tables<'t> {
     }
 }
 
+/// Runs `work`, the writer's loop, on this thread. Should it panic (a
+/// bug), the panic is logged and kept in `counts` for the journal's
+/// status, instead of the journal going quiet with nothing said.
+pub(super) fn run_reporting(counts: &parking_lot::Mutex<Counts>, work: impl FnOnce()) {
+    let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) else {
+        return;
+    };
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into());
+    tracing::error!(%message, "journal: the writer stopped; changes are not journaled until GRW restarts");
+    counts.lock().stopped = Some(message);
+}
+
+/// Moves what is queued now into `batch`, up to [`BATCH`] items.
+fn take_queued(rx: &mut mpsc::Receiver<Item>, batch: &mut Vec<Item>) {
+    while batch.len() < BATCH {
+        match rx.try_recv() {
+            Ok(item) => batch.push(item),
+            Err(_) => break,
+        }
+    }
+}
+
 impl Writer {
     /// Reads the sizes and last stamp, and writes the gap entry when the
     /// journal was alive before: GRW was not watching from then to now.
@@ -281,6 +310,7 @@ impl Writer {
             .build()
         else {
             tracing::error!("journal: the writer cannot start; changes are not journaled");
+            self.counts.lock().stopped = Some("its runtime could not be built".into());
             return;
         };
         loop {
@@ -294,17 +324,16 @@ impl Writer {
             }
             // What comes within a moment goes in the same transaction: a
             // commit costs as much as many entries, and changes come in
-            // bursts (a rollout, a node's Pods).
+            // bursts (a rollout, a node's Pods). The writer sleeps through
+            // the moment and then takes what came: it wakes once a batch,
+            // not once a change, and a feed's send wakes no one.
             if !batch.is_empty() {
                 let until = tokio::time::Instant::now() + GATHER;
-                runtime.block_on(async {
-                    while batch.len() < BATCH {
-                        match tokio::time::timeout_at(until, rx.recv()).await {
-                            Ok(Some(item)) => batch.push(item),
-                            Ok(None) | Err(_) => break,
-                        }
-                    }
-                });
+                take_queued(&mut rx, &mut batch);
+                if batch.len() < BATCH {
+                    runtime.block_on(async { tokio::time::sleep_until(until).await });
+                    take_queued(&mut rx, &mut batch);
+                }
             }
             // A snapshot is written in parts of its own, in order with
             // what came before and after it: one transaction of a whole
