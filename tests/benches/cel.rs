@@ -51,7 +51,7 @@ use common::{Args, cpu_model};
 use grw::cel::{Condition, Scope};
 use grw::event::ChangeType;
 use grw_e2e::pods::PodFactory;
-use procs::{cpu_seconds, grw_binary, start_fake, start_grw_with, timed_download};
+use procs::{grw_binary, start_fake, start_grw_with, timed_download, wait_settled};
 use serde_json::{Value, json};
 
 const CHANGES: usize = 2_000;
@@ -269,23 +269,6 @@ fn daemon(fake_bin: &Path, grw_bin: &Path) {
             settled.as_secs_f64()
         );
         ask_match_queries(&grw);
-    }
-}
-
-/// Waits until the daemon is done with what it does once ready (the
-/// relations engine analysing the first list takes the other core for a
-/// few seconds with 10,000 Pods): until it used less than 5% of a core
-/// over half a second, for at most a minute. How long that took.
-fn wait_settled(pid: u32) -> Duration {
-    const WINDOW: Duration = Duration::from_millis(500);
-    let started = Instant::now();
-    loop {
-        let before = cpu_seconds(pid);
-        std::thread::sleep(WINDOW);
-        let used = cpu_seconds(pid) - before;
-        if used < 0.05 * WINDOW.as_secs_f64() || started.elapsed() > Duration::from_secs(60) {
-            return started.elapsed();
-        }
     }
 }
 
