@@ -90,19 +90,35 @@ impl Patch {
         path: &mut String,
         place: Place,
     ) {
+        let inner = |key: &str| match (place, key) {
+            (Place::Root, "metadata") => Place::Metadata,
+            _ => Place::Other,
+        };
+        let at = path.len();
+        // One serializer wrote both versions, so their members are most
+        // often the same names in the same order: paired by position then,
+        // with no lookup.
+        let same_names = before.len() == after.len()
+            && before
+                .iter()
+                .zip(after)
+                .all(|((old, _), (new, _))| old == new);
+        if same_names {
+            for ((key, old), (_, new)) in before.iter().zip(after) {
+                if old != new {
+                    push_token(path, key);
+                    self.value(old, new, path, inner(key));
+                    path.truncate(at);
+                }
+            }
+            return;
+        }
         let olds: HashMap<&str, &[u8]> = before.iter().map(|(k, v)| (&**k, *v)).collect();
         let news: HashMap<&str, &[u8]> = after.iter().map(|(k, v)| (&**k, *v)).collect();
-        let at = path.len();
         for (key, new) in after {
             push_token(path, key);
             match olds.get(&**key) {
-                Some(old) => {
-                    let inner = match (place, &**key) {
-                        (Place::Root, "metadata") => Place::Metadata,
-                        _ => Place::Other,
-                    };
-                    self.value(old, new, path, inner);
-                }
+                Some(old) => self.value(old, new, path, inner(key)),
                 None => self
                     .ops
                     .push(json!({"op": "add", "path": path, "value": parse(new)})),
@@ -265,6 +281,34 @@ mod tests {
         );
         check(json!([1, 2]), json!({"a": 1}));
         check(json!(1), json!(1.5));
+    }
+
+    #[test]
+    fn members_are_paired_by_name_in_any_order() {
+        // The same names in another order: nothing changed but `b`.
+        let (patch, paths) = diff(
+            br#"{"a":1,"b":{"c":2,"d":3}}"#,
+            br#"{"b":{"d":3,"c":4},"a":1}"#,
+        );
+        assert_eq!(paths, ["/b/c"]);
+        assert_eq!(
+            patch,
+            json!([
+                {"op": "test", "path": "/b/c", "value": 2},
+                {"op": "replace", "path": "/b/c", "value": 4}
+            ])
+        );
+        // Same order, one name different: an add and a removal, not a
+        // replacement at that position.
+        let (patch, _) = diff(br#"{"a":1,"b":2}"#, br#"{"a":1,"c":2}"#);
+        assert_eq!(
+            patch,
+            json!([
+                {"op": "add", "path": "/c", "value": 2},
+                {"op": "test", "path": "/b", "value": 2},
+                {"op": "remove", "path": "/b"}
+            ])
+        );
     }
 
     #[test]
