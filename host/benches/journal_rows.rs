@@ -13,15 +13,16 @@
 //! - **entry and last version**: the entry and the last version only;
 //! - **entry alone**: the entry appended, nothing else.
 //!
-//! Each in memory (GRW's [`MemoryFile`] with the in-memory journal's 2 MiB
-//! page cache) and on disk (a file, the journal's 16 MiB page cache, each
-//! commit durable). What is reported is the writing thread's CPU time
+//! Each in memory (GRW's [`MemoryFile`] with the in-memory journal's page
+//! cache, [`MEMORY_CACHE_BYTES`]) and on disk (a file, the journal's
+//! [`CACHE_BYTES`], each commit durable). What is reported is the writing thread's CPU time
 //! (`CLOCK_THREAD_CPUTIME_ID`) per change, the commits included.
 
 mod common;
 
 use std::time::Duration;
 
+use grw::journal::{CACHE_BYTES, MEMORY_CACHE_BYTES};
 use grw::memory_file::MemoryFile;
 use redb::{Database, ReadableTable, TableDefinition};
 
@@ -173,13 +174,13 @@ fn main() {
         Layout::EntryAlone,
     ] {
         let memory = Database::builder()
-            .set_cache_size(2 << 20)
+            .set_cache_size(MEMORY_CACHE_BYTES)
             .create_with_backend(MemoryFile::new())
             .expect("a database in memory");
         let in_memory = run(&memory, layout, changes);
         let dir = tempfile::tempdir().expect("a temporary directory");
         let disk = Database::builder()
-            .set_cache_size(16 << 20)
+            .set_cache_size(CACHE_BYTES)
             .create(dir.path().join("rows.redb"))
             .expect("a database file");
         let on_disk = run(&disk, layout, changes);

@@ -198,11 +198,11 @@ pub fn rfc3339_micros(stamp: u64) -> String {
 /// Memory the database may use to cache pages (its default, 1 GiB, would
 /// grow with the journal): recent entries, the indexes' upper levels and
 /// the objects' last versions are what writing reads.
-const CACHE_BYTES: usize = 16 << 20;
+pub const CACHE_BYTES: usize = 16 << 20;
 
 /// The same for a journal in memory: its pages are in memory already, and
 /// a larger cache would only hold them twice.
-const MEMORY_CACHE_BYTES: usize = 2 << 20;
+pub const MEMORY_CACHE_BYTES: usize = 2 << 20;
 
 impl Journal {
     /// Opens (or creates) `dir/journal.redb`, or a journal in memory, and
