@@ -46,7 +46,7 @@ use crate::watch::{Watch, Watches};
 use record::{kind_key, object_key};
 use tables::*;
 pub use write::now_micros;
-use write::{Item, Writer};
+use write::{Item, PendingEdges, Writer};
 
 /// Items that may wait for the writer: each holds a change (two objects)
 /// or a snapshot (pointers to the cache's objects).
@@ -167,8 +167,8 @@ pub struct Journal {
     /// Kinds followed now (`group/Kind`), one watch each.
     followed: Mutex<HashSet<String>>,
     counts: Arc<Mutex<Counts>>,
-    /// Edge changes that found the queue full.
-    edges_dropped: std::sync::atomic::AtomicU64,
+    /// Edge changes waiting for the writer.
+    pending_edges: Arc<Mutex<PendingEdges>>,
     /// Versions read before, decoded.
     decoded: read::Decoded,
 }
@@ -266,7 +266,13 @@ impl Journal {
 
         let db = Arc::new(db);
         let counts = Arc::new(Mutex::new(Counts::default()));
-        let writer = Writer::open(db.clone(), scope.clone(), counts.clone())?;
+        let pending_edges = Arc::new(Mutex::new(PendingEdges::default()));
+        let writer = Writer::open(
+            db.clone(),
+            scope.clone(),
+            counts.clone(),
+            pending_edges.clone(),
+        )?;
         let (queue, rx) = mpsc::channel(QUEUE_CAPACITY);
         let reported = counts.clone();
         std::thread::Builder::new()
@@ -280,7 +286,7 @@ impl Journal {
             queue,
             followed: Mutex::new(HashSet::new()),
             counts,
-            edges_dropped: Default::default(),
+            pending_edges,
             decoded: read::Decoded::default(),
         }))
     }
@@ -378,19 +384,18 @@ impl Journal {
     }
 
     /// Records edges of the relationship index that appeared or went.
-    /// Never waits: when the queue is full they are counted and left out.
+    /// Never waits: they are kept for the writer's next transaction (up
+    /// to 100,000 waiting; past it they are counted and left out), and the
+    /// writer is woken.
     pub fn edges(&self, edges: Vec<EdgeRecord>) {
         if edges.is_empty() {
             return;
         }
-        let item = Item::Edges {
-            edges,
-            seen: now_micros(),
-            queued: Instant::now(),
-        };
-        if self.queue.try_send(item).is_err() {
-            self.edges_dropped
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let wake = self.pending_edges.lock().push(edges, now_micros());
+        // A full queue wakes the writer anyway: each transaction takes
+        // every edge waiting.
+        if wake {
+            let _ = self.queue.try_send(Item::Wake);
         }
     }
 
@@ -418,7 +423,7 @@ impl Journal {
             "maxAgeSeconds": self.scope.max_age.as_secs(),
             "writeLag": counts.lag_summary(),
             "counts": counts,
-            "edgesDropped": self.edges_dropped.load(std::sync::atomic::Ordering::Relaxed),
+            "edgesDropped": self.pending_edges.lock().dropped,
             "writer": {"running": counts.stopped.is_none(), "error": counts.stopped},
             "kinds": kinds.into_iter().map(|(kind, (bytes, from))| json!({
                 "kind": kind,

@@ -899,3 +899,55 @@ fn a_writer_that_panics_is_reported_stopped_not_quiet() {
         Some("entry 3 of /Pod/shop/web")
     );
 }
+
+fn edge(i: usize, added: bool) -> EdgeRecord {
+    EdgeRecord {
+        from: format!("apps/ReplicaSet/shop/web-{}", i / 10),
+        relation: "owns".into(),
+        to: format!("/Pod/shop/web-{i}"),
+        analyzer: "ownership".into(),
+        added,
+    }
+}
+
+#[tokio::test]
+async fn a_burst_of_edges_larger_than_the_queue_is_journaled_whole() {
+    let setup = setup(&JournalConfig::default(), None);
+    let journal = &setup.journal;
+    // A namespace deleted: each Pod's analysis loses its edge, one call
+    // each, far faster than the writer's transactions and more than its
+    // queue holds.
+    let burst = QUEUE_CAPACITY * 5;
+    for i in 0..burst {
+        journal.edges(vec![edge(i, false)]);
+    }
+    journal.flush().await;
+    let txn = journal.db.begin_read().unwrap();
+    let written = read::edges(&txn, 0, u64::MAX).unwrap();
+    assert_eq!(written.len(), burst, "every edge that went is journaled");
+    assert_eq!(journal.status()["edgesDropped"], 0);
+    assert_eq!(written[0].1, edge(0, false));
+    assert_eq!(written[burst - 1].1, edge(burst - 1, false));
+    assert!(
+        written.windows(2).all(|w| w[0].0 < w[1].0),
+        "each edge has a stamp of its own, in the order they went"
+    );
+}
+
+#[test]
+fn edges_waiting_past_their_bound_are_counted_and_wake_the_writer_once() {
+    let mut pending = write::PendingEdges::default();
+    assert!(pending.push(vec![edge(0, true)], 1), "the first wakes it");
+    assert!(!pending.push(vec![edge(1, true)], 2), "it is awake already");
+    let mut i = 2;
+    while pending.push(vec![edge(i, true)], 3) || pending.dropped == 0 {
+        i += 1;
+        assert!(i <= write::PENDING_EDGES + 1, "the bound is kept");
+    }
+    assert_eq!(
+        i,
+        write::PENDING_EDGES,
+        "the one past the bound is left out"
+    );
+    assert_eq!(pending.dropped, 1);
+}

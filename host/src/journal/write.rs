@@ -70,14 +70,52 @@ pub(super) enum Item {
         first: bool,
         last: bool,
     },
-    /// Edges of the relationship index that appeared or went.
-    Edges {
-        edges: Vec<EdgeRecord>,
-        seen: u64,
-        queued: Instant,
-    },
+    /// Edges are waiting in [`PendingEdges`]: write them soon.
+    Wake,
     /// Answered once everything queued before is committed.
     Flush(oneshot::Sender<()>),
+}
+
+/// Most edge changes that may wait for the writer. The relations engine
+/// cannot wait for the queue, so its edges wait here instead, and every
+/// transaction takes all of them: a burst (a namespace deleted, a
+/// rollout) is written whole while the writer gathers, not cut at the
+/// queue's capacity. Past this bound (some 20 MB of edges, held while the
+/// writer is stuck) they are counted and left out.
+pub const PENDING_EDGES: usize = 100_000;
+
+/// Edge changes the writer has not taken yet.
+#[derive(Default)]
+pub(super) struct PendingEdges {
+    /// Each call's edges, with when they were seen and queued.
+    batches: Vec<(u64, Instant, Vec<EdgeRecord>)>,
+    /// Edges in `batches`.
+    edges: usize,
+    /// Whether the writer was woken for them and has not taken them yet.
+    woken: bool,
+    /// Edges left out because [`PENDING_EDGES`] were waiting.
+    pub dropped: u64,
+}
+
+impl PendingEdges {
+    /// Keeps `edges` seen at `seen` for the writer; whether the writer is
+    /// to be woken for them (it was not yet). `false` too when they were
+    /// left out.
+    pub(super) fn push(&mut self, edges: Vec<EdgeRecord>, seen: u64) -> bool {
+        if self.edges + edges.len() > PENDING_EDGES {
+            self.dropped += edges.len() as u64;
+            return false;
+        }
+        self.edges += edges.len();
+        self.batches.push((seen, Instant::now(), edges));
+        !std::mem::replace(&mut self.woken, true)
+    }
+
+    fn take(&mut self) -> Vec<(u64, Instant, Vec<EdgeRecord>)> {
+        self.edges = 0;
+        self.woken = false;
+        std::mem::take(&mut self.batches)
+    }
 }
 
 /// Failures of the store; the writer logs them and goes on.
@@ -175,6 +213,8 @@ pub(super) struct Writer {
     resized: HashSet<String>,
     /// The snapshot whose parts are being written.
     open_snapshot: Option<OpenSnapshot>,
+    /// Edge changes the relations engine left for the writer.
+    pending_edges: Arc<parking_lot::Mutex<PendingEdges>>,
 }
 
 /// Microseconds since the epoch, now.
@@ -257,6 +297,7 @@ impl Writer {
         db: Arc<Database>,
         scope: Arc<Scope>,
         counts: Arc<parking_lot::Mutex<Counts>>,
+        pending_edges: Arc<parking_lot::Mutex<PendingEdges>>,
     ) -> Result<Writer, StoreError> {
         let mut writer = Writer {
             db,
@@ -271,6 +312,7 @@ impl Writer {
             firsts: HashSet::new(),
             resized: HashSet::new(),
             open_snapshot: None,
+            pending_edges,
         };
         let txn = writer.db.begin_write()?;
         let mut tables = Tables::open(&txn)?;
@@ -437,16 +479,15 @@ impl Writer {
                         self.open_snapshot = Some(open);
                     }
                 }
-                Item::Edges {
-                    edges,
-                    seen,
-                    queued,
-                } => {
-                    queued_at.push(queued);
-                    self.edges(t, &edges, seen)?;
-                }
+                Item::Wake => {}
                 Item::Flush(done) => flushed.push(done),
             }
+        }
+        // The edges seen until now, after the changes they came of.
+        let edges = self.pending_edges.lock().take();
+        for (seen, queued, edges) in edges {
+            queued_at.push(queued);
+            self.edges(t, &edges, seen)?;
         }
         for (kind, stamp) in seen_kinds {
             set_meta(t, &format!("seen/{kind}"), stamp)?;
