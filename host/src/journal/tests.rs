@@ -951,3 +951,163 @@ fn edges_waiting_past_their_bound_are_counted_and_wake_the_writer_once() {
     );
     assert_eq!(pending.dropped, 1);
 }
+
+/// The watch events of `tests/data/kube-api/changes/{file}.jsonl`.
+fn recorded(file: &str) -> Vec<(ChangeType, Value)> {
+    let path = format!(
+        "{}/../tests/data/kube-api/changes/{file}.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+        .lines()
+        .map(|line| {
+            let event: Value = serde_json::from_str(line).unwrap();
+            let kind = match event["type"].as_str().unwrap() {
+                "ADDED" => ChangeType::Added,
+                "MODIFIED" => ChangeType::Modified,
+                _ => ChangeType::Deleted,
+            };
+            (kind, event["object"].clone())
+        })
+        .collect()
+}
+
+/// What the history of `key` says of each version: resourceVersion, type,
+/// and who (manager/operation/subresource, time, whether guessed).
+fn who_said(s: &Setup, key: &NodeKey) -> Vec<String> {
+    let mut versions = s.journal.history(key, 0, u64::MAX, 100, false).unwrap();
+    versions.reverse();
+    versions
+        .iter()
+        .map(|v| {
+            let view = v.to_json(false);
+            let who = &view["who"];
+            format!(
+                "{} {} {}/{}/{} {} {}",
+                view["resourceVersion"].as_str().unwrap_or(""),
+                v.change(),
+                who["manager"].as_str().unwrap_or("-"),
+                who["operation"].as_str().unwrap_or("-"),
+                who["subresource"].as_str().unwrap_or(""),
+                who["time"].as_str().unwrap_or("no time"),
+                if who["guessed"] == true {
+                    "guessed"
+                } else {
+                    ""
+                },
+            )
+            .trim_end()
+            .to_string()
+        })
+        .collect()
+}
+
+/// A real API server's watch events while `kubectl apply`, `label`,
+/// `scale`, `set image`, `patch`, `annotate`, a server-side apply and
+/// `delete` ran on a Deployment and its ConfigMap, with the controllers'
+/// updates in between (`tests/data/kube-api/changes`): each version's
+/// `who` is the `managedFields` entry that change touched, or, when none
+/// moved, a guess said to be one.
+#[tokio::test]
+async fn who_made_each_change_of_a_real_api_server_is_what_managed_fields_say() {
+    let s = setup(&JournalConfig::default(), None);
+    let mut events = Vec::new();
+    for (file, group, kind, plural) in [
+        ("deployments", "apps", "Deployment", "deployments"),
+        ("replicasets", "apps", "ReplicaSet", "replicasets"),
+        ("configmaps", "", "ConfigMap", "configmaps"),
+        ("events", "events.k8s.io", "Event", "events"),
+    ] {
+        let watch = s.watch(&resource(group, kind, plural)).await;
+        for (change, object) in recorded(file) {
+            let rv: u64 = object["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap();
+            events.push((rv, watch.clone(), change, object));
+        }
+    }
+    // In the order the API server made them.
+    events.sort_by_key(|(rv, ..)| *rv);
+    for (_, watch, change, object) in events {
+        s.apply(&watch, change, object).await;
+    }
+    let key = |group: &str, kind: &str, name: &str| NodeKey {
+        group: group.into(),
+        kind: kind.into(),
+        namespace: "default".into(),
+        name: name.into(),
+    };
+    let deployment = who_said(&s, &key("apps", "Deployment", "shop"));
+    assert_eq!(
+        deployment,
+        [
+            "272 ADDED kubectl-client-side-apply/Update/ 2026-11-29T06:02:52Z",
+            "275 MODIFIED kube-controller-manager/Update/status 2026-11-29T06:02:52Z",
+            // The controller again within its second, with the same fields.
+            "279 MODIFIED kube-controller-manager/Update/status 2026-11-29T06:02:52Z",
+            "281 MODIFIED kube-controller-manager/Update/status 2026-11-29T06:02:52Z",
+            "283 MODIFIED kubectl-label/Update/ 2026-11-29T06:02:54Z",
+            // Its entry has no time; the apply's entry lost `spec.replicas`.
+            "285 MODIFIED kubectl/Update/scale no time",
+            "287 MODIFIED kube-controller-manager/Update/status 2026-11-29T06:02:56Z",
+            "290 MODIFIED kube-controller-manager/Update/status 2026-11-29T06:02:56Z guessed",
+            "294 MODIFIED kube-controller-manager/Update/status 2026-11-29T06:02:56Z guessed",
+            "295 MODIFIED kubectl-set/Update/ 2026-11-29T06:02:58Z",
+            "299 MODIFIED kube-controller-manager/Update/status 2026-11-29T06:02:58Z",
+            "300 MODIFIED kube-controller-manager/Update/status 2026-11-29T06:02:58Z",
+            "304 MODIFIED kube-controller-manager/Update/status 2026-11-29T06:02:58Z",
+            "306 MODIFIED kubectl-annotate/Update/ 2026-11-29T06:03:02Z",
+            "308 MODIFIED kube-controller-manager/Update/status 2026-11-29T06:03:02Z",
+            "310 MODIFIED platform-tool/Apply/ 2026-11-29T06:03:04Z",
+            // kubectl moves the client-side apply's fields to the
+            // server-side manager: only managedFields changed.
+            "311 MODIFIED platform-tool/Apply/ 2026-11-29T06:03:04Z",
+            "313 DELETED -/-/ no time",
+        ]
+    );
+    let config_map = who_said(&s, &key("", "ConfigMap", "shop-config"));
+    assert_eq!(
+        config_map,
+        [
+            "271 ADDED kubectl-client-side-apply/Update/ 2026-11-29T06:02:52Z",
+            "305 MODIFIED kubectl-patch/Update/ 2026-11-29T06:03:00Z",
+        ]
+    );
+    let replica_set = who_said(&s, &key("apps", "ReplicaSet", "shop-6dc8b69d5b"));
+    assert_eq!(
+        replica_set,
+        [
+            "273 ADDED kube-controller-manager/Update/ 2026-11-29T06:02:52Z",
+            "278 MODIFIED kube-controller-manager/Update/status 2026-11-29T06:02:52Z",
+            "280 MODIFIED kube-controller-manager/Update/status 2026-11-29T06:02:52Z",
+            // The Deployment's controller scales it with `kubectl scale`.
+            "286 MODIFIED kube-controller-manager/Update/ 2026-11-29T06:02:56Z",
+            "292 MODIFIED kube-controller-manager/Update/status 2026-11-29T06:02:56Z",
+            "293 MODIFIED kube-controller-manager/Update/status 2026-11-29T06:02:56Z guessed",
+            "315 DELETED -/-/ no time",
+        ]
+    );
+    // The controllers' Events, each kept about the object it regards.
+    let txn = s.journal.db.begin_read().unwrap();
+    let about = txn.open_table(ABOUT).unwrap();
+    let events_about = |group: &str, kind: &str, name: &str| {
+        let key = object_key(group, kind, "default", name);
+        about
+            .range((key.as_str(), 0)..=(key.as_str(), u64::MAX))
+            .unwrap()
+            .count()
+    };
+    assert_eq!(
+        events_about("apps", "Deployment", "shop"),
+        3,
+        "ScalingReplicaSet"
+    );
+    assert_eq!(
+        events_about("apps", "ReplicaSet", "shop-6dc8b69d5b"),
+        2,
+        "SuccessfulCreate"
+    );
+}

@@ -636,7 +636,8 @@ impl Writer {
             uid: object.uid().to_string(),
             origin: e.origin.to_string(),
             resource_version: object.resource_version().to_string(),
-            who_time: who.as_ref().map(|(_, t)| *t),
+            // `kubectl scale`'s entry has no time.
+            who_time: who.as_ref().map(|(_, t)| *t).filter(|t| *t > 0),
             who: who.map(|(w, _)| (*w).clone()),
             gap: e.gap,
             ..Record::of(e.key, e.change_type)
@@ -681,13 +682,13 @@ impl Writer {
                             record::diff(before_state.insert(before.state(e.kind)), after)
                         }
                     };
-                    if record.who.is_none() && !paths.is_empty() {
-                        let status_only = paths.iter().all(|p| p.starts_with("/status"));
-                        if let Some((writer, time)) = object.managers().likely_writer(status_only) {
-                            record.who = Some((*writer).clone());
-                            record.who_time = Some(time);
-                            record.who_guessed = true;
-                        }
+                    if record.who.is_none()
+                        && !paths.is_empty()
+                        && let Some((writer, time)) = object.managers().likely_writer(&paths)
+                    {
+                        record.who = Some((*writer).clone());
+                        record.who_time = (time > 0).then_some(time);
+                        record.who_guessed = true;
                     }
                     if paths.iter().any(|p| p.starts_with("/metadata/labels")) {
                         record.labels = labels();

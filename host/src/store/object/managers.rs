@@ -165,31 +165,73 @@ impl Managers {
     }
 
     /// Who made the change from `before` (`None`: the object is new) to
-    /// this version: the entry whose time or fields differ from its
-    /// writer's entry before (or that is new), the latest if several did;
-    /// for a new object, its latest entry. `None` when no entry changed
-    /// (an update that moved no field a manager owns, or a deletion).
+    /// this version: the entry that is new or whose time moved, the latest
+    /// if several did; else one whose fields alone differ (a writer's
+    /// second update within one second). An entry that only lost fields to
+    /// the writer of the change moves too (`kubectl scale` takes
+    /// `spec.replicas` from the entry of the `kubectl apply` that set it),
+    /// which is why fields alone rank below a time. For a new object, its
+    /// latest entry. `None` when no entry changed (an update that moved no
+    /// field a manager owns, or a deletion).
+    ///
+    /// The time is 0 for an entry without one (`kubectl scale`'s).
     pub fn who_changed(&self, before: Option<&Managers>) -> Option<(Arc<Writer>, u32)> {
-        let touched = self.0.iter().filter(|entry| match before {
-            None => true,
-            Some(before) => !before.0.iter().any(|b| {
-                b.writer == entry.writer && b.time == entry.time && b.fields == entry.fields
-            }),
-        });
-        let latest = touched.max_by_key(|e| e.time)?;
+        let moved = |entry: &Managed| -> Option<u8> {
+            let Some(before) = before else {
+                return Some(1);
+            };
+            let mine = before.0.iter().filter(|b| b.writer == entry.writer);
+            let mut found = false;
+            for b in mine {
+                if b.time == entry.time && b.fields == entry.fields {
+                    return None;
+                }
+                found |= b.time == entry.time;
+            }
+            // Its time is the one before: only its fields changed.
+            Some(if found { 0 } else { 1 })
+        };
+        let latest = self
+            .0
+            .iter()
+            .filter_map(|e| Some(((moved(e)?, e.time), e)))
+            .max_by_key(|(rank, _)| *rank)?
+            .1;
         Some((latest.writer()?, latest.time))
     }
 
-    /// The likeliest writer of a change that moved no entry: a writer that
-    /// updated the object twice within one second with the same fields
-    /// leaves its entry as it was. The entries of the latest second are
-    /// the candidates; of those, the `status` subresource's when only the
-    /// status changed, and another's otherwise.
-    pub fn likely_writer(&self, status_only: bool) -> Option<(Arc<Writer>, u32)> {
+    /// The likeliest writer of a change that moved no entry (a writer that
+    /// updated the object twice within one second with the same fields, or
+    /// a second `kubectl scale`, whose entry has no time), from the JSON
+    /// Pointers of what changed: a subresource's entry when only what it
+    /// writes changed (`status`: `/status`; `scale`: `/spec/replicas`),
+    /// else an entry of the object itself; the latest of those.
+    /// `/metadata/generation` and `/metadata/resourceVersion`, which the
+    /// API server sets, are left out of the comparison.
+    pub fn likely_writer(&self, changed: &[String]) -> Option<(Arc<Writer>, u32)> {
+        let written: Vec<&str> = changed
+            .iter()
+            .map(String::as_str)
+            .filter(|p| !matches!(*p, "/metadata/generation" | "/metadata/resourceVersion"))
+            .collect();
+        let only = |prefix: &str| {
+            !written.is_empty()
+                && written.iter().all(|p| {
+                    p.strip_prefix(prefix)
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+                })
+        };
+        let subresource = if only("/status") {
+            "status"
+        } else if only("/spec/replicas") {
+            "scale"
+        } else {
+            ""
+        };
         self.0
             .iter()
             .filter_map(|e| Some((e.writer()?, e.time)))
-            .max_by_key(|(writer, time)| (*time, (writer.subresource == "status") == status_only))
+            .max_by_key(|(writer, time)| (writer.subresource == subresource, *time))
     }
 }
 
@@ -260,6 +302,44 @@ mod tests {
         let (who, _) = v4.who_changed(Some(&v3)).expect("status again");
         assert_eq!(who.manager, "kube-controller-manager");
         assert_eq!(v4.who_changed(Some(&v4)), None, "nothing moved");
+        // `kubectl scale`: its entry has no time, and the entry of the
+        // apply that set `spec.replicas` loses that field to it.
+        let applied_less = entry(
+            "kubectl-client-side-apply",
+            "Update",
+            "",
+            "2026-11-29T10:00:00Z",
+            r#"{"f:spec":{"f:template":{}}}"#,
+        );
+        let scaled_untimed = r#"{"manager":"kubectl","operation":"Update","apiVersion":"apps/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:replicas":{}}},"subresource":"scale"}"#;
+        let v5 =
+            Managers::read(format!("[{scaled_untimed},{applied_less},{status_more}]").as_bytes());
+        let v6 = Managers::read(format!("[{applied_less},{status_more}]").as_bytes());
+        let (who, time) = v5.who_changed(Some(&v6)).expect("scaled");
+        assert_eq!(
+            (who.manager.as_str(), who.subresource.as_str(), time),
+            ("kubectl", "scale", 0)
+        );
+        // Scaled again: nothing moves, and what changed says who.
+        let paths = |ps: &[&str]| ps.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+        let guess = |changed: &[&str]| {
+            let (who, _) = v5.likely_writer(&paths(changed)).expect("a writer");
+            (who.manager.clone(), who.subresource.clone())
+        };
+        assert_eq!(
+            guess(&["/spec/replicas", "/metadata/generation"]),
+            ("kubectl".to_string(), "scale".to_string())
+        );
+        assert_eq!(
+            guess(&["/status/replicas", "/status/conditions/0/message"]),
+            ("kube-controller-manager".to_string(), "status".to_string())
+        );
+        assert_eq!(
+            guess(&["/spec/template/spec/containers/0/image", "/spec/replicas"]),
+            ("kubectl-client-side-apply".to_string(), String::new())
+        );
+        // `/statusDetails` is not under `/status`.
+        assert_eq!(guess(&["/statusDetails"]).1, "");
         assert!(Managers::read(b"not json").is_empty());
     }
 }
