@@ -666,3 +666,146 @@ async fn a_delegated_caller_sees_only_what_it_may_read() {
     let (status, refused) = ask(JANE, "/api/v1/timeline/persistentvolumes/pv-1").await;
     assert_eq!(status, 403, "{refused}");
 }
+
+/// A real API server's watch events of one Deployment's life
+/// (`tests/data/kube-api/changes`: `kubectl apply`, `label`, `scale`, `set
+/// image`, a `patch` of the ConfigMap it mounts, `annotate`, a server-side
+/// apply, with the controllers' ReplicaSets, Pods, status updates and
+/// Events), up to its deletion, replayed by the fake API server: the
+/// Deployment's `depth=2` timeline has each command's change by its
+/// manager, its ReplicaSets and Pods through `owns`, the ConfigMap's patch
+/// through `uses`, and the Events about it.
+#[tokio::test]
+async fn a_real_deployments_life_reads_as_its_timeline() {
+    let fake = cluster().await;
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let grw = Grw::start_in(
+        dir,
+        json!({
+            "k8sClientConfig": {"authType": "BearerToken", "apiServerUrl": fake.url(), "tokenFilePath": token_file},
+            "initialWatchingResources": [
+                {"group": "apps", "version": "v1", "kind": "Deployment"},
+                {"group": "apps", "version": "v1", "kind": "ReplicaSet"},
+                {"group": "", "version": "v1", "kind": "Pod"},
+                {"group": "", "version": "v1", "kind": "ConfigMap"},
+            ],
+            "apiGroupsSyncIntervalSecond": 3600,
+            "builtinAnalyzers": ["ownership", "references"],
+        }),
+        &[],
+    )
+    .await;
+    grw.wait_ready(SETTLE).await;
+    let settled = eventually(SETTLE, || async {
+        grw.get("/api/v1/relations").await.1["settled"] == true
+    })
+    .await;
+    assert!(settled, "{}", grw.get("/api/v1/relations").await.1);
+
+    // Every watch's events in the order the API server made them, until
+    // `kubectl delete` (resourceVersion 313).
+    let recorded = concat!(env!("CARGO_MANIFEST_DIR"), "/data/kube-api/changes");
+    let mut events: Vec<(u64, String)> = Vec::new();
+    for file in ["deployments", "replicasets", "pods", "configmaps", "events"] {
+        let text = std::fs::read_to_string(format!("{recorded}/{file}.jsonl")).unwrap();
+        for line in text.lines() {
+            let event: Value = serde_json::from_str(line).unwrap();
+            let rv = event["object"]["metadata"]["resourceVersion"]
+                .as_str()
+                .and_then(|rv| rv.parse().ok())
+                .unwrap();
+            if rv < 313 {
+                events.push((rv, line.to_string()));
+            }
+        }
+    }
+    events.sort_by_key(|(rv, _)| *rv);
+    let replay = tempfile::NamedTempFile::new().unwrap();
+    let lines: Vec<&str> = events.iter().map(|(_, line)| line.as_str()).collect();
+    std::fs::write(replay.path(), lines.join("\n")).unwrap();
+    assert_eq!(
+        fake.load_recording(replay.path(), None).unwrap(),
+        events.len()
+    );
+
+    let route = "/api/v1/namespaces/default/timeline/deployments/shop?since=1h&depth=2";
+    let wanted = [
+        "ADDED kubectl-client-side-apply Deployment/shop",
+        "MODIFIED kubectl-label Deployment/shop",
+        "MODIFIED kubectl Deployment/shop",
+        "MODIFIED kubectl-set Deployment/shop",
+        "MODIFIED kubectl-annotate Deployment/shop",
+        "MODIFIED platform-tool Deployment/shop",
+        "MODIFIED kube-controller-manager Deployment/shop",
+        "ADDED kube-controller-manager ReplicaSet/shop-7b9f7bdf5c",
+        "ADDED kube-controller-manager Pod/shop-7b9f7bdf5c-ptr57",
+        "MODIFIED kubectl-patch ConfigMap/shop-config",
+    ];
+    let complete = eventually(Duration::from_secs(30), || async {
+        let got = summary(&grw.get(route).await.1);
+        wanted.iter().all(|w| got.iter().any(|g| g == w))
+    })
+    .await;
+    let (status, body) = grw.get(route).await;
+    assert!(complete, "{status} {:#?}", summary(&body));
+    let items = body["items"].as_array().unwrap();
+    let find = |kind: &str, name: &str, change: &str| {
+        items
+            .iter()
+            .find(|i| i["kind"] == kind && i["name"] == name && i["type"] == change)
+            .unwrap_or_else(|| panic!("no {change} of {kind} {name} in {body:#}"))
+    };
+    let relations = |item: &Value| -> Vec<String> {
+        item["path"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|step| step["relation"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let patched = find("ConfigMap", "shop-config", "MODIFIED");
+    assert_eq!(relations(patched), ["uses"], "{patched}");
+    assert!(
+        patched["diffText"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("~ /data/mode: \"one\" → \"two\"")),
+        "{patched}"
+    );
+    let pod = find("Pod", "shop-7b9f7bdf5c-ptr57", "ADDED");
+    assert_eq!(relations(pod), ["owns", "owns"], "{pod}");
+    let scaled = items
+        .iter()
+        .find(|i| i["who"]["manager"] == "kubectl")
+        .unwrap();
+    assert_eq!(
+        (&scaled["who"]["subresource"], scaled["who"].get("time")),
+        (&json!("scale"), None),
+        "{scaled}"
+    );
+    assert!(
+        scaled["diffText"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("~ /spec/replicas: 1 → 2")),
+        "{scaled}"
+    );
+    // The deployment controller's Events about it, and the ReplicaSet
+    // controller's about its ReplicaSets.
+    let reasons: Vec<(&str, Vec<String>)> = items
+        .iter()
+        .filter(|i| i["type"] == "EVENT")
+        .map(|i| (i["event"]["reason"].as_str().unwrap(), relations(i)))
+        .collect();
+    let scaling = reasons
+        .iter()
+        .filter(|(reason, path)| *reason == "ScalingReplicaSet" && path.is_empty())
+        .count();
+    let created = reasons
+        .iter()
+        .filter(|(reason, path)| *reason == "SuccessfulCreate" && path == &["owns"])
+        .count();
+    assert_eq!((scaling, created), (3, 3), "{reasons:?}");
+}
