@@ -762,18 +762,39 @@ pub(super) fn events_about(
     let entries = txn.open_table(ENTRIES)?;
     let objects = txn.open_table(OBJECTS)?;
     let bases = txn.open_table(BASES)?;
-    let mut found = Vec::new();
+    let mut records = Vec::new();
     for row in about.range((key, since)..=(key, until))? {
         let stamp = row?.0.value().1;
         if let Some(record) = entries.get(stamp)?.and_then(|v| Record::decode(v.value())) {
-            let detail = state_at(&objects, &entries, &bases, &record.key, stamp)?
-                .map(|(event, _)| event_detail(&event));
-            found.push(Listed {
-                stamp,
-                record,
-                detail,
-            });
+            records.push((stamp, record));
         }
+    }
+    // The API server serves each Event as `events.k8s.io/v1` and as `v1`:
+    // when both are watched, it is told once, as `events.k8s.io`.
+    let version = |r: &Record| {
+        (
+            r.namespace.clone(),
+            r.name.clone(),
+            r.resource_version.clone(),
+        )
+    };
+    let told: std::collections::HashSet<_> = records
+        .iter()
+        .filter(|(_, r)| r.kind != "/Event")
+        .map(|(_, r)| version(r))
+        .collect();
+    let mut found = Vec::new();
+    for (stamp, record) in records {
+        if record.kind == "/Event" && told.contains(&version(&record)) {
+            continue;
+        }
+        let detail = state_at(&objects, &entries, &bases, &record.key, stamp)?
+            .map(|(event, _)| event_detail(&event));
+        found.push(Listed {
+            stamp,
+            record,
+            detail,
+        });
     }
     Ok(found)
 }

@@ -1018,6 +1018,7 @@ async fn who_made_each_change_of_a_real_api_server_is_what_managed_fields_say() 
         ("replicasets", "apps", "ReplicaSet", "replicasets"),
         ("configmaps", "", "ConfigMap", "configmaps"),
         ("events", "events.k8s.io", "Event", "events"),
+        ("core-events", "", "Event", "events"),
     ] {
         let watch = s.watch(&resource(group, kind, plural)).await;
         for (change, object) in recorded(file) {
@@ -1090,24 +1091,34 @@ async fn who_made_each_change_of_a_real_api_server_is_what_managed_fields_say() 
             "315 DELETED -/-/ no time",
         ]
     );
-    // The controllers' Events, each kept about the object it regards.
+    // The controllers' Events, each kept about the object it regards,
+    // told once though both APIs of Events are watched.
     let txn = s.journal.db.begin_read().unwrap();
-    let about = txn.open_table(ABOUT).unwrap();
     let events_about = |group: &str, kind: &str, name: &str| {
         let key = object_key(group, kind, "default", name);
-        about
+        let about = txn.open_table(ABOUT).unwrap();
+        let rows = about
             .range((key.as_str(), 0)..=(key.as_str(), u64::MAX))
             .unwrap()
-            .count()
+            .count();
+        let told: Vec<String> = read::events_about(&txn, &key, 0, u64::MAX)
+            .unwrap()
+            .iter()
+            .map(|e| {
+                let (group, _, _) = e.kind_and_namespace();
+                format!("{group} {}", e.detail.as_ref().unwrap()["reason"])
+            })
+            .collect();
+        (rows, told)
     };
+    let scaling = "events.k8s.io \"ScalingReplicaSet\"".to_string();
+    let created = "events.k8s.io \"SuccessfulCreate\"".to_string();
     assert_eq!(
         events_about("apps", "Deployment", "shop"),
-        3,
-        "ScalingReplicaSet"
+        (6, vec![scaling.clone(), scaling.clone(), scaling])
     );
     assert_eq!(
         events_about("apps", "ReplicaSet", "shop-6dc8b69d5b"),
-        2,
-        "SuccessfulCreate"
+        (4, vec![created.clone(), created])
     );
 }
