@@ -6,7 +6,8 @@
 //! **The crate.** `cel` (the cel-rust project) is the CEL implementation
 //! for Rust that is kept up: the standard macros and functions, the
 //! `strings`, `math` and `base64` extension libraries (and GRW adds
-//! `sum()`, `min()` and `max()` of Kubernetes' list library), timestamps and
+//! `sum()`, `min()` and `max()` of Kubernetes' list library, and its
+//! quantity library, [`quantity`]), timestamps and
 //! durations, regular expressions, and values an application defines
 //! itself, which is what lets an expression read an object from its JSON
 //! text without converting it first ([`json`]). The other crates either
@@ -36,6 +37,7 @@ mod budget;
 mod check;
 mod json;
 mod lists;
+pub mod quantity;
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -64,8 +66,8 @@ pub const MAX_EXPRESSION_BYTES: usize = 10 * 1024;
 const CACHED_PROGRAMS: usize = 256;
 
 /// The environment: CEL's standard library, the `strings`, `math` and
-/// `base64` extensions, and `sum()`, `min()` and `max()` of Kubernetes'
-/// list library.
+/// `base64` extensions, `sum()`, `min()` and `max()` of Kubernetes' list
+/// library, and Kubernetes' quantity library ([`quantity`]).
 static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
     let mut env = Env::stdlib();
     for extension in [
@@ -79,6 +81,9 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
     }
     if let Err(e) = env.add_extension(lists::add) {
         tracing::error!(error = %e, "the CEL list functions could not be added");
+    }
+    if let Err(e) = env.add_extension(quantity::library) {
+        tracing::error!(error = %e, "the CEL quantity functions could not be added");
     }
     Arc::new(env)
 });

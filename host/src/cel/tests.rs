@@ -292,3 +292,134 @@ fn programs_are_compiled_once_per_text() {
     ));
     assert!(compile_cached("objet == 1", Scope::Object).is_err());
 }
+
+fn limited(memory: &str, cpu: &str) -> serde_json::Value {
+    let mut p = pod(0);
+    p["spec"]["containers"][0]["resources"] =
+        json!({"limits": {"memory": memory, "cpu": cpu}, "requests": {"cpu": "250m"}});
+    p
+}
+
+#[test]
+fn quantities_read_and_compare_as_kubernetes_writes_them() {
+    use quantity::parse;
+    let nanos = |text: &str| parse(text).map(|q| format!("{q:?}"));
+    for (text, want) in [
+        ("1", "Quantity(1000000000)"),
+        ("250m", "Quantity(250000000)"),
+        ("1.5", "Quantity(1500000000)"),
+        (".5", "Quantity(500000000)"),
+        ("2.", "Quantity(2000000000)"),
+        ("+3k", "Quantity(3000000000000)"),
+        ("-1Ki", "Quantity(-1024000000000)"),
+        ("1Gi", "Quantity(1073741824000000000)"),
+        ("1G", "Quantity(1000000000000000000)"),
+        ("1e3", "Quantity(1000000000000)"),
+        ("1E-3", "Quantity(1000000)"),
+        ("5n", "Quantity(5)"),
+        ("7u", "Quantity(7000)"),
+        ("2E", "Quantity(2000000000000000000000000000)"),
+        // Finer than a nano-unit: rounded away from zero.
+        ("0.1n", "Quantity(1)"),
+        ("-1.0000000001", "Quantity(-1000000001)"),
+    ] {
+        assert_eq!(nanos(text).as_deref(), Ok(want), "{text}");
+    }
+    for text in [
+        "", "abc", "1x", "1KiB", "--1", "1.2.3", ".", "1e", "e3", "1e+", "1 Gi",
+    ] {
+        assert!(parse(text).is_err(), "{text:?} is not a quantity");
+    }
+    assert_eq!(
+        parse("1e40").unwrap_err(),
+        "the quantity is too large (at most about 1.7e29)"
+    );
+
+    let p = limited("1Gi", "2");
+    for (text, want) in [
+        ("quantity('1') == quantity('1000m')", true),
+        ("quantity('1Gi') == quantity('1G')", false),
+        ("quantity('1Gi').isGreaterThan(quantity('1G'))", true),
+        ("quantity('100m').isLessThan(quantity('1'))", true),
+        ("quantity('1Mi').compareTo(quantity('1024Ki')) == 0", true),
+        ("quantity('1').compareTo(quantity('2')) == -1", true),
+        (
+            "quantity('1').add(quantity('500m')) == quantity('1.5')",
+            true,
+        ),
+        ("quantity('1').add(2) == quantity('3')", true),
+        ("quantity('1').sub(quantity('1500m')).sign() == -1", true),
+        ("quantity('1').sub(1).sign() == 0", true),
+        (
+            "quantity('2Ki').isInteger() && quantity('2Ki').asInteger() == 2048",
+            true,
+        ),
+        ("quantity('1500m').isInteger()", false),
+        ("quantity('1500m').asApproximateFloat() == 1.5", true),
+        ("isQuantity('1Gi') && !isQuantity('one gig')", true),
+        ("type(quantity('1')) == type(quantity('2'))", true),
+        // As a CRD rule reads an object's limits.
+        (
+            "object.spec.containers.exists(c, has(c.resources) && has(c.resources.limits) && \
+             quantity(c.resources.limits.memory).isGreaterThan(quantity('512Mi')))",
+            true,
+        ),
+        (
+            "object.spec.containers.all(c, !has(c.resources) || !has(c.resources.limits) || \
+             quantity(c.resources.limits.cpu).compareTo(quantity('2')) <= 0)",
+            true,
+        ),
+    ] {
+        assert_eq!(on(text, &p), Ok(want), "{text}");
+    }
+    assert_eq!(
+        on("quantity('1Gi') == quantity('1Gi')", &limited("2Gi", "1")),
+        Ok(true)
+    );
+    assert_eq!(
+        on(
+            "object.spec.containers.exists(c, has(c.resources) && has(c.resources.limits) && \
+             quantity(c.resources.limits.memory).isGreaterThan(quantity('512Mi')))",
+            &limited("256Mi", "1")
+        ),
+        Ok(false)
+    );
+}
+
+#[test]
+fn a_text_that_is_no_quantity_fails_with_what_it_is() {
+    let p = limited("lots", "1");
+    let Err(EvalError::Failed(message)) = on(
+        "quantity(object.spec.containers[0].resources.limits.memory).sign() == 1",
+        &p,
+    ) else {
+        panic!("not a quantity");
+    };
+    assert!(
+        message.contains("'lots': a quantity is a number with an optional sign and suffix"),
+        "{message}"
+    );
+    let Err(EvalError::Failed(message)) = on("quantity('1500m').asInteger() == 1", &p) else {
+        panic!("not an integer");
+    };
+    assert!(
+        message.contains("not a whole number that fits an int"),
+        "{message}"
+    );
+    let Err(EvalError::Failed(message)) =
+        on("quantity('100000000000000000000').asInteger() > 0", &p)
+    else {
+        panic!("not an int");
+    };
+    assert!(
+        message.contains("not a whole number that fits an int"),
+        "{message}"
+    );
+    // A misspelt method is refused when compiled, as others are.
+    assert!(
+        refused("quantity('1').isBiggerThan(quantity('2'))", Scope::Object)
+            .starts_with("undeclared reference to 'isBiggerThan'"),
+        "{}",
+        refused("quantity('1').isBiggerThan(quantity('2'))", Scope::Object)
+    );
+}
