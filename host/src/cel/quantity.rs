@@ -28,6 +28,13 @@ const NANOS: i128 = 1_000_000_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Quantity(i128);
 
+impl Quantity {
+    /// Its value in nano-units (10⁻⁹).
+    pub fn nanos(self) -> i128 {
+        self.0
+    }
+}
+
 impl Val for Quantity {
     fn get_type(&self) -> &Type {
         <Self as Val>::cel_type()
@@ -92,7 +99,7 @@ pub fn parse(text: &str) -> Result<Quantity, String> {
     if whole.is_empty() && fraction.is_empty() || fraction.contains('.') {
         return Err(FORMAT.into());
     }
-    let (mut ten, two): (i32, u32) = match suffix {
+    let (mut ten, two): (i64, u32) = match suffix {
         "" => (0, 0),
         "n" => (-9, 0),
         "u" => (-6, 0),
@@ -118,7 +125,13 @@ pub fn parse(text: &str) -> Result<Quantity, String> {
             if unsigned.is_empty() || !unsigned.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(FORMAT.into());
             }
-            (digits.parse::<i32>().map_err(|_| too_large())?, 0)
+            // Past what any quantity here reaches, either way: the
+            // same as the largest (too large) or smallest (rounds to 1n).
+            let huge = if digits.starts_with('-') { -1000 } else { 1000 };
+            (
+                digits.parse::<i64>().map_or(huge, |e| e.clamp(-1000, 1000)),
+                0,
+            )
         }
     };
     // The digits as one whole number, `fraction.len()` places shifted.
@@ -129,7 +142,7 @@ pub fn parse(text: &str) -> Result<Quantity, String> {
             .and_then(|m| m.checked_add(i128::from(digit - b'0')))
             .ok_or_else(too_large)?;
     }
-    ten -= i32::try_from(fraction.len()).map_err(|_| too_large())?;
+    ten -= i64::try_from(fraction.len()).unwrap_or(i64::MAX);
     // In nano-units: times 10^(ten + 9) and 2^two.
     let nanos = scale(mantissa, ten + 9)?
         .checked_mul(1i128 << two)
@@ -141,19 +154,19 @@ fn too_large() -> String {
     "the quantity is too large (at most about 1.7e29)".into()
 }
 
-/// `mantissa` × 10^`power`, a finer part rounded away from zero.
-fn scale(mantissa: i128, power: i32) -> Result<i128, String> {
+/// `mantissa` (not negative) × 10^`power`, a finer part rounded away
+/// from zero.
+fn scale(mantissa: i128, power: i64) -> Result<i128, String> {
     if mantissa == 0 {
         return Ok(0);
     }
+    let exponent = u32::try_from(power.unsigned_abs()).unwrap_or(u32::MAX);
     if power >= 0 {
-        let factor = 10i128
-            .checked_pow(power.unsigned_abs())
-            .ok_or_else(too_large)?;
+        let factor = 10i128.checked_pow(exponent).ok_or_else(too_large)?;
         return mantissa.checked_mul(factor).ok_or_else(too_large);
     }
     // Below one nano-unit: at least 1, whatever the digits.
-    let Some(divisor) = 10i128.checked_pow(power.unsigned_abs()) else {
+    let Some(divisor) = 10i128.checked_pow(exponent) else {
         return Ok(1);
     };
     let (quotient, remainder) = (mantissa / divisor, mantissa % divisor);
