@@ -1,11 +1,12 @@
-//! The part of Kubernetes' CEL list library that numbers need: `sum()`,
-//! `min()` and `max()` of a list of `int`s or of `double`s
-//! (`object.status.containerStatuses.map(s, s.restartCount).sum()`).
+//! Kubernetes' CEL list library: `sum()`, `min()` and `max()` of a list
+//! of `int`s or of `double`s
+//! (`object.status.containerStatuses.map(s, s.restartCount).sum()`),
+//! `isSorted()`, and `indexOf(x)` and `lastIndexOf(x)` (`-1` when absent).
 //! Like the API server's, `sum()` of an empty list is `0`, and `min()` and
 //! `max()` of one are errors.
 
 use cel::ExecutionError;
-use cel::common::types::{CelDouble, CelInt, LIST_TYPE};
+use cel::common::types::{CelBool, CelDouble, CelInt, DYN_TYPE, LIST_TYPE};
 use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env};
 
@@ -16,6 +17,21 @@ pub(super) fn add(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_member_overload("sum", "list.sum()", LIST_TYPE, vec![], sum)?;
     env.add_member_overload("min", "list.min()", LIST_TYPE, vec![], min)?;
     env.add_member_overload("max", "list.max()", LIST_TYPE, vec![], max)?;
+    env.add_member_overload("isSorted", "list.isSorted()", LIST_TYPE, vec![], is_sorted)?;
+    env.add_member_overload(
+        "indexOf",
+        "list.indexOf(dyn)",
+        LIST_TYPE,
+        vec![DYN_TYPE],
+        index_of,
+    )?;
+    env.add_member_overload(
+        "lastIndexOf",
+        "list.lastIndexOf(dyn)",
+        LIST_TYPE,
+        vec![DYN_TYPE],
+        last_index_of,
+    )?;
     Ok(())
 }
 
@@ -103,4 +119,81 @@ fn min<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionErr
 
 fn max<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
     extreme("max", args, std::cmp::Ordering::is_gt)
+}
+
+/// A list's elements, each charged once as an iteration would be; `None`
+/// past the budget.
+fn elements<'b, 'v>(
+    function: &str,
+    list: &'b (dyn Val + 'v),
+) -> Result<Option<Vec<&'b (dyn Val + 'v)>>, ExecutionError> {
+    let iterable = list
+        .as_iterable()
+        .ok_or_else(|| ExecutionError::function_error(function, "needs a list"))?;
+    let mut items = iterable.iter();
+    let mut all = Vec::new();
+    while let Some(item) = items.next() {
+        all.push(item);
+    }
+    Ok(budget::charge(all.len()).then_some(all))
+}
+
+fn is_sorted<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let Some(items) = elements("isSorted", the_list(&args)?)? else {
+        return Ok(CowVal::owned(CelBool::from(false)));
+    };
+    for pair in items.windows(2) {
+        let unordered = || {
+            ExecutionError::function_error(
+                "isSorted",
+                format!(
+                    "cannot order a {} with a {}",
+                    pair[0].get_type().name(),
+                    pair[1].get_type().name()
+                ),
+            )
+        };
+        let order = pair[0]
+            .as_comparer()
+            .ok_or_else(unordered)?
+            .compare(pair[1])
+            .map_err(|_| unordered())?;
+        if order.is_gt() {
+            return Ok(CowVal::owned(CelBool::from(false)));
+        }
+    }
+    Ok(CowVal::owned(CelBool::from(true)))
+}
+
+/// The list and the value of `list.f(value)`.
+fn list_and_value<'a, 'b, 'v>(
+    args: &'a [CowVal<'b, 'v>],
+) -> Result<(&'a (dyn Val + 'v), &'a (dyn Val + 'v)), ExecutionError> {
+    match args {
+        [list, value] => Ok((&**list, &**value)),
+        _ => Err(ExecutionError::invalid_argument_count(2, args.len())),
+    }
+}
+
+/// Where `value` is in the list, searched from its start or its end.
+fn position<'b, 'v>(
+    function: &str,
+    args: Vec<CowVal<'b, 'v>>,
+    from_end: bool,
+) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (list, value) = list_and_value(&args)?;
+    let items = elements(function, list)?.unwrap_or_default();
+    let found = match from_end {
+        false => items.iter().position(|item| item.equals(value)),
+        true => items.iter().rposition(|item| item.equals(value)),
+    };
+    Ok(CowVal::owned(CelInt::from(found.map_or(-1, |i| i as i64))))
+}
+
+fn index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    position("indexOf", args, false)
+}
+
+fn last_index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    position("lastIndexOf", args, true)
 }

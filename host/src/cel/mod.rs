@@ -6,8 +6,9 @@
 //! **The crate.** `cel` (the cel-rust project) is the CEL implementation
 //! for Rust that is kept up: the standard macros and functions, the
 //! `strings`, `math` and `base64` extension libraries (and GRW adds
-//! `sum()`, `min()` and `max()` of Kubernetes' list library, and its
-//! quantity library, [`quantity`]), timestamps and
+//! `sum()`, `min()`, `max()`, `isSorted()`, `indexOf()` and `lastIndexOf()`
+//! of Kubernetes' list library, and its quantity library, [`quantity`]),
+//! timestamps and
 //! durations, regular expressions, and values an application defines
 //! itself, which is what lets an expression read an object from its JSON
 //! text without converting it first ([`json`]). The other crates either
@@ -66,8 +67,8 @@ pub const MAX_EXPRESSION_BYTES: usize = 10 * 1024;
 const CACHED_PROGRAMS: usize = 256;
 
 /// The environment: CEL's standard library, the `strings`, `math` and
-/// `base64` extensions, `sum()`, `min()` and `max()` of Kubernetes' list
-/// library, and Kubernetes' quantity library ([`quantity`]).
+/// `base64` extensions, Kubernetes' list library ([`lists`]) and its
+/// quantity library ([`quantity`]).
 static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
     let mut env = Env::stdlib();
     for extension in [

@@ -463,3 +463,43 @@ fn any_text_of_a_quantitys_characters_parses_or_is_refused_without_a_panic() {
     }
     assert!(parsed > 1_000, "{parsed} of the texts parsed");
 }
+
+#[test]
+fn lists_say_whether_they_are_sorted_and_where_a_value_is() {
+    let p = pod(0);
+    for (text, want) in [
+        ("[1, 2, 2, 5].isSorted()", true),
+        ("[2, 1].isSorted()", false),
+        (
+            "['a', 'b'].isSorted() && [].isSorted() && [3.5].isSorted()",
+            true,
+        ),
+        ("object.spec.containers.map(c, c.name).isSorted()", true),
+        (
+            "object.spec.containers.map(c, c.name).indexOf('side') == 1",
+            true,
+        ),
+        (
+            "object.spec.containers.map(c, c.name).indexOf('db') == -1",
+            true,
+        ),
+        (
+            "[1, 2, 1].indexOf(1) == 0 && [1, 2, 1].lastIndexOf(1) == 2",
+            true,
+        ),
+        ("[[1], [2]].indexOf([2]) == 1", true),
+        // Strings keep their own.
+        (
+            "'web-1'.indexOf('-') == 3 && 'a-b-c'.lastIndexOf('-') == 3",
+            true,
+        ),
+    ] {
+        assert_eq!(on(text, &p), Ok(want), "{text}");
+    }
+    assert_eq!(
+        on("[1, 'a'].isSorted()", &p),
+        Err(EvalError::Failed(
+            "Error executing function 'isSorted': cannot order a int with a string".into()
+        ))
+    );
+}
