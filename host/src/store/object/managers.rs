@@ -314,7 +314,7 @@ mod tests {
         let scaled_untimed = r#"{"manager":"kubectl","operation":"Update","apiVersion":"apps/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:replicas":{}}},"subresource":"scale"}"#;
         let v5 =
             Managers::read(format!("[{scaled_untimed},{applied_less},{status_more}]").as_bytes());
-        let v6 = Managers::read(format!("[{applied_less},{status_more}]").as_bytes());
+        let v6 = Managers::read(format!("[{created},{status_more}]").as_bytes());
         let (who, time) = v5.who_changed(Some(&v6)).expect("scaled");
         assert_eq!(
             (who.manager.as_str(), who.subresource.as_str(), time),
