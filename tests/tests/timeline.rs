@@ -2,7 +2,8 @@
 //! object's history with who made each change, its state at a time, a
 //! Deployment's timeline with what it uses and its Events, what a
 //! `delegated` caller is shown of a timeline that leaves its namespace,
-//! and the gap a SIGKILL leaves.
+//! the gap a SIGKILL leaves, and the timeline of a Deployment whose life a
+//! real API server's watches recorded.
 
 use std::time::Duration;
 
