@@ -41,3 +41,5 @@ pub mod watch;
 
 #[cfg(test)]
 mod layering;
+#[cfg(test)]
+mod recorded;

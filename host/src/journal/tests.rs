@@ -954,21 +954,15 @@ fn edges_waiting_past_their_bound_are_counted_and_wake_the_writer_once() {
 
 /// The watch events of `tests/data/kube-api/changes/{file}.jsonl`.
 fn recorded(file: &str) -> Vec<(ChangeType, Value)> {
-    let path = format!(
-        "{}/../tests/data/kube-api/changes/{file}.jsonl",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{path}: {e}"))
-        .lines()
-        .map(|line| {
-            let event: Value = serde_json::from_str(line).unwrap();
-            let kind = match event["type"].as_str().unwrap() {
+    crate::recorded::watch_events(&format!("changes/{file}.jsonl"))
+        .into_iter()
+        .map(|(kind, object)| {
+            let kind = match kind.as_str() {
                 "ADDED" => ChangeType::Added,
                 "MODIFIED" => ChangeType::Modified,
                 _ => ChangeType::Deleted,
             };
-            (kind, event["object"].clone())
+            (kind, object)
         })
         .collect()
 }

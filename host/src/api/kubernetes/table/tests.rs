@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Value, json};
 
 use super::*;
+use crate::recorded::watch_events;
 
 fn fixture(name: &str) -> Value {
     let path = format!(
@@ -672,25 +673,6 @@ fn finished_pods_carry_a_completed_row_condition() {
         SystemTime::UNIX_EPOCH,
     ));
     assert!(table["rows"][0].get("conditions").is_none());
-}
-
-/// The events of a recorded watch (`{"type", "object"}` per line).
-fn watch_events(name: &str) -> Vec<(String, Value)> {
-    let path = format!(
-        "{}/../tests/data/kube-api/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{path}: {e}"))
-        .lines()
-        .map(|line| {
-            let event: Value = serde_json::from_str(line).unwrap();
-            (
-                event["type"].as_str().unwrap().to_string(),
-                event["object"].clone(),
-            )
-        })
-        .collect()
 }
 
 #[test]
