@@ -134,15 +134,26 @@ pub fn parse(text: &str) -> Result<Quantity, String> {
             )
         }
     };
-    // The digits as one whole number, `fraction.len()` places shifted.
+    // Decimals past the 30th only decide whether to round away from zero:
+    // one more digit `1` stands for them when any is not 0.
+    let (fraction, past) = fraction.split_at(fraction.len().min(30));
+    let sticky = past.bytes().any(|b| b != b'0').then_some(b'1');
+    // The digits as one whole number, the decimals' places shifted.
     let mut mantissa: i128 = 0;
-    for digit in whole.bytes().chain(fraction.bytes()) {
+    let mut places = 0;
+    for (i, digit) in whole
+        .bytes()
+        .chain(fraction.bytes())
+        .chain(sticky)
+        .enumerate()
+    {
+        places += i64::from(i >= whole.len());
         mantissa = mantissa
             .checked_mul(10)
             .and_then(|m| m.checked_add(i128::from(digit - b'0')))
             .ok_or_else(too_large)?;
     }
-    ten -= i64::try_from(fraction.len()).unwrap_or(i64::MAX);
+    ten -= places;
     // In nano-units: times 10^(ten + 9) and 2^two.
     let nanos = scale(mantissa, ten + 9)?
         .checked_mul(1i128 << two)
