@@ -572,8 +572,8 @@ impl Watches {
         }
         drop(entries);
         if local {
-            watch.cache.mark_synced();
             watch.update_status(|s| s.phase = Phase::Ready);
+            watch.cache.mark_synced();
         }
         tracing::info!(gvk = %resource.gvk, on_demand, removable, "watch started");
         let hooks = self.on_new_watch.lock().clone();

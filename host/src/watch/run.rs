@@ -387,8 +387,10 @@ async fn replace(watch: &Watch, objects: Vec<StoredObject>, rv: &str, first: boo
             Err(_) => return,
         },
     };
-    watch.cache.mark_synced();
-    let count = watch.cache.read().len();
+    // Listed: neither refused nor failed any more, in its status before
+    // the cache says it is synced, so that whoever sees `/readyz` answer
+    // 200 sees the kind ready too.
+    watch.set_denied(None);
     watch.update_status(|s| {
         s.phase = Phase::Ready;
         if !first {
@@ -398,6 +400,8 @@ async fn replace(watch: &Watch, objects: Vec<StoredObject>, rv: &str, first: boo
             }
         }
     });
+    watch.cache.mark_synced();
+    let count = watch.cache.read().len();
     tracing::info!(gvk = %watch.key.gvk, objects = count, resource_version = %rv, changes = changes.len(), first, "listed");
 }
 
