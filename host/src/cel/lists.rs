@@ -42,12 +42,11 @@ enum Numbers {
 }
 
 fn numbers(function: &str, list: &dyn Val) -> Result<Numbers, ExecutionError> {
-    let iterable = list
-        .as_iterable()
-        .ok_or_else(|| ExecutionError::function_error(function, "needs a list"))?;
+    let Some(items) = elements(function, list)? else {
+        return Ok(Numbers::Ints(Vec::new()));
+    };
     let (mut ints, mut doubles) = (Vec::new(), Vec::new());
-    let mut items = iterable.iter();
-    while let Some(item) = items.next() {
+    for item in items {
         if let Some(n) = item.downcast_ref::<CelInt>() {
             ints.push(*n.inner());
         } else if let Some(n) = item.downcast_ref::<CelDouble>() {
@@ -58,10 +57,6 @@ fn numbers(function: &str, list: &dyn Val) -> Result<Numbers, ExecutionError> {
                 format!("needs a list of numbers, got a {}", item.get_type().name()),
             ));
         }
-    }
-    // Each element is charged once, as an iteration would be.
-    if !budget::charge(ints.len() + doubles.len()) {
-        return Ok(Numbers::Ints(Vec::new()));
     }
     match (ints.is_empty(), doubles.is_empty()) {
         (_, true) => Ok(Numbers::Ints(ints)),
