@@ -12,11 +12,13 @@ use serde_json::{Value, json};
 const TOKEN: &str = "c3l";
 const CHANGE: Duration = Duration::from_secs(10);
 
+/// A Pod; its address is in 10.1.0.0/16 in `shop`, 10.2.0.0/16 elsewhere.
 fn pod(ns: &str, name: &str, app: &str, restarts: i64) -> Value {
+    let ip = format!("10.{}.0.{restarts}", if ns == "shop" { 1 } else { 2 });
     json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"namespace": ns, "name": name, "labels": {"app": app}},
-        "spec": {"containers": [{"name": "main", "image": format!("{app}:1")}]},
-        "status": {"phase": "Running",
+        "spec": {"containers": [{"name": "main", "image": format!("{app}:1.{restarts}.0")}]},
+        "status": {"phase": "Running", "podIP": ip,
                    "containerStatuses": [{"name": "main", "restartCount": restarts, "ready": true}]}})
 }
 
@@ -112,6 +114,44 @@ async fn match_selects_what_the_expression_is_true_for_with_the_other_conditions
 }
 
 #[tokio::test]
+async fn match_speaks_kubernetes_ip_cidr_semver_url_and_regex_libraries() {
+    let fake = cluster().await;
+    let grw = grw(&fake).await;
+    for (expression, want) in [
+        (
+            "cidr('10.1.0.0/16').containsIP(object.status.podIP)",
+            vec!["shop/cart-1", "shop/web-1", "shop/web-2"],
+        ),
+        (
+            "ip(object.status.podIP).family() == 4 && cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')",
+            vec![
+                "ads/banner-1",
+                "ads/web-1",
+                "shop/cart-1",
+                "shop/web-1",
+                "shop/web-2",
+            ],
+        ),
+        (
+            "object.spec.containers.exists(c, \
+             semver(c.image.find('[0-9]+[.][0-9]+[.][0-9]+')).isGreaterThan(semver('1.8.0')))",
+            vec!["shop/cart-1", "shop/web-2"],
+        ),
+        (
+            "url('https://registry.example.com:5000/' + object.metadata.name).getPort() == '5000' \
+             && object.metadata.name.findAll('[0-9]').size() == 1 && object.metadata.namespace == 'ads'",
+            vec!["ads/banner-1", "ads/web-1"],
+        ),
+    ] {
+        let (status, body) = grw
+            .get(&format!("/api/v1/objects/pods?{}", matching(expression)))
+            .await;
+        assert_eq!(status, 200, "{expression}: {body}");
+        assert_eq!(keys(&body), want, "{expression}");
+    }
+}
+
+#[tokio::test]
 async fn the_kubernetes_routes_and_event_streams_take_match() {
     let fake = cluster().await;
     let grw = grw(&fake).await;
@@ -190,6 +230,14 @@ async fn bad_expressions_say_what_and_where() {
             "query parameter `match`: undeclared reference to 'oldObject' (line 1, column 1)",
         ),
         ("", "query parameter `match`: must not be empty"),
+        (
+            "object.metadata.name.matches('web-(')",
+            "query parameter `match`: 'web-(' is not a valid regex: unclosed group (line 1, column 30)",
+        ),
+        (
+            "cidr('10.0.0.0/8').containsIp(object.status.podIP)",
+            "query parameter `match`: undeclared reference to 'containsIp' (line 1, column 20)",
+        ),
         (
             "object.spec.containers.all(a, object.spec.containers.all(b, object.spec.containers.all(c, a == c)))",
             "query parameter `match`: the expression's estimated cost is ",

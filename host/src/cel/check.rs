@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use cel::common::ast::{ComprehensionExpr, EntryExpr, Expr, IdedExpr};
+use cel::common::ast::{CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, LiteralValue};
 use cel::{Context, ExecutionError};
 use parking_lot::Mutex;
 
@@ -105,6 +105,9 @@ impl Walk<'_> {
                         ..undeclared(&name, node.id)
                     });
                 }
+                if let Some(problem) = bad_pattern(call) {
+                    return Err(problem);
+                }
                 if let (Some(target), None) = (&call.target, namespace) {
                     cost = cost.add(self.expr(target)?);
                 }
@@ -163,6 +166,26 @@ impl Walk<'_> {
             flat: range.flat + init.flat + result.flat + 1,
         })
     }
+}
+
+/// A pattern written in the expression for `matches`, `find` or
+/// `findAll` that is no regular expression: refused when the expression is
+/// compiled, as the API server refuses it, not on every object.
+fn bad_pattern(call: &CallExpr) -> Option<Problem> {
+    if !matches!(call.func_name.as_str(), "matches" | "find" | "findAll") {
+        return None;
+    }
+    // `s.matches(re)`, or `matches(s, re)`.
+    let pattern = call.args.get(usize::from(call.target.is_none()))?;
+    let Expr::Literal(LiteralValue::String(text)) = &pattern.expr else {
+        return None;
+    };
+    let error = regex::Regex::new(text.inner()).err()?;
+    Some(Problem {
+        message: super::find::not_a_regex(text.inner(), &error),
+        node: pattern.id,
+        function: None,
+    })
 }
 
 fn undeclared(name: &str, node: u64) -> Problem {

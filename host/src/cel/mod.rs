@@ -7,7 +7,9 @@
 //! for Rust that is kept up: the standard macros and functions, the
 //! `strings`, `math` and `base64` extension libraries (and GRW adds
 //! `sum()`, `min()`, `max()`, `isSorted()`, `indexOf()` and `lastIndexOf()`
-//! of Kubernetes' list library, and its quantity library, [`quantity`]),
+//! of Kubernetes' list library, and its quantity ([`quantity`]), IP and
+//! CIDR ([`net`]), URL ([`urls`]), semver ([`versions`]) and regex
+//! (`find`, `findAll`) libraries),
 //! timestamps and
 //! durations, regular expressions, and values an application defines
 //! itself, which is what lets an expression read an object from its JSON
@@ -36,9 +38,13 @@
 
 mod budget;
 mod check;
+mod find;
 mod json;
 mod lists;
+pub mod net;
 pub mod quantity;
+pub mod urls;
+pub mod versions;
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -67,8 +73,9 @@ pub const MAX_EXPRESSION_BYTES: usize = 10 * 1024;
 const CACHED_PROGRAMS: usize = 256;
 
 /// The environment: CEL's standard library, the `strings`, `math` and
-/// `base64` extensions, Kubernetes' list library ([`lists`]) and its
-/// quantity library ([`quantity`]).
+/// `base64` extensions, and Kubernetes' list ([`lists`]), quantity
+/// ([`quantity`]), IP and CIDR ([`net`]), URL ([`urls`]), semver
+/// ([`versions`]) and regex ([`find`]) libraries.
 static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
     let mut env = Env::stdlib();
     for extension in [
@@ -83,8 +90,16 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
     if let Err(e) = env.add_extension(lists::add) {
         tracing::error!(error = %e, "the CEL list functions could not be added");
     }
-    if let Err(e) = env.add_extension(quantity::library) {
-        tracing::error!(error = %e, "the CEL quantity functions could not be added");
+    for (library, name) in [
+        (quantity::library as fn(&mut Env) -> _, "quantity"),
+        (net::library, "IP and CIDR"),
+        (urls::library, "URL"),
+        (versions::library, "semver"),
+        (find::library, "regex"),
+    ] {
+        if let Err(e) = env.add_extension(library) {
+            tracing::error!(error = %e, "the CEL {name} functions could not be added");
+        }
     }
     Arc::new(env)
 });

@@ -505,3 +505,296 @@ fn lists_say_whether_they_are_sorted_and_where_a_value_is() {
         ))
     );
 }
+
+/// Each expression evaluates to true on `value`.
+fn all_true(value: &serde_json::Value, texts: &[&str]) {
+    for text in texts {
+        assert_eq!(on(text, value), Ok(true), "{text}");
+    }
+}
+
+/// Why `text` failed on `value`.
+fn failure(text: &str, value: &serde_json::Value) -> String {
+    match on(text, value) {
+        Err(EvalError::Failed(message)) => message,
+        other => panic!("{text}: {other:?}"),
+    }
+}
+
+fn addressed(ip: &str) -> serde_json::Value {
+    let mut p = pod(0);
+    p["status"]["podIP"] = json!(ip);
+    p["status"]["podIPs"] = json!([{"ip": ip}, {"ip": "fd00:10:244::5"}]);
+    p
+}
+
+#[test]
+fn addresses_and_networks_read_as_the_api_server_reads_them() {
+    let p = addressed("10.244.1.5");
+    all_true(
+        &p,
+        &[
+            "isIP('127.0.0.1') && isIP('::1') && isIP('2001:db8::abcd')",
+            // Leading zeros, IPv4-mapped IPv6, zones, spaces: not addresses.
+            "!isIP('127.0.0.01') && !isIP('::ffff:1.2.3.4') && !isIP('fe80::1%eth0')",
+            "!isIP('127.0.0.256') && !isIP(':::1') && !isIP(' 1.2.3.4')",
+            "ip('127.0.0.1').family() == 4 && ip('::1').family() == 6",
+            "ip('0.0.0.0').isUnspecified() && ip('::').isUnspecified()",
+            "ip('127.0.0.1').isLoopback() && ip('::1').isLoopback() && !ip('192.168.0.1').isLoopback()",
+            "ip('224.0.0.1').isLinkLocalMulticast() && !ip('224.0.1.1').isLinkLocalMulticast()",
+            "ip('ff02::1').isLinkLocalMulticast() && !ip('fd00::1').isLinkLocalMulticast()",
+            "ip('169.254.169.254').isLinkLocalUnicast() && ip('fe80::1').isLinkLocalUnicast()",
+            "!ip('fd80::1').isLinkLocalUnicast()",
+            "ip('192.168.0.1').isGlobalUnicast() && ip('2001:db8::abcd').isGlobalUnicast()",
+            "!ip('255.255.255.255').isGlobalUnicast() && !ip('ff00::1').isGlobalUnicast()",
+            "ip.isCanonical('127.0.0.1') && ip.isCanonical('2001:db8::abcd')",
+            "!ip.isCanonical('2001:DB8::ABCD') && !ip.isCanonical('2001:db8::0:0:0:abcd')",
+            "string(ip('2001:DB8::0:0:0:ABCD')) == '2001:db8::abcd'",
+            "ip('::1') == ip('0:0:0:0:0:0:0:1') && ip('::1') != ip('::2')",
+            "type(ip('::1')) == type(ip('1.2.3.4'))",
+            "isCIDR('192.168.0.0/16') && isCIDR('::1/128') && isCIDR('0.0.0.0/0')",
+            "!isCIDR('192.168.0.0/33') && !isCIDR('::1/129') && !isCIDR('10.0.0.0')",
+            "!isCIDR('10.0.0.0/') && !isCIDR('10.0.0.0/08') && !isCIDR('::ffff:1.2.3.4/120')",
+            "cidr('192.168.0.0/24').containsIP(ip('192.168.0.1'))",
+            "!cidr('192.168.0.0/24').containsIP('192.168.1.1')",
+            "!cidr('0.0.0.0/0').containsIP('::1') && cidr('::/0').containsIP('::1')",
+            "cidr('2001:db8::/32').containsIP('2001:db8::1') && !cidr('2001:db8::/32').containsIP('2001:dc8::1')",
+            // A smaller network inside, whatever its address.
+            "cidr('192.168.0.0/16').containsCIDR('192.168.10.0/24')",
+            "cidr('192.168.0.0/16').containsCIDR(cidr('192.168.0.1/32'))",
+            "!cidr('192.168.0.0/24').containsCIDR('192.168.0.0/23')",
+            "!cidr('192.168.1.0/24').containsCIDR('192.168.2.0/24')",
+            "cidr('192.168.0.1/24').ip() == ip('192.168.0.1')",
+            "cidr('192.168.0.1/24').masked() == cidr('192.168.0.0/24')",
+            "cidr('192.168.0.1/24') != cidr('192.168.0.1/24').masked()",
+            "string(cidr('2001:db8:1::/32').masked()) == '2001:db8::/32'",
+            "cidr('::1/128').prefixLength() == 128 && cidr('::1/128').ip().family() == 6",
+            // On an object, as a rule would read a Pod's addresses.
+            "cidr('10.244.0.0/16').containsIP(object.status.podIP)",
+            "object.status.podIPs.exists(a, ip(a.ip).family() == 6)",
+            "object.status.podIPs.all(a, !ip(a.ip).isLoopback())",
+            // A variable named `ip` is the variable, not the library's name.
+            "object.status.podIPs.map(a, a.ip).exists(ip, ip.startsWith('10.'))",
+            "object.status.podIPs.exists(ip, ip.ip == '10.244.1.5' && ip(ip.ip).family() == 4)",
+        ],
+    );
+    assert_eq!(
+        on("cidr('10.96.0.0/12').containsIP(object.status.podIP)", &p),
+        Ok(false)
+    );
+    for (text, message) in [
+        (
+            "ip('127.0.0.01').family() == 4",
+            "'127.0.0.01' is not an IPv4 or IPv6 address",
+        ),
+        (
+            "ip('::ffff:1.2.3.4').family() == 6",
+            "IPv4-mapped IPv6 address '::ffff:1.2.3.4' is not allowed",
+        ),
+        (
+            "ip('fe80::1%eth0').family() == 6",
+            "IP address 'fe80::1%eth0' with a zone is not allowed",
+        ),
+        (
+            "cidr('10.0.0.0/33').prefixLength() == 33",
+            "'10.0.0.0/33': the prefix length must be a number from 0 to 32",
+        ),
+        (
+            "cidr('10.0.0.0').prefixLength() == 32",
+            "'10.0.0.0' has no '/' and prefix length",
+        ),
+        (
+            "cidr('10.0.0.0/8').containsIP('10.0.0')",
+            "'10.0.0' is not an IPv4 or IPv6 address",
+        ),
+    ] {
+        let got = failure(text, &p);
+        assert!(got.contains(message), "{text}: {got}");
+    }
+    let got = failure("ip(object.metadata.name).isLoopback()", &p);
+    assert!(
+        got.contains("Error executing function 'ip': 'web-1' is not an IPv4 or IPv6 address"),
+        "{got}"
+    );
+}
+
+#[test]
+fn urls_have_the_parts_the_api_server_gives_them() {
+    let p = pod(0);
+    all_true(
+        &p,
+        &[
+            "isURL('https://user:pass@example.com:80/path?query=val#fragment')",
+            "isURL('/absolute-path') && isURL('mailto:ops@example.com') && isURL('*')",
+            "!isURL('https://a:b:c/') && !isURL('../relative-path') && !isURL('')",
+            "!isURL('https://example.com/%zz') && !isURL('http://[1.2.3.4]/')",
+            "!isURL('http://exa mple.com/') && !isURL('://example.com')",
+            "url('/path').getScheme() == '' && url('HTTPS://example.com/').getScheme() == 'https'",
+            "url('https://example.com:80/').getHost() == 'example.com:80'",
+            "url('https://example.com/').getHost() == 'example.com'",
+            "url('https://[::1]:80/').getHost() == '[::1]:80' && url('https://[::1]/').getHost() == '[::1]'",
+            "url('/path').getHost() == '' && url('/path').getHostname() == ''",
+            "url('https://example.com:80/').getHostname() == 'example.com'",
+            "url('https://127.0.0.1:80/').getHostname() == '127.0.0.1'",
+            "url('https://[::1]:80/').getHostname() == '::1'",
+            "url('https://example.com:80/').getPort() == '80' && url('https://example.com/').getPort() == ''",
+            // Unlike a browser's URL: a default port stays, the host keeps its case.
+            "url('https://Example.COM:443/').getPort() == '443'",
+            "url('https://Example.COM:443/').getHostname() == 'Example.COM'",
+            "url('https://example.com/path').getEscapedPath() == '/path'",
+            "url('https://example.com/path with spaces/').getEscapedPath() == '/path%20with%20spaces/'",
+            "url('https://example.com/a%2Fb').getEscapedPath() == '/a%2Fb'",
+            "url('https://example.com/a/../b').getEscapedPath() == '/a/../b'",
+            "url('https://example.com').getEscapedPath() == ''",
+            "url('https://example.com/path?k1=a&k2=b&k2=c').getQuery() == {'k1': ['a'], 'k2': ['b', 'c']}",
+            "url('https://example.com/path?key with spaces=value with spaces').getQuery() == {'key with spaces': ['value with spaces']}",
+            "url('https://example.com/?a=1+2&b=%41&c&d=x;y').getQuery() == {'a': ['1 2'], 'b': ['A'], 'c': ['']}",
+            "url('https://example.com/path?').getQuery() == {} && url('https://example.com/path').getQuery() == {}",
+            "url('https://example.com/p#a?b').getQuery() == {} && url('https://example.com/p#a?b').getEscapedPath() == '/p'",
+            "url('https://example.com/x') == url('HTTPS://example.com/x')",
+            "type(url('/')) != type('/')",
+        ],
+    );
+    for (text, message) in [
+        (
+            "url('https://a:b:c/').getHost() == ''",
+            "its port 'c' is not digits",
+        ),
+        (
+            "url('../relative-path').getHost() == ''",
+            "it is neither an absolute URL nor an absolute path",
+        ),
+        (
+            "url('https://example.com/%zz').getHost() == ''",
+            "'%zz' is not an escape (% and two hex digits)",
+        ),
+        (
+            "url('http://[1.2.3.4]/').getHost() == ''",
+            "'1.2.3.4' in brackets is not an IPv6 address",
+        ),
+        (
+            "url('http://exa mple.com/').getHost() == ''",
+            "its host has the character ' '",
+        ),
+    ] {
+        let got = failure(text, &p);
+        assert!(got.contains(message), "{text}: {got}");
+    }
+}
+
+#[test]
+fn versions_compare_as_semver_says() {
+    let mut p = pod(0);
+    p["metadata"]["labels"]["version"] = json!("v1.27");
+    all_true(
+        &p,
+        &[
+            "isSemver('1.0.0') && isSemver('0.1.0-alpha.1') && isSemver('1.0.0+build.5')",
+            "!isSemver('hello') && !isSemver('v1.0') && !isSemver('1.0') && !isSemver('01.1.1')",
+            "isSemver('v1.0', true) && isSemver('01.01.01', true) && !isSemver('1.0-rc', true)",
+            "semver('v1.0.0', true) == semver('1.0.0') && semver('1.0', true) == semver('1.0.0')",
+            "semver('01.01.01', true) == semver('1.1.1') && semver('7', true) == semver('7.0.0')",
+            "semver('1.2.3').major() == 1 && semver('1.2.3').minor() == 2 && semver('1.2.3').patch() == 3",
+            "semver('1.2.3').compareTo(semver('1.2.3')) == 0",
+            "semver('1.2.3').compareTo(semver('2.0.0')) == -1 && semver('1.2.3').compareTo(semver('0.1.2')) == 1",
+            "semver('1.10.0').isGreaterThan(semver('1.9.0'))",
+            // A pre-release comes before its release; numbers in it compare as numbers.
+            "semver('1.0.0-rc.1').isLessThan(semver('1.0.0'))",
+            "semver('1.0.0-alpha.2').isLessThan(semver('1.0.0-alpha.10'))",
+            "semver('1.0.0-alpha').isLessThan(semver('1.0.0-alpha.1'))",
+            // Build metadata does not count.
+            "semver('1.0.0+a') == semver('1.0.0+b') && semver('1.0.0+a').compareTo(semver('1.0.0')) == 0",
+            "semver(object.metadata.labels['version'], true).isLessThan(semver('1.28.0'))",
+        ],
+    );
+    for (text, message) in [
+        (
+            "semver('v1.0.0').major() == 1",
+            "'v1.0.0' is not a semantic version",
+        ),
+        (
+            "semver('1.0').major() == 1",
+            "'1.0' is not a semantic version",
+        ),
+        (
+            "semver('1.0-rc', true).major() == 1",
+            "'1.0-rc': a version without a patch number cannot have a pre-release or build",
+        ),
+    ] {
+        let got = failure(text, &p);
+        assert!(got.contains(message), "{text}: {got}");
+    }
+}
+
+#[test]
+fn find_and_find_all_match_as_the_api_server_matches() {
+    let mut p = pod(0);
+    p["spec"]["containers"][0]["image"] = json!("registry.example.com/web:1.27.3-debian");
+    all_true(
+        &p,
+        &[
+            "'abc 123'.find('[0-9]+') == '123' && 'abc 123'.find('xyz') == ''",
+            // Leftmost first: an empty match at the start is the first match.
+            "'abc 123'.find('[0-9]*') == ''",
+            "'123 abc 456'.findAll('[0-9]+') == ['123', '456']",
+            "'123 abc 456'.findAll('[0-9]+', 1) == ['123'] && '123 abc 456'.findAll('[0-9]+', 0) == []",
+            "'123 abc 456'.findAll('[0-9]+', -1) == ['123', '456'] && '123'.findAll('xyz') == []",
+            // No empty match right after a match; the others count.
+            "'123 abc'.findAll('[0-9]*') == ['123', '', '', '', '']",
+            "'é1é'.findAll('[0-9]*') == ['', '1', '']",
+            "object.spec.containers[0].image.find('[0-9]+\\\\.[0-9]+') == '1.27'",
+            "object.spec.containers.exists(c, c.image.findAll(':[0-9.]+').size() == 1)",
+        ],
+    );
+    // A pattern written in the expression is checked when it is compiled...
+    for (text, message) in [
+        (
+            "'a'.find('(') == ''",
+            "'(' is not a valid regex: unclosed group (line 1, column 10)",
+        ),
+        (
+            "object.metadata.name.findAll('[', 2) == []",
+            "'[' is not a valid regex: unclosed character class (line 1, column 30)",
+        ),
+        (
+            "object.metadata.name.matches('a{2,1}')",
+            "'a{2,1}' is not a valid regex: invalid repetition count range, \
+             the start must be <= the end (line 1, column 30)",
+        ),
+        (
+            "matches(object.metadata.name, '+')",
+            "'+' is not a valid regex: repetition operator missing expression \
+             (line 1, column 31)",
+        ),
+    ] {
+        assert_eq!(refused(text, Scope::Object), message, "{text}");
+    }
+    // ...one read from the object, when it runs.
+    p["metadata"]["labels"]["pattern"] = json!("(");
+    let got = failure("'a'.find(object.metadata.labels.pattern) == ''", &p);
+    assert!(
+        got.ends_with("'(' is not a valid regex: unclosed group"),
+        "{got}"
+    );
+}
+
+#[test]
+fn the_kubernetes_libraries_functions_are_known_when_an_expression_is_checked() {
+    for text in [
+        "ip.isCanonical('::1')",
+        "cidr('::/0').containsIP('::1')",
+        "url('/').getQuery().size() == 0",
+        "isSemver('1.0.0')",
+        "'a'.findAll('a', 1).size() == 1",
+    ] {
+        assert!(Condition::compile(text, Scope::Object).is_ok(), "{text}");
+    }
+    assert_eq!(
+        refused("cidr('::/0').containsIp('::1')", Scope::Object),
+        "undeclared reference to 'containsIp' (line 1, column 14)"
+    );
+    assert_eq!(
+        refused("url('/').getPath() == '/'", Scope::Object),
+        "undeclared reference to 'getPath' (line 1, column 10)"
+    );
+}
