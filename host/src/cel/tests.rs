@@ -798,3 +798,40 @@ fn the_kubernetes_libraries_functions_are_known_when_an_expression_is_checked() 
         "undeclared reference to 'getPath' (line 1, column 10)"
     );
 }
+
+#[test]
+fn any_text_of_an_address_url_or_version_s_characters_parses_or_is_refused_without_a_panic() {
+    // ASCII that matters to the parsers, and characters of 2, 3 and 4 bytes.
+    const CHARS: &[char] = &[
+        '0', '1', '9', 'a', 'f', 'F', 'v', '.', ':', '/', '%', '2', '5', '[', ']', '@', '?', '#',
+        '&', '=', '+', '-', ';', ' ', 'é', '€', '😀', '\t',
+    ];
+    let mut seed: u64 = 11;
+    let mut next = || {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) as usize
+    };
+    let prefixes = ["", "https://", "http://[", "/", "10.", "::", "v1."];
+    let mut accepted = [0usize; 4];
+    for _ in 0..100_000 {
+        let len = next() % 16;
+        let mut text = prefixes[next() % prefixes.len()].to_owned();
+        text.extend((0..len).map(|_| CHARS[next() % CHARS.len()]));
+        let answers = [
+            urls::parse(&text).is_ok(),
+            net::parse_ip(&text).is_ok(),
+            net::parse_cidr(&text).is_ok(),
+            versions::parse(&text, true).is_ok(),
+        ];
+        for (count, ok) in accepted.iter_mut().zip(answers) {
+            *count += usize::from(ok);
+        }
+    }
+    // Each parser took some of the texts, and refused others.
+    assert!(
+        accepted.iter().all(|n| (1..100_000).contains(n)),
+        "{accepted:?}"
+    );
+}

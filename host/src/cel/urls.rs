@@ -274,7 +274,7 @@ fn unescape(text: &str, mode: Mode) -> Result<String, String> {
                     .get(i + 1..i + 3)
                     .filter(|h| h.iter().all(u8::is_ascii_hexdigit));
                 let Some(hex) = hex else {
-                    let bad = &text[i..text.len().min(i + 3)];
+                    let bad: String = text[i..].chars().take(3).collect();
                     return Err(format!("'{bad}' is not an escape (% and two hex digits)"));
                 };
                 let hex = std::str::from_utf8(hex).unwrap_or("00");
