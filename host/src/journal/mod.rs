@@ -534,6 +534,12 @@ impl Journal {
                     out,
                 ));
             }
+            // Of two paths as short, the one through owners is kept, then
+            // by relation and object: the same graph always gives the same
+            // paths, whatever order its edges were found in.
+            next.sort_by(|a, b| {
+                (a.1 != "owns", &a.1, &a.0, a.2).cmp(&(b.1 != "owns", &b.1, &b.0, b.2))
+            });
             for (other, relation, out) in next {
                 if paths.contains_key(&other) {
                     continue;

@@ -636,8 +636,7 @@ impl Writer {
             uid: object.uid().to_string(),
             origin: e.origin.to_string(),
             resource_version: object.resource_version().to_string(),
-            // `kubectl scale`'s entry has no time.
-            who_time: who.as_ref().map(|(_, t)| *t).filter(|t| *t > 0),
+            who_time: who.as_ref().and_then(|(_, t)| stated_time(*t)),
             who: who.map(|(w, _)| (*w).clone()),
             gap: e.gap,
             ..Record::of(e.key, e.change_type)
@@ -687,7 +686,7 @@ impl Writer {
                         && let Some((writer, time)) = object.managers().likely_writer(&paths)
                     {
                         record.who = Some((*writer).clone());
-                        record.who_time = (time > 0).then_some(time);
+                        record.who_time = stated_time(time);
                         record.who_guessed = true;
                     }
                     if paths.iter().any(|p| p.starts_with("/metadata/labels")) {
@@ -1117,4 +1116,10 @@ pub(super) fn encode_state(state: &Value) -> Vec<u8> {
 
 pub(super) fn decode_state(bytes: &[u8]) -> Option<Value> {
     Record::decode(bytes)?.state_after(None)
+}
+
+/// A managedFields entry's time, if it has one: `kubectl scale`'s entry
+/// has none, read as 0.
+fn stated_time(time: u32) -> Option<u32> {
+    (time > 0).then_some(time)
 }
