@@ -66,6 +66,10 @@ const RESTARTED: &str = "type == 'MODIFIED' && \
     object.status.containerStatuses[0].restartCount > oldObject.status.containerStatuses[0].restartCount";
 const MEMORY: &str = "object.spec.containers.exists(c, has(c.resources) && has(c.resources.limits) && \
     has(c.resources.limits.memory) && quantity(c.resources.limits.memory).isGreaterThan(quantity('512Mi')))";
+const NETWORK: &str =
+    "has(object.status.podIP) && cidr('10.64.0.0/22').containsIP(object.status.podIP)";
+const VERSION: &str = "has(object.metadata.labels.version) && \
+    semver(object.metadata.labels.version).isLessThan(semver('1.6.0'))";
 
 fn main() {
     let args = Args::from_env();
@@ -137,6 +141,8 @@ fn decision() {
         ("namespace and label", LABELS),
         ("restarted in this change", RESTARTED),
         ("a memory limit over 512Mi", MEMORY),
+        ("an address in a network", NETWORK),
+        ("a version label below 1.6", VERSION),
     ] {
         let condition = Condition::compile(text, Scope::Change).unwrap();
         let mut lazy = Vec::with_capacity(CHANGES * ROUNDS);
@@ -153,8 +159,10 @@ fn decision() {
         }
         let program = cel::Program::compile(text).unwrap();
         let mut converted = Vec::with_capacity(CHANGES * ROUNDS);
-        // Plain cel has no `quantity()`: nothing to compare with.
-        let convertible = !text.contains("quantity(");
+        // Plain cel has none of Kubernetes' libraries: nothing to compare with.
+        let convertible = !["quantity(", "cidr(", "semver("]
+            .iter()
+            .any(|f| text.contains(f));
         for _ in 0..ROUNDS * usize::from(convertible) {
             for (new, old) in &changes {
                 let started = Instant::now();

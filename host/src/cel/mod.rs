@@ -8,8 +8,8 @@
 //! `strings`, `math` and `base64` extension libraries (and GRW adds
 //! `sum()`, `min()`, `max()`, `isSorted()`, `indexOf()` and `lastIndexOf()`
 //! of Kubernetes' list library, and its quantity ([`quantity`]), IP and
-//! CIDR ([`net`]), URL ([`urls`]), semver ([`versions`]) and regex
-//! (`find`, `findAll`) libraries),
+//! CIDR ([`net`]), URL ([`urls`]), semver ([`versions`]), format
+//! ([`formats`]) and regex (`find`, `findAll`) libraries),
 //! timestamps and
 //! durations, regular expressions, and values an application defines
 //! itself, which is what lets an expression read an object from its JSON
@@ -39,6 +39,7 @@
 mod budget;
 mod check;
 mod find;
+pub mod formats;
 mod json;
 mod lists;
 pub mod net;
@@ -75,7 +76,7 @@ const CACHED_PROGRAMS: usize = 256;
 /// The environment: CEL's standard library, the `strings`, `math` and
 /// `base64` extensions, and Kubernetes' list ([`lists`]), quantity
 /// ([`quantity`]), IP and CIDR ([`net`]), URL ([`urls`]), semver
-/// ([`versions`]) and regex ([`find`]) libraries.
+/// ([`versions`]), format ([`formats`]) and regex ([`find`]) libraries.
 static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
     let mut env = Env::stdlib();
     for extension in [
@@ -96,6 +97,7 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
         (urls::library, "URL"),
         (versions::library, "semver"),
         (find::library, "regex"),
+        (formats::library, "format"),
     ] {
         if let Err(e) = env.add_extension(library) {
             tracing::error!(error = %e, "the CEL {name} functions could not be added");

@@ -1,6 +1,7 @@
 use super::*;
 use crate::gvk::Gvk;
 use crate::store::StoredObject;
+use formats::NAMED as NAMED_FORMATS;
 use serde_json::json;
 
 fn pod(restarts: i64) -> serde_json::Value {
@@ -834,4 +835,87 @@ fn any_text_of_an_address_url_or_version_s_characters_parses_or_is_refused_witho
         accepted.iter().all(|n| (1..100_000).contains(n)),
         "{accepted:?}"
     );
+}
+
+#[test]
+fn formats_say_what_the_api_server_says_is_wrong() {
+    let p = pod(0);
+    let long = "a".repeat(64);
+    all_true(
+        &p,
+        &[
+            "!format.dns1123Label().validate('my-name').hasValue()",
+            "format.dns1123Label().validate('a.b').value() == ['must not contain dots']",
+            "!format.dns1123Subdomain().validate('apiextensions.k8s.io').hasValue()",
+            "!format.dns1035Label().validate('my-name').hasValue()",
+            "format.dns1035Label().validate('1-abc').hasValue()",
+            "!format.qualifiedName().validate('apiextensions.k8s.io/v1beta1').hasValue()",
+            "format.qualifiedName().validate('/x').value() == ['prefix part must be non-empty']",
+            // generateName adds to a prefix: a trailing '-' is fine there only.
+            "!format.dns1123LabelPrefix().validate('web-').hasValue()",
+            "format.dns1123Label().validate('web-').hasValue()",
+            "!format.dns1123SubdomainPrefix().validate('my.sub-').hasValue()",
+            "!format.dns1035LabelPrefix().validate('x-').hasValue()",
+            "!format.labelValue().validate('').hasValue() && format.labelValue().validate('-x').hasValue()",
+            "!format.uri().validate('http://example.com').hasValue() && format.uri().validate('../x').hasValue()",
+            "!format.uuid().validate('123e4567-e89b-12d3-a456-426614174000').hasValue()",
+            "!format.uuid().validate('123E4567E89B12D3A456426614174000').hasValue()",
+            "format.uuid().validate('123e4567').value() == ['does not match the UUID format']",
+            "!format.byte().validate('aGVsbG8=').hasValue() && format.byte().validate('aGVsbG8').value() == ['invalid base64']",
+            "!format.date().validate('2024-02-29').hasValue() && format.date().validate('2023-02-29').value() == ['invalid date']",
+            "!format.datetime().validate('2021-01-01T00:00:00Z').hasValue()",
+            "!format.datetime().validate('2021-01-01T10:30:00.123+02:00').hasValue()",
+            "format.datetime().validate('2021-01-01 00:00:00').value() == ['invalid datetime']",
+            "format.named('dns1123Label').hasValue() && !format.named('dns1123label').hasValue()",
+            "format.named('uuid').value().validate('x').hasValue()",
+            "format.named('date').value() == format.date() && format.date() != format.datetime()",
+            "type(format.uuid()) == type(format.date())",
+            // On an object, as a rule reads it.
+            "!format.dns1123Label().validate(object.metadata.name).hasValue()",
+            "object.metadata.labels.all(k, !format.qualifiedName().validate(k).hasValue())",
+        ],
+    );
+    let problems = |format: &str, text: &str| {
+        let format = NAMED_FORMATS
+            .iter()
+            .find(|(n, _)| *n == format)
+            .map(|(_, f)| *f)
+            .unwrap();
+        format.problems(text)
+    };
+    assert_eq!(
+        problems("dns1123Label", "My_Name"),
+        [
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters \
+          or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  \
+          or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+        ]
+    );
+    assert_eq!(
+        problems("dns1123Label", &long),
+        ["must be no more than 63 characters"]
+    );
+    assert_eq!(
+        problems("qualifiedName", "Example.com/-x"),
+        [
+            "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric \
+             characters, '-' or '.', and must start and end with an alphanumeric character \
+             (e.g. 'example.com', regex used for validation is \
+             '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+            "name part must consist of alphanumeric characters, '-', '_' or '.', and must start \
+             and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or \
+             '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+        ]
+    );
+    assert!(
+        problems("qualifiedName", "a/b/c")[0].starts_with("a qualified name must consist of"),
+        "{:?}",
+        problems("qualifiedName", "a/b/c")
+    );
+    assert_eq!(
+        problems("uri", "../x"),
+        ["'../x' is not a URL: it is neither an absolute URL nor an absolute path"]
+    );
+    // A prefix ending in a multi-byte character and '-' is read, not cut inside it.
+    assert_eq!(problems("dns1123LabelPrefix", "é-").len(), 1);
 }
