@@ -18,13 +18,12 @@
 //! (`2006-01-02`) and `datetime` (RFC 3339, or without the offset, or
 //! without seconds) say only that the text is not one.
 
-use std::any::Any;
 use std::sync::LazyLock;
 
 use base64::Engine;
 use cel::common::functions::Function;
 use cel::common::types::{CelList, CelOptional, CelString, STRING_TYPE, Type};
-use cel::common::value::{CowVal, StaticVal, Val};
+use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 use regex::Regex;
 
@@ -79,29 +78,7 @@ pub const NAMED: [(&str, Format); 13] = [
     ("datetime", Format::Datetime),
 ];
 
-impl Val for Format {
-    fn get_type(&self) -> &Type {
-        <Self as Val>::cel_type()
-    }
-
-    fn cel_type() -> &'static Type {
-        &FORMAT
-    }
-
-    fn equals(&self, other: &dyn Val) -> bool {
-        other.downcast_ref::<Format>() == Some(self)
-    }
-
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(*self)
-    }
-
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-
-impl StaticVal for Format {}
+library_value!(Format, FORMAT);
 
 /// Adds the library to `env`.
 pub(super) fn library(env: &mut Env) -> Result<(), DeclarationError> {
@@ -227,56 +204,54 @@ fn pattern_error(what: &str, pattern: &str, examples: &[&str]) -> String {
     )
 }
 
-fn dns1123_label(text: &str) -> Vec<String> {
+/// What is wrong with `text`: longer than `most` bytes, or not matched
+/// by `re` (then `unmatched` says why).
+fn checked(text: &str, most: usize, re: &Regex, unmatched: impl FnOnce() -> String) -> Vec<String> {
     let mut problems = Vec::new();
-    if text.len() > 63 {
-        problems.push(too_long(63));
+    if text.len() > most {
+        problems.push(too_long(most));
     }
-    if !LABEL_RE.is_match(text) {
-        problems.push(if SUBDOMAIN_RE.is_match(text) {
-            "must not contain dots".to_owned()
-        } else {
-            pattern_error(
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric \
-                 characters or '-', and must start and end with an alphanumeric character",
-                LABEL,
-                &["my-name", "123-abc"],
-            )
-        });
+    if !re.is_match(text) {
+        problems.push(unmatched());
     }
     problems
 }
 
+fn dns1123_label(text: &str) -> Vec<String> {
+    checked(text, 63, &LABEL_RE, || {
+        // A subdomain of the right length: it has dots.
+        if SUBDOMAIN_RE.is_match(text) {
+            return "must not contain dots".to_owned();
+        }
+        pattern_error(
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric \
+             characters or '-', and must start and end with an alphanumeric character",
+            LABEL,
+            &["my-name", "123-abc"],
+        )
+    })
+}
+
 fn dns1123_subdomain(text: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    if text.len() > 253 {
-        problems.push(too_long(253));
-    }
-    if !SUBDOMAIN_RE.is_match(text) {
-        problems.push(pattern_error(
+    checked(text, 253, &SUBDOMAIN_RE, || {
+        pattern_error(
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric \
              characters, '-' or '.', and must start and end with an alphanumeric character",
             &subdomain(),
             &["example.com"],
-        ));
-    }
-    problems
+        )
+    })
 }
 
 fn dns1035_label(text: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    if text.len() > 63 {
-        problems.push(too_long(63));
-    }
-    if !LABEL_1035_RE.is_match(text) {
-        problems.push(pattern_error(
+    checked(text, 63, &LABEL_1035_RE, || {
+        pattern_error(
             "a DNS-1035 label must consist of lower case alphanumeric characters or '-', \
              start with an alphabetic character, and end with an alphanumeric character",
             LABEL_1035,
             &["my-name", "abc-123"],
-        ));
-    }
-    problems
+        )
+    })
 }
 
 const QUALIFIED_WHAT: &str = "must consist of alphanumeric characters, '-', '_' or '.', \
@@ -323,19 +298,14 @@ fn qualified_name(text: &str) -> Vec<String> {
 }
 
 fn label_value(text: &str) -> Vec<String> {
-    let mut problems = Vec::new();
-    if text.len() > 63 {
-        problems.push(too_long(63));
-    }
-    if !LABEL_VALUE_RE.is_match(text) {
-        problems.push(pattern_error(
+    checked(text, 63, &LABEL_VALUE_RE, || {
+        pattern_error(
             "a valid label must be an empty string or consist of alphanumeric characters, \
              '-', '_' or '.', and must start and end with an alphanumeric character",
             &format!("({QUALIFIED})?"),
             &["MyValue", "my_value", "12345"],
-        ));
-    }
-    problems
+        )
+    })
 }
 
 /// A name `generateName` will add to, checked as the API server checks

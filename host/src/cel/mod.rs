@@ -36,6 +36,38 @@
 //! Programs are compiled once per text: subscriptions keep theirs, and
 //! queries share a bounded cache ([`compile_cached`]).
 
+/// Makes `$rust` (`Clone + PartialEq + 'static`) a CEL value of the type
+/// `$cel` (a `static` [`cel::common::types::Type`]), equal to another of
+/// its own type when `PartialEq` says so: the values Kubernetes' libraries
+/// add (quantities, addresses, URLs...).
+macro_rules! library_value {
+    ($rust:ty, $cel:ident) => {
+        impl ::cel::common::value::Val for $rust {
+            fn get_type(&self) -> &::cel::common::types::Type {
+                <Self as ::cel::common::value::Val>::cel_type()
+            }
+
+            fn cel_type() -> &'static ::cel::common::types::Type {
+                &$cel
+            }
+
+            fn equals(&self, other: &dyn ::cel::common::value::Val) -> bool {
+                other.downcast_ref::<$rust>() == Some(self)
+            }
+
+            fn clone_as_boxed<'v>(&self) -> Box<dyn ::cel::common::value::Val + 'v> {
+                Box::new(<$rust as Clone>::clone(self))
+            }
+
+            fn as_any(&self) -> Option<&dyn ::std::any::Any> {
+                Some(self)
+            }
+        }
+
+        impl ::cel::common::value::StaticVal for $rust {}
+    };
+}
+
 mod budget;
 mod check;
 mod find;

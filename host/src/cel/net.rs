@@ -13,11 +13,9 @@
 //! have bits set past its prefix (`10.0.0.1/8`): `masked()` clears them,
 //! and two networks are `==` only when address and prefix both are.
 
-use std::any::Any;
 use std::net::{IpAddr, Ipv6Addr};
 
 use cel::common::types::{CelBool, CelInt, CelString, Type};
-use cel::common::value::{StaticVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 
 /// The type of addresses, as `type(ip('::1'))` names it.
@@ -36,36 +34,8 @@ pub struct Cidr {
     bits: u8,
 }
 
-macro_rules! value {
-    ($rust:ty, $cel:ident) => {
-        impl Val for $rust {
-            fn get_type(&self) -> &Type {
-                <Self as Val>::cel_type()
-            }
-
-            fn cel_type() -> &'static Type {
-                &$cel
-            }
-
-            fn equals(&self, other: &dyn Val) -> bool {
-                other.downcast_ref::<$rust>() == Some(self)
-            }
-
-            fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-                Box::new(*self)
-            }
-
-            fn as_any(&self) -> Option<&dyn Any> {
-                Some(self)
-            }
-        }
-
-        impl StaticVal for $rust {}
-    };
-}
-
-value!(Ip, IP);
-value!(Cidr, CIDR);
+library_value!(Ip, IP);
+library_value!(Cidr, CIDR);
 
 /// Adds both libraries to `env`.
 pub(super) fn library(env: &mut Env) -> Result<(), DeclarationError> {

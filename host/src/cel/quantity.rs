@@ -11,11 +11,9 @@
 //! is rounded away from zero, as the API server rounds it. What 128 bits of
 //! nano-units cannot hold (beyond about ±1.7 × 10²⁹) is refused as too large.
 
-use std::any::Any;
 use std::cmp::Ordering;
 
 use cel::common::types::{CelBool, CelDouble, CelInt, CelString, Type};
-use cel::common::value::{StaticVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 
 /// The type of quantities, as `type(quantity('1'))` names it.
@@ -35,29 +33,7 @@ impl Quantity {
     }
 }
 
-impl Val for Quantity {
-    fn get_type(&self) -> &Type {
-        <Self as Val>::cel_type()
-    }
-
-    fn cel_type() -> &'static Type {
-        &QUANTITY
-    }
-
-    fn equals(&self, other: &dyn Val) -> bool {
-        other.downcast_ref::<Quantity>() == Some(self)
-    }
-
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(*self)
-    }
-
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-
-impl StaticVal for Quantity {}
+library_value!(Quantity, QUANTITY);
 
 /// Adds the library to `env`.
 pub(super) fn library(env: &mut Env) -> Result<(), DeclarationError> {

@@ -15,11 +15,10 @@
 //! URL crates, which follow the WHATWG standard, differ (they drop a
 //! default port, lower-case the host, resolve `..`).
 
-use std::any::Any;
 use std::collections::HashMap;
 
 use cel::common::types::{CelBool, CelList, CelMap, CelMapKey, CelString, Type};
-use cel::common::value::{CowVal, StaticVal, Val};
+use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 
 /// The type of URLs, as `type(url('/'))` names it.
@@ -39,29 +38,7 @@ pub struct Url {
     fragment: Option<String>,
 }
 
-impl Val for Url {
-    fn get_type(&self) -> &Type {
-        <Self as Val>::cel_type()
-    }
-
-    fn cel_type() -> &'static Type {
-        &URL
-    }
-
-    fn equals(&self, other: &dyn Val) -> bool {
-        other.downcast_ref::<Url>() == Some(self)
-    }
-
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
-    }
-}
-
-impl StaticVal for Url {}
+library_value!(Url, URL);
 
 /// Adds the library to `env`.
 pub(super) fn library(env: &mut Env) -> Result<(), DeclarationError> {

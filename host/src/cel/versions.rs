@@ -9,11 +9,9 @@
 //! their release, build metadata ignored, by `compareTo` as by `==`
 //! (`semver('1.0.0+a') == semver('1.0.0+b')`), as the API server compares.
 
-use std::any::Any;
 use std::cmp::Ordering;
 
 use cel::common::types::{CelBool, CelInt, CelString, Type};
-use cel::common::value::{StaticVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 use semver::Version;
 
@@ -24,31 +22,14 @@ static SEMVER: Type = Type::new_unspecified_type("kubernetes.Semver");
 #[derive(Debug, Clone)]
 pub struct Semver(Version);
 
-impl Val for Semver {
-    fn get_type(&self) -> &Type {
-        <Self as Val>::cel_type()
-    }
-
-    fn cel_type() -> &'static Type {
-        &SEMVER
-    }
-
-    fn equals(&self, other: &dyn Val) -> bool {
-        other
-            .downcast_ref::<Semver>()
-            .is_some_and(|other| order(self, other).is_eq())
-    }
-
-    fn clone_as_boxed<'v>(&self) -> Box<dyn Val + 'v> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> Option<&dyn Any> {
-        Some(self)
+impl PartialEq for Semver {
+    /// Equal in precedence: build metadata aside.
+    fn eq(&self, other: &Semver) -> bool {
+        order(self, other).is_eq()
     }
 }
 
-impl StaticVal for Semver {}
+library_value!(Semver, SEMVER);
 
 /// Adds the library to `env`.
 pub(super) fn library(env: &mut Env) -> Result<(), DeclarationError> {
