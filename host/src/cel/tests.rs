@@ -787,6 +787,8 @@ fn the_kubernetes_libraries_functions_are_known_when_an_expression_is_checked() 
         "url('/').getQuery().size() == 0",
         "isSemver('1.0.0')",
         "'a'.findAll('a', 1).size() == 1",
+        "format.dns1123Label().validate('a').hasValue()",
+        "format.named('uri').hasValue()",
     ] {
         assert!(Condition::compile(text, Scope::Object).is_ok(), "{text}");
     }
@@ -797,6 +799,13 @@ fn the_kubernetes_libraries_functions_are_known_when_an_expression_is_checked() 
     assert_eq!(
         refused("url('/').getPath() == '/'", Scope::Object),
         "undeclared reference to 'getPath' (line 1, column 10)"
+    );
+    assert_eq!(
+        refused(
+            "format.dns1123label().validate('a').hasValue()",
+            Scope::Object
+        ),
+        "undeclared reference to 'format.dns1123label' (line 1, column 1)"
     );
 }
 
