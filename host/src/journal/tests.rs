@@ -853,6 +853,80 @@ async fn a_timeline_keeps_the_newest_entries_across_objects_up_to_its_limit() {
     );
 }
 
+#[tokio::test]
+async fn of_two_paths_as_short_a_timeline_shows_the_one_through_owners() {
+    let s = setup(&JournalConfig::default(), None);
+    let node = |group: &str, kind: &str, name: &str| NodeKey {
+        group: group.into(),
+        kind: kind.into(),
+        namespace: "shop".into(),
+        name: name.into(),
+    };
+    let deployment = node("apps", "Deployment", "web");
+    let replica_set = node("apps", "ReplicaSet", "web-1");
+    let pod = node("", "Pod", "web-1-a");
+    let config_map = node("", "ConfigMap", "web-config");
+    let edge = |relation: &str, other: &NodeKey| crate::relations::graph::Found {
+        relation: relation.into(),
+        outgoing: true,
+        other: other.clone(),
+        attributes: vec![],
+    };
+    // The Pod is two steps from its Deployment either way: through its
+    // ReplicaSet, or through the ConfigMap both use. Each order of
+    // finding the edges gives the same path.
+    let edges = [
+        (&deployment, edge("uses", &config_map)),
+        (&pod, edge("uses", &config_map)),
+        (&deployment, edge("owns", &replica_set)),
+        (&replica_set, edge("owns", &pod)),
+    ];
+    for reversed in [false, true] {
+        let mut graph = crate::relations::Graph::default();
+        let mut ordered: Vec<_> = edges.iter().collect();
+        if reversed {
+            ordered.reverse();
+        }
+        for (subject, found) in ordered {
+            graph.replace(
+                found.relation.as_str(),
+                (*subject).clone(),
+                vec![found.clone()],
+                vec![],
+                std::time::SystemTime::now(),
+            );
+        }
+        let asked = TimelineQuery {
+            root: deployment.clone(),
+            since: 0,
+            until: u64::MAX,
+            depth: 2,
+            relations: vec![],
+            limit: 10,
+            max_objects: 100,
+        };
+        let timeline = s.journal.timeline(&graph, &asked).unwrap();
+        let path = |name: &str| -> Vec<(String, String)> {
+            let (_, steps) = timeline
+                .paths
+                .iter()
+                .find(|(key, _)| key.ends_with(name))
+                .unwrap_or_else(|| panic!("{name} reached"));
+            steps
+                .iter()
+                .map(|s| (s.relation.clone(), s.node.clone()))
+                .collect()
+        };
+        let via: Vec<String> = path("web-1-a").into_iter().map(|(r, _)| r).collect();
+        assert_eq!(via, ["owns", "owns"], "reversed: {reversed}");
+        assert!(
+            path("web-1-a")[0].1.ends_with("web-1"),
+            "reversed: {reversed}"
+        );
+        assert_eq!(path("web-config").len(), 1, "reversed: {reversed}");
+    }
+}
+
 #[test]
 fn decoded_versions_are_kept_within_their_bytes_the_oldest_going_first() {
     let version = |stamp: u64, line: &str| {
