@@ -810,11 +810,11 @@ fn the_kubernetes_libraries_functions_are_known_when_an_expression_is_checked() 
 }
 
 #[test]
-fn any_text_of_an_address_url_or_version_s_characters_parses_or_is_refused_without_a_panic() {
+fn any_text_of_an_address_url_version_or_format_s_characters_is_read_without_a_panic() {
     // ASCII that matters to the parsers, and characters of 2, 3 and 4 bytes.
     const CHARS: &[char] = &[
         '0', '1', '9', 'a', 'f', 'F', 'v', '.', ':', '/', '%', '2', '5', '[', ']', '@', '?', '#',
-        '&', '=', '+', '-', ';', ' ', 'é', '€', '😀', '\t',
+        '&', '=', '+', '-', ';', ' ', 'é', '€', '😀', '\t', 'T', 'Z',
     ];
     let mut seed: u64 = 11;
     let mut next = || {
@@ -823,7 +823,17 @@ fn any_text_of_an_address_url_or_version_s_characters_parses_or_is_refused_witho
             .wrapping_add(1_442_695_040_888_963_407);
         (seed >> 33) as usize
     };
-    let prefixes = ["", "https://", "http://[", "/", "10.", "::", "v1."];
+    let prefixes = [
+        "",
+        "https://",
+        "http://[",
+        "/",
+        "10.",
+        "::",
+        "v1.",
+        "2024-02-2",
+        "2021-01-01T1",
+    ];
     let mut accepted = [0usize; 4];
     for _ in 0..100_000 {
         let len = next() % 16;
@@ -837,6 +847,9 @@ fn any_text_of_an_address_url_or_version_s_characters_parses_or_is_refused_witho
         ];
         for (count, ok) in accepted.iter_mut().zip(answers) {
             *count += usize::from(ok);
+        }
+        for (_, format) in NAMED_FORMATS {
+            std::hint::black_box(format.problems(&text));
         }
     }
     // Each parser took some of the texts, and refused others.
