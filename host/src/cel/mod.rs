@@ -120,11 +120,9 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
             tracing::error!(error = %e, "a CEL extension library could not be added");
         }
     }
-    if let Err(e) = env.add_extension(lists::add) {
-        tracing::error!(error = %e, "the CEL list functions could not be added");
-    }
     for (library, name) in [
-        (quantity::library as fn(&mut Env) -> _, "quantity"),
+        (lists::add as fn(&mut Env) -> _, "list"),
+        (quantity::library, "quantity"),
         (net::library, "IP and CIDR"),
         (urls::library, "URL"),
         (versions::library, "semver"),

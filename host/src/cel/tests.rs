@@ -653,6 +653,8 @@ fn urls_have_the_parts_the_api_server_gives_them() {
             "url('https://example.com/path?').getQuery() == {} && url('https://example.com/path').getQuery() == {}",
             "url('https://example.com/p#a?b').getQuery() == {} && url('https://example.com/p#a?b').getEscapedPath() == '/p'",
             "url('https://example.com/x') == url('HTTPS://example.com/x')",
+            // Checked as a request's target (a path), read as a URL (a host).
+            "url('//example.com/x').getHost() == 'example.com' && url('//example.com/x').getEscapedPath() == '/x'",
             "type(url('/')) != type('/')",
         ],
     );
@@ -676,6 +678,10 @@ fn urls_have_the_parts_the_api_server_gives_them() {
         (
             "url('http://exa mple.com/').getHost() == ''",
             "its host has the character ' '",
+        ),
+        (
+            "url('http://%41.example/').getHost() == ''",
+            "its host has '%41', an escaped character that must be written as it is",
         ),
     ] {
         let got = failure(text, &p);

@@ -62,18 +62,24 @@ pub(super) fn library(env: &mut Env) -> Result<(), DeclarationError> {
 
 /// Reads a URL as the API server does (see the module's documentation).
 pub fn parse(text: &str) -> Result<Url, String> {
+    let refused = |e: String| format!("'{text}' is not a URL: {e}");
     // The rules of a request's target, on the whole text...
-    read(text, true).map_err(|e| format!("'{text}' is not a URL: {e}"))?;
-    // ...then the parts, the fragment apart.
-    let (text, fragment) = match text.split_once('#') {
+    let as_request = read(text, true).map_err(refused)?;
+    // ...then the parts, the fragment apart. Without a fragment, the two
+    // readings differ only for `//` with no scheme (a path as a request's
+    // target, a host otherwise): the first is kept when they cannot.
+    let (before, fragment) = match text.split_once('#') {
         Some((before, fragment)) => (before, Some(fragment)),
+        None if !(as_request.scheme.is_empty() && text.starts_with("//")) => {
+            return Ok(as_request);
+        }
         None => (text, None),
     };
-    let mut url = read(text, false).map_err(|e| format!("'{text}' is not a URL: {e}"))?;
+    let mut url = read(before, false).map_err(refused)?;
     url.fragment = fragment
         .map(|f| unescape(f, Mode::Fragment))
         .transpose()
-        .map_err(|e| format!("'{text}' is not a URL: {e}"))?;
+        .map_err(refused)?;
     Ok(url)
 }
 
@@ -257,7 +263,9 @@ fn unescape(text: &str, mode: Mode) -> Result<String, String> {
                 let hex = std::str::from_utf8(hex).unwrap_or("00");
                 let byte = u8::from_str_radix(hex, 16).unwrap_or(0);
                 if mode == Mode::Host && byte < 0x80 && hex != "25" {
-                    return Err(format!("its host escapes '%{hex}', which need not be"));
+                    return Err(format!(
+                        "its host has '%{hex}', an escaped character that must be written as it is"
+                    ));
                 }
                 out.push(byte);
                 i += 3;
