@@ -180,7 +180,9 @@ const scenarios = {
     await page.click("[data-testid=token-button]");
     await page.fill("[data-testid=token-input]", process.env.GRW_TOKEN);
     await page.keyboard.press("Enter");
-    await page.locator("[data-testid=problem]").first().waitFor({ timeout: 20000 });
+    // The overview drawn before the token was given says 401; wait for the
+    // one drawn with it.
+    await page.locator("[data-testid=problem]", { hasText: "403 Forbidden" }).first().waitFor({ timeout: 20000 });
     await page.screenshot({ path: `${shots}/overview-refused.png` });
     facts.overview = await page.locator("main").innerText();
     facts.tokenKept = await page.evaluate(() => sessionStorage.getItem("grw.token") !== null);
