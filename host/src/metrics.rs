@@ -141,6 +141,8 @@ pub struct QueryMetrics {
     pub wait_seconds: Histogram,
     /// Objects the pool's requests examined.
     pub examined: Counter,
+    /// Answers of `match=` expressions kept for cached objects.
+    pub match_answers_kept: Gauge,
     refused: Family<ReasonLabels, Counter>,
 }
 
@@ -444,6 +446,7 @@ impl Metrics {
             // 1 ms to 10 s: the budget's default is 10 s.
             wait_seconds: Histogram::new([0.001, 0.01, 0.1, 1.0, 10.0]),
             examined: Counter::default(),
+            match_answers_kept: Gauge::default(),
             refused: Family::default(),
         };
         registry.register(
@@ -470,6 +473,11 @@ impl Metrics {
             "query_examined_objects",
             "Objects the query threads examined (read a field of, rendered, filtered)",
             queries.examined.clone(),
+        );
+        registry.register(
+            "query_match_answers_kept",
+            "What match= expressions answered for cached objects, kept so that the same expression asked again evaluates only the objects changed since (at most 1,048,576, all expressions together)",
+            queries.match_answers_kept.clone(),
         );
         registry.register(
             "query_refused",

@@ -113,6 +113,46 @@ async fn match_selects_what_the_expression_is_true_for_with_the_other_conditions
     assert_eq!(keys(&body), ["shop/cart-1", "shop/web-1", "shop/web-2"]);
 }
 
+/// `grw_query_match_answers_kept`.
+async fn answers_kept(grw: &Grw) -> u64 {
+    let text = grw.get_raw("/metrics").await.text().await.unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("grw_query_match_answers_kept "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no grw_query_match_answers_kept in\n{text}"))
+}
+
+#[tokio::test]
+async fn a_match_asked_again_answers_for_the_objects_as_they_are_now() {
+    let fake = cluster().await;
+    let grw = grw(&fake).await;
+    let ask = || async {
+        let (status, body) = grw
+            .get(&format!("/api/v1/objects/pods?{}", matching(RESTARTING)))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        keys(&body)
+    };
+    assert_eq!(ask().await, ["ads/web-1", "shop/cart-1", "shop/web-2"]);
+    // What it answered for each of the five Pods is kept...
+    assert_eq!(answers_kept(&grw).await, 5);
+    assert_eq!(ask().await, ["ads/web-1", "shop/cart-1", "shop/web-2"]);
+    assert_eq!(answers_kept(&grw).await, 5);
+    // ...and is not taken for their next versions: one Pod starts to
+    // restart, another has its count back at 0.
+    fake.update(pod("shop", "web-1", "web", 8)).unwrap();
+    fake.update(pod("shop", "web-2", "web", 0)).unwrap();
+    let want = ["ads/web-1", "shop/cart-1", "shop/web-1"];
+    let deadline = tokio::time::Instant::now() + CHANGE;
+    let mut got = ask().await;
+    while got != want && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        got = ask().await;
+    }
+    assert_eq!(got, want);
+    assert_eq!(answers_kept(&grw).await, 7);
+}
+
 #[tokio::test]
 async fn match_speaks_kubernetes_ip_cidr_semver_url_and_regex_libraries() {
     let fake = cluster().await;

@@ -109,6 +109,8 @@ async fn readyz(State(state): State<Arc<AppState>>) -> Response {
 async fn metrics(State(state): State<Arc<AppState>>) -> Response {
     let encoded = tokio::task::spawn_blocking(move || {
         state.notifications.update_metrics();
+        let kept = crate::cel::decisions::kept();
+        state.metrics.queries().match_answers_kept.set(kept as i64);
         for watch in state.watches.all() {
             let ready = watch.status().phase == crate::watch::Phase::Ready;
             state.metrics.watch_ready(

@@ -34,7 +34,9 @@
 //! under 10 ms (release build; `an_evaluation_stops_at_the_cost_limit`).
 //!
 //! Programs are compiled once per text: subscriptions keep theirs, and
-//! queries share a bounded cache ([`compile_cached`]).
+//! queries share a bounded cache ([`compile_cached`]). A query's program
+//! keeps what it answered for each cached object it read ([`decisions`]),
+//! so that asked again it evaluates only the objects changed since.
 
 /// Makes `$rust` (`Clone + PartialEq + 'static`) a CEL value of the type
 /// `$cel` (a `static` [`cel::common::types::Type`]), equal to another of
@@ -70,6 +72,7 @@ macro_rules! library_value {
 
 mod budget;
 mod check;
+pub mod decisions;
 mod find;
 pub mod formats;
 mod json;
@@ -207,6 +210,7 @@ pub struct Condition {
     text: Box<str>,
     program: Program,
     width: u64,
+    decisions: decisions::Decisions,
 }
 
 impl fmt::Debug for Condition {
@@ -271,12 +275,19 @@ impl Condition {
             text: text.into(),
             program,
             width: checked.width,
+            decisions: Default::default(),
         })
     }
 
     /// The expression as written.
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// What this program answered for the cached objects a query read
+    /// (see [`decisions`]).
+    pub fn decisions(&self) -> &decisions::Decisions {
+        &self.decisions
     }
 
     /// Whether an object matches, its text `json` (decompressed text is

@@ -154,16 +154,21 @@ impl Query {
     /// every condition.
     pub fn matches_in(&self, object: &StoredObject, paths: &FieldPaths) -> bool {
         self.matches_cheaply(object, paths)
-            && (!self.reads_objects(paths) || self.matches_object(object, paths) == Ok(true))
+            && (!self.reads_objects(paths) || self.matches_object(object, paths, None) == Ok(true))
     }
 
     /// Whether some condition needs the object's JSON (a field no index
     /// of `paths` holds, an annotation, a JSON field): decompressing and
     /// reading it, which costs a few microseconds per object.
     pub fn reads_objects(&self, paths: &FieldPaths) -> bool {
+        self.condition.is_some() || self.reads_json_besides(paths)
+    }
+
+    /// Whether a condition other than the CEL expression reads objects'
+    /// JSON.
+    fn reads_json_besides(&self, paths: &FieldPaths) -> bool {
         !self.annotations.is_empty()
             || !self.json_fields.is_empty()
-            || self.condition.is_some()
             || self
                 .fields
                 .requirements()
@@ -211,11 +216,26 @@ impl Query {
     /// CEL expression last. An expression that fails on the object (a field
     /// read without `has()`, a wrong type) does not match it; one that
     /// spends its cost limit stops the query.
+    ///
+    /// `shared` is the object as its cache shares it: the expression's
+    /// answer for it is then looked up first and kept after (see
+    /// [`crate::cel::decisions`]), so an unchanged object is neither
+    /// decompressed nor evaluated again, unless another condition reads
+    /// its JSON.
     fn matches_object(
         &self,
         object: &StoredObject,
         paths: &FieldPaths,
+        shared: Option<&Arc<StoredObject>>,
     ) -> Result<bool, MatchTooCostly> {
+        let kept = self
+            .condition
+            .as_ref()
+            .zip(shared)
+            .and_then(|(condition, shared)| condition.decisions().get(shared));
+        if kept == Some(false) || (kept == Some(true) && !self.reads_json_besides(paths)) {
+            return Ok(kept == Some(true));
+        }
         let json = object.json();
         let matched = self
             .fields
@@ -235,18 +255,25 @@ impl Query {
                     .and_then(|text| serde_json::from_slice::<Value>(text).ok())
                     .is_some_and(|found| found == *want)
             });
-        match &self.condition {
-            Some(condition) if matched => {
-                match condition.on_object(json, &|text| object.members(text).collect()) {
-                    Ok(answer) => Ok(answer),
-                    Err(EvalError::TooCostly) => Err(MatchTooCostly {
-                        object: object.key().to_string(),
-                    }),
-                    Err(EvalError::Failed(_) | EvalError::NotBool(_)) => Ok(false),
-                }
-            }
-            _ => Ok(matched),
+        let Some(condition) = self.condition.as_ref().filter(|_| matched) else {
+            return Ok(matched);
+        };
+        if let Some(answer) = kept {
+            return Ok(answer);
         }
+        let answer = match condition.on_object(json, &|text| object.members(text).collect()) {
+            Ok(answer) => answer,
+            Err(EvalError::TooCostly) => {
+                return Err(MatchTooCostly {
+                    object: object.key().to_string(),
+                });
+            }
+            Err(EvalError::Failed(_) | EvalError::NotBool(_)) => false,
+        };
+        if let Some(shared) = shared {
+            condition.decisions().keep(shared, answer);
+        }
+        Ok(answer)
     }
 
     /// Runs the query on a cache view, reading objects under its lock:
@@ -360,7 +387,7 @@ impl Query {
         let mut more = false;
         for object in candidates {
             budget.charge()?;
-            if !self.matches_object(&object, paths)? {
+            if !self.matches_object(&object, paths, Some(&object))? {
                 continue;
             }
             if items.len() == limit {

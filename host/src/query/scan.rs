@@ -323,7 +323,7 @@ impl Scan {
             if let Some(budget) = budget.as_mut() {
                 budget.charge()?;
             }
-            match self.query.matches_object(object, &self.paths) {
+            match self.query.matches_object(object, &self.paths, Some(object)) {
                 Ok(true) => found.push((start + at) as u32),
                 Ok(false) => {}
                 Err(costly) => return Ok(Err(costly)),

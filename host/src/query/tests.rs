@@ -635,3 +635,55 @@ fn a_page_of_a_text_most_names_hold_is_read_by_a_walk_that_stops_early() {
     assert!(name_index_pays(500, 100_000, 100_000, Some(100)));
     assert!(name_index_pays(9_600, 100_000, 100_000, None));
 }
+
+#[test]
+fn a_match_asked_again_reads_only_the_objects_changed_since() {
+    let cache = cache();
+    let condition = Arc::new(
+        crate::cel::Condition::compile("object.spec.priority > 7", crate::cel::Scope::Object)
+            .unwrap(),
+    );
+    let q = Query {
+        condition: Some(condition.clone()),
+        ..Default::default()
+    };
+    let all = PageRequest::default();
+    let run = |q: &Query| names(&q.run(&cache.read(), &all));
+    let first = run(&q);
+    assert_eq!(first.len(), 6, "{first:?}");
+    assert_eq!(condition.decisions().len(), 30);
+    // Asked again, the answers kept are used: one planted for a Pod whose
+    // priority is 0 shows.
+    let web0 = cache
+        .read()
+        .get(&ObjectKey::new("shop", "web-0"))
+        .unwrap()
+        .clone();
+    condition.decisions().keep(&web0, true);
+    assert!(run(&q).contains(&"shop/web-0".to_string()));
+    // A changed Pod is a new version, read again: the planted answer is
+    // not its answer.
+    let mut changed = web0.to_value();
+    changed["metadata"]["resourceVersion"] = json!("100");
+    changed["spec"]["priority"] = json!(8);
+    let gvk = Gvk::new("", "v1", "Pod");
+    let changed = StoredObject::from_value(changed, &gvk, false).unwrap();
+    cache.apply(ChangeType::Modified, changed, Origin::Watch);
+    let third = run(&q);
+    assert_eq!(third.len(), 7, "{third:?}");
+    let web0 = cache
+        .read()
+        .get(&ObjectKey::new("shop", "web-0"))
+        .unwrap()
+        .clone();
+    assert_eq!(condition.decisions().get(&web0), Some(true));
+    // A condition that reads the JSON beside the expression is still
+    // checked on an object whose answer is kept: `web-0` is in team `a`.
+    let with_team = Query {
+        annotations: vec![("team".into(), "b".into())],
+        ..q.clone()
+    };
+    let of_team = run(&with_team);
+    assert_eq!(of_team.len(), 6, "{of_team:?}");
+    assert!(!of_team.contains(&"shop/web-0".to_string()));
+}

@@ -172,3 +172,26 @@ fn with_no_helpers_the_query_thread_reads_alone() {
     }
     assert_eq!(shared.items.len(), 429);
 }
+
+#[test]
+fn a_read_shared_with_the_helpers_keeps_each_answer_and_uses_it_next_time() {
+    let cache = pods(3_000, None);
+    let condition =
+        Arc::new(Condition::compile("object.spec.nodeName == 'node-2'", Scope::Object).unwrap());
+    let query = Query {
+        condition: Some(condition.clone()),
+        ..Query::default()
+    };
+    let (objects, paths) = candidates(&cache, &query);
+    let first = split(&query, &paths, objects, usize::MAX, &mut budget()).unwrap();
+    // Pods 2, 9, 16...: 429 of the 3,000.
+    assert_eq!(first.items.len(), 429);
+    assert_eq!(condition.decisions().len(), 3_000);
+    // An answer planted for a Pod of node-0 is what the next read uses.
+    let (objects, paths) = candidates(&cache, &query);
+    condition.decisions().keep(&objects[0], true);
+    let again = split(&query, &paths, objects, usize::MAX, &mut budget()).unwrap();
+    assert_eq!(again.items.len(), 430);
+    assert_eq!(again.items[0].key().to_string(), "shop/pod-00000");
+    assert_eq!(condition.decisions().len(), 3_000);
+}
