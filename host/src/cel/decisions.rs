@@ -26,9 +26,10 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::RwLock;
 
-/// Most answers kept, all programs together: some 40 MiB at most (an entry
-/// and, once its object is replaced, the allocation its `Weak` holds until
-/// the next sweep).
+/// Most answers kept, all programs together. An entry is some 40 bytes;
+/// once its object is replaced, its `Weak` also holds the object's 128-byte
+/// allocation (not its JSON) until the next sweep: 40 MiB for the entries
+/// at most, and up to 130 MiB more while replaced objects wait for it.
 pub const MAX_DECISIONS: usize = 1 << 20;
 
 /// Answers kept now, all programs together.
