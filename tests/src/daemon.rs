@@ -266,6 +266,16 @@ impl Grw {
             .expect("GET")
     }
 
+    /// The value of an unlabelled metric of `/metrics`, e.g.
+    /// `grw_query_examined_objects_total`; panics with the text if absent.
+    pub async fn metric(&self, name: &str) -> u64 {
+        let text = self.get_raw("/metrics").await.text().await.unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+    }
+
     /// POST a body, answer parsed as JSON.
     pub async fn post(&self, path: &str, body: impl Into<reqwest::Body>) -> (u16, Value) {
         let response = self

@@ -113,15 +113,6 @@ async fn match_selects_what_the_expression_is_true_for_with_the_other_conditions
     assert_eq!(keys(&body), ["shop/cart-1", "shop/web-1", "shop/web-2"]);
 }
 
-/// `grw_query_match_answers_kept`.
-async fn answers_kept(grw: &Grw) -> u64 {
-    let text = grw.get_raw("/metrics").await.text().await.unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix("grw_query_match_answers_kept "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no grw_query_match_answers_kept in\n{text}"))
-}
-
 #[tokio::test]
 async fn a_match_asked_again_answers_for_the_objects_as_they_are_now() {
     let fake = cluster().await;
@@ -135,9 +126,9 @@ async fn a_match_asked_again_answers_for_the_objects_as_they_are_now() {
     };
     assert_eq!(ask().await, ["ads/web-1", "shop/cart-1", "shop/web-2"]);
     // What it answered for each of the five Pods is kept...
-    assert_eq!(answers_kept(&grw).await, 5);
+    assert_eq!(grw.metric("grw_query_match_answers_kept").await, 5);
     assert_eq!(ask().await, ["ads/web-1", "shop/cart-1", "shop/web-2"]);
-    assert_eq!(answers_kept(&grw).await, 5);
+    assert_eq!(grw.metric("grw_query_match_answers_kept").await, 5);
     // ...and is not taken for their next versions: one Pod starts to
     // restart, another has its count back at 0.
     fake.update(pod("shop", "web-1", "web", 8)).unwrap();
@@ -150,7 +141,7 @@ async fn a_match_asked_again_answers_for_the_objects_as_they_are_now() {
         got = ask().await;
     }
     assert_eq!(got, want);
-    assert_eq!(answers_kept(&grw).await, 7);
+    assert_eq!(grw.metric("grw_query_match_answers_kept").await, 7);
 }
 
 #[tokio::test]
