@@ -394,6 +394,8 @@ async fn a_delegated_user_of_one_namespace_sees_it_and_a_clear_refusal_elsewhere
         "{overview}"
     );
     assert!(overview.contains("Process"), "{overview}");
+    // What it could not read is not said to be without problems.
+    assert!(!overview.contains("None: every watch"), "{overview}");
     assert_eq!(strings(&f["allowedRows"]), ["app"]);
     for refused in [&f["refusedAll"], &f["refusedOther"]] {
         let text = refused.as_str().unwrap();

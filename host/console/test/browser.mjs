@@ -75,6 +75,7 @@ const scenarios = {
   async replay() {
     await visit("/ui/", "overview", "[data-testid=watches] tbody tr");
     facts.overviewKinds = await page.locator("[data-testid=watches] tbody tr").evaluateAll((rows) => rows.map((r) => r.dataset.kind));
+    await page.locator("[data-testid=problems] :is(.ok, .problems)").first().waitFor({ timeout: 20000 });
     facts.problems = await page.locator("[data-testid=problems]").innerText();
 
     await visit("/ui/objects?kind=pods&namespace=shop", "objects", "[data-testid=objects] tbody tr[data-name]");

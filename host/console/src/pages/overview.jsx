@@ -2,7 +2,7 @@
 import { useRef } from "preact/hooks";
 import { useApi } from "../api.js";
 import { Link, href } from "../url.jsx";
-import { Badge, Problem, ago, bytes } from "../ui.jsx";
+import { Badge, Loading, Problem, ago, bytes } from "../ui.jsx";
 
 const EVERY = 2000;
 
@@ -62,6 +62,9 @@ export function Overview() {
   const process = useApi("/api/v1/process", { every: 5000 });
   const rates = useRates(kinds.data?.items);
   const found = problems(kinds.data, plugins.data, subscriptions.data);
+  // "No problem" is said only of what was read.
+  const known = kinds.data && plugins.data && subscriptions.data;
+  const unreadable = kinds.error || plugins.error || subscriptions.error;
   const p = process.data;
   return (
     <section>
@@ -82,9 +85,7 @@ export function Overview() {
         </div>
         <div class="card" data-testid="problems">
           <h2>Problems</h2>
-          {found.length === 0 ? (
-            <p class="ok">None: every watch is ready, every plugin loaded, no dead letters.</p>
-          ) : (
+          {found.length > 0 ? (
             <ul class="problems">
               {found.map((f) => (
                 <li key={f.what + f.detail}>
@@ -92,6 +93,11 @@ export function Overview() {
                 </li>
               ))}
             </ul>
+          ) : known ? (
+            <p class="ok">None: every watch is ready, every plugin loaded, no dead letters.</p>
+          ) : (
+            // What could not be read is said below; "none" would be a guess.
+            <Loading when={!unreadable} />
           )}
           <Problem error={plugins.error} what="plugins" />
           <Problem error={subscriptions.error} what="subscriptions" />
