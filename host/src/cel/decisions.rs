@@ -17,12 +17,14 @@
 //! together; past it, answers are no longer kept (and a query reads as it
 //! would without them). A program's table drops the answers of objects no
 //! cache holds any more whenever it has doubled since it last did, and
-//! everything when the program leaves the cache of compiled programs.
+//! everything when the program has not been asked for [`IDLE`] or leaves
+//! the cache of compiled programs.
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, Weak};
+use std::time::{Duration, Instant};
 
 use parking_lot::RwLock;
 
@@ -38,11 +40,25 @@ static KEPT: AtomicUsize = AtomicUsize::new(0);
 /// Fewest entries a table holds before its first sweep.
 const FIRST_SWEEP: usize = 1024;
 
+/// How long a program keeps its answers without being asked: a page or a
+/// script that polls keeps them; an expression asked once does not hold
+/// them (and the objects' structs its entries hold) for long.
+pub const IDLE: Duration = Duration::from_secs(600);
+
+/// What `asked` counts from.
+static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
+
+fn now_millis() -> u64 {
+    EPOCH.elapsed().as_millis() as u64
+}
+
 /// One program's answers, by object.
 pub struct Decisions {
     table: RwLock<Table>,
     /// Where answers are counted against [`MAX_DECISIONS`].
     kept: &'static AtomicUsize,
+    /// When the program was last asked for, in milliseconds from `EPOCH`.
+    asked: AtomicU64,
 }
 
 struct Table {
@@ -69,7 +85,25 @@ impl Decisions {
                 sweep_at: FIRST_SWEEP,
             }),
             kept,
+            asked: AtomicU64::new(now_millis()),
         }
+    }
+
+    /// Notes that a query asked for the program now.
+    pub fn asked(&self) {
+        self.asked.store(now_millis(), Ordering::Relaxed);
+    }
+
+    /// Drops every answer if the program was not asked for within `idle`.
+    pub fn forget_if_idle(&self, idle: Duration) {
+        let since = now_millis().saturating_sub(self.asked.load(Ordering::Relaxed));
+        if since < idle.as_millis() as u64 {
+            return;
+        }
+        let mut table = self.table.write();
+        self.kept.fetch_sub(table.answers.len(), Ordering::Relaxed);
+        table.answers = HashMap::new();
+        table.sweep_at = FIRST_SWEEP;
     }
 
     /// The answer kept for this version of `object`, if any.
@@ -184,6 +218,23 @@ mod tests {
         assert!(live.iter().all(|o| decisions.get(o) == Some(true)));
         drop(decisions);
         assert_eq!(COUNTED.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_program_not_asked_for_forgets_its_answers() {
+        static COUNTED: AtomicUsize = AtomicUsize::new(0);
+        let decisions = Decisions::counted_in(&COUNTED);
+        let objects: Vec<_> = (0..3).map(Arc::new).collect();
+        for object in &objects {
+            decisions.keep(object, true);
+        }
+        decisions.asked();
+        decisions.forget_if_idle(Duration::from_secs(60));
+        assert_eq!(decisions.len(), 3);
+        std::thread::sleep(Duration::from_millis(20));
+        decisions.forget_if_idle(Duration::from_millis(10));
+        assert_eq!((decisions.len(), COUNTED.load(Ordering::Relaxed)), (0, 0));
+        assert_eq!(decisions.get(&objects[0]), None);
     }
 
     #[test]

@@ -393,11 +393,21 @@ struct Cache {
 /// `text` compiled for `scope`, from a cache of the last
 /// [`CACHED_PROGRAMS`] texts compiled: a query's `match=` asked again is
 /// not compiled again.
+///
+/// Each call also makes the programs not asked for within
+/// [`decisions::IDLE`] forget their answers.
 pub fn compile_cached(text: &str, scope: Scope) -> Result<Arc<Condition>, CelError> {
     static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(Default::default);
     let key = (scope, Box::<str>::from(text));
-    if let Some(found) = CACHE.lock().programs.get(&key) {
-        return Ok(found.clone());
+    {
+        let cache = CACHE.lock();
+        for program in cache.programs.values() {
+            program.decisions.forget_if_idle(decisions::IDLE);
+        }
+        if let Some(found) = cache.programs.get(&key) {
+            found.decisions.asked();
+            return Ok(found.clone());
+        }
     }
     let compiled = Arc::new(Condition::compile(text, scope)?);
     let mut cache = CACHE.lock();
