@@ -104,6 +104,9 @@ impl Decisions {
         self.kept.fetch_sub(table.answers.len(), Ordering::Relaxed);
         table.answers = HashMap::new();
         table.sweep_at = FIRST_SWEEP;
+        // Forgotten: the next check is due in another `idle`, not at every
+        // query.
+        self.asked();
     }
 
     /// The answer kept for this version of `object`, if any.
