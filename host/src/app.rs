@@ -101,10 +101,10 @@ pub async fn run(
     let config = Arc::new(config);
     let metrics = Arc::new(Metrics::new());
     let journal_scope = config.journal.enabled.then(|| {
-        Arc::new(crate::journal::Scope::new(
-            &config.journal,
-            config.data_dir.is_some(),
-        ))
+        Arc::new(
+            crate::journal::Scope::new(&config.journal, config.data_dir.is_some())
+                .with_managed_fields_kept(config.keep_managed_fields),
+        )
     });
     let who = match &journal_scope {
         Some(scope) => {

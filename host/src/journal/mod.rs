@@ -17,6 +17,7 @@
 //! heartbeats (`journal.kinds` includes them), and GRW's own kinds (their
 //! edges are journaled as edges).
 
+mod dictionaries;
 mod diff;
 mod read;
 mod record;
@@ -108,6 +109,10 @@ pub struct Scope {
     max_age: Duration,
     max_bytes: u64,
     kinds: HashMap<String, KindSettings>,
+    /// The caches keep `metadata.managedFields` in the objects' text
+    /// (`keepManagedFields`): a state, which has none, is then not the
+    /// cache's text.
+    managed_fields_kept: bool,
 }
 
 /// `journal.kinds`' `journal`, `maxAgeSeconds` and `maxBytes` of a kind.
@@ -134,6 +139,15 @@ impl Scope {
                     )
                 })
                 .collect(),
+            managed_fields_kept: false,
+        }
+    }
+
+    /// This scope, for caches that keep `metadata.managedFields` (or not).
+    pub fn with_managed_fields_kept(self, kept: bool) -> Scope {
+        Scope {
+            managed_fields_kept: kept,
+            ..self
         }
     }
 
@@ -171,6 +185,9 @@ pub struct Journal {
     pending_edges: Arc<Mutex<PendingEdges>>,
     /// Versions read before, decoded.
     decoded: read::Decoded,
+    /// The dictionaries its packed entries need, in the registry while
+    /// the journal is open.
+    _dictionaries: Arc<dictionaries::Held>,
 }
 
 /// Where the database is kept.
@@ -250,8 +267,8 @@ impl Journal {
                         found,
                     });
                 }
-                Some(_) => {}
-                None => {
+                // An older file is written in this format from now on.
+                _ => {
                     meta.insert("format", FORMAT).map_err(StoreError::from)?;
                 }
             }
@@ -260,8 +277,27 @@ impl Journal {
             ($($t:expr),*) => {$( txn.open_table($t).map_err(StoreError::from)?; )*};
         }
         create!(
-            ENTRIES, OBJECTS, KINDS, NAMESPACES, ABOUT, LATEST, BASES, EDGES
+            ENTRIES,
+            OBJECTS,
+            KINDS,
+            NAMESPACES,
+            ABOUT,
+            LATEST,
+            BASES,
+            EDGES,
+            DICTIONARY_USES
         );
+        let held = Arc::new(dictionaries::Held::default());
+        {
+            let table = txn.open_table(DICTIONARIES).map_err(StoreError::from)?;
+            for row in table.iter().map_err(StoreError::from)? {
+                let (_, trained) = row.map_err(StoreError::from)?;
+                held.hold(&Arc::new(crate::store::Dictionary::read(
+                    trained.value(),
+                    0,
+                )));
+            }
+        }
         txn.commit().map_err(StoreError::from)?;
 
         let db = Arc::new(db);
@@ -272,6 +308,7 @@ impl Journal {
             scope.clone(),
             counts.clone(),
             pending_edges.clone(),
+            held.clone(),
         )?;
         let (queue, rx) = mpsc::channel(QUEUE_CAPACITY);
         let reported = counts.clone();
@@ -288,6 +325,7 @@ impl Journal {
             counts,
             pending_edges,
             decoded: read::Decoded::default(),
+            _dictionaries: held,
         }))
     }
 

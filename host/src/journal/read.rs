@@ -708,7 +708,9 @@ pub(super) fn changes(
     };
     let mut found = Vec::new();
     let mut take = |stamp: u64| -> Result<bool, StoreError> {
-        if let Some(record) = entries.get(stamp)?.and_then(|v| Record::decode(v.value()))
+        if let Some(record) = entries
+            .get(stamp)?
+            .and_then(|v| Record::decode_header(v.value()))
             && wanted(stamp, &record)
         {
             found.push(Listed {
@@ -748,7 +750,59 @@ pub(super) fn changes(
             }
         }
     }
+    changed_of_packed(txn, &entries, &mut found)?;
     Ok(found)
+}
+
+/// Fills in what changed in the packed entries of `listed` (which keep
+/// the object as the cache held it, not what changed): the paths of the
+/// diff from the version before, made now.
+fn changed_of_packed(
+    txn: &ReadTransaction,
+    entries: &ReadOnlyTable<u64, &'static [u8]>,
+    listed: &mut [Listed],
+) -> Result<(), StoreError> {
+    if !listed
+        .iter()
+        .any(|l| l.record.packed && l.record.change == "MODIFIED")
+    {
+        return Ok(());
+    }
+    let objects = txn.open_table(OBJECTS)?;
+    let bases = txn.open_table(BASES)?;
+    for l in listed
+        .iter_mut()
+        .filter(|l| l.record.packed && l.record.change == "MODIFIED")
+    {
+        let key = l.record.key.clone();
+        let before = state_at(&objects, entries, &bases, &key, l.stamp - 1)?.map(|(s, _)| s);
+        let before = match before {
+            Some(state) => Some(state),
+            None if objects
+                .range((key.as_str(), 0)..(key.as_str(), l.stamp))?
+                .next()
+                .is_none() =>
+            {
+                bases
+                    .get(key.as_str())?
+                    .and_then(|v| decode_state(v.value()))
+            }
+            None => None,
+        };
+        let after = entries
+            .get(l.stamp)?
+            .and_then(|v| Record::decode(v.value()))
+            .and_then(|r| r.state_after(None));
+        if let (Some(before), Some(after)) = (before, after) {
+            l.record.changed = record::diff(&before, &after)
+                .1
+                .into_iter()
+                .filter(|p| p != record::RESOURCE_VERSION)
+                .take(record::MAX_PATHS)
+                .collect();
+        }
+    }
+    Ok(())
 }
 
 /// The stamps of Events about `key` in the window.

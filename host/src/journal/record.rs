@@ -22,7 +22,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::store::Writer;
+use super::dictionaries;
+use crate::store::{Dictionary, Writer};
 
 /// At most this many versions of an object follow one another as
 /// patches before one is stored whole.
@@ -105,6 +106,66 @@ pub(super) struct Record {
     /// its [`Op`]s without parsing their values.
     #[serde(rename = "p", default, skip_serializing_if = "Option::is_none")]
     pub patch: Option<Box<RawValue>>,
+    /// Read from a packed entry ([`Packed`]): its state is the cache's
+    /// text, and what changed is not stored.
+    #[serde(skip)]
+    pub packed: bool,
+}
+
+/// The first byte of an entry whose state is the cache's compressed body.
+/// Other entries are a zstd frame, whose first byte is 0x28.
+const PACKED: u8 = 0xB1;
+
+/// The fixed part of a packed entry: the first byte, the dictionary's id
+/// (8 bytes), the state's JSON length and the header's length (4 each).
+const PACKED_HEAD: usize = 17;
+
+/// An entry whose whole state is kept as the cache held it: the object's
+/// JSON compressed with its cache's dictionary, copied and never
+/// compressed again. Writing it takes no parse, diff or compression of
+/// the object, which was most of what writing an entry cost; the diff
+/// from the version before is made when it is read. The dictionaries are
+/// in the journal's `dictionaries` table, read with [`dictionaries`].
+///
+/// Layout: [`PACKED`], the dictionary's id (`u64`, little-endian), the
+/// JSON's length and the header's (`u32` each), the header (the entry
+/// without its state, as [`Record::encode`] writes it), then the state.
+pub(super) struct Packed<'b> {
+    /// [`crate::store::Dictionary::id`].
+    pub dictionary: u64,
+    len: u32,
+    header: &'b [u8],
+    body: &'b [u8],
+}
+
+impl<'b> Packed<'b> {
+    /// The parts of `bytes`, if they are a packed entry.
+    pub(super) fn of(bytes: &'b [u8]) -> Option<Packed<'b>> {
+        if bytes.first() != Some(&PACKED) || bytes.len() < PACKED_HEAD {
+            return None;
+        }
+        let number = |at: usize| -> Option<u32> {
+            Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+        };
+        let dictionary = u64::from_le_bytes(bytes.get(1..9)?.try_into().ok()?);
+        let len = number(9)?;
+        let header_len = number(13)? as usize;
+        let header = bytes.get(PACKED_HEAD..PACKED_HEAD + header_len)?;
+        let body = bytes.get(PACKED_HEAD + header_len..)?;
+        Some(Packed {
+            dictionary,
+            len,
+            header,
+            body,
+        })
+    }
+
+    /// The state, read with its dictionary; `None` if that is unknown or
+    /// the body does not read.
+    fn state(&self) -> Option<Box<RawValue>> {
+        let json = dictionaries::get(self.dictionary)?.decompress(self.body, self.len)?;
+        RawValue::from_string(String::from_utf8(json).ok()?).ok()
+    }
 }
 
 /// One operation of a stored patch, its value left as text.
@@ -177,18 +238,44 @@ impl Record {
     }
 
     pub(super) fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.compress_into(&mut out);
+        out
+    }
+
+    /// Appends the entry, JSON compressed with zstd (or the JSON, should
+    /// zstd fail).
+    fn compress_into(&self, out: &mut Vec<u8>) {
         // A Record of strings and JSON values always serializes.
         let json = serde_json::to_vec(self).unwrap_or_default();
-        let mut out = vec![0u8; zstd_safe::compress_bound(json.len())];
+        let start = out.len();
+        out.resize(start + zstd_safe::compress_bound(json.len()), 0);
         let compressed =
-            COMPRESSOR.with_borrow_mut(|cctx| cctx.compress(&mut out[..], &json, LEVEL));
+            COMPRESSOR.with_borrow_mut(|cctx| cctx.compress(&mut out[start..], &json, LEVEL));
         match compressed {
-            Ok(n) => {
-                out.truncate(n);
-                out
+            Ok(n) => out.truncate(start + n),
+            Err(_) => {
+                out.truncate(start);
+                out.extend_from_slice(&json);
             }
-            Err(_) => json,
         }
+    }
+
+    /// The entry with its whole state as the cache holds it: `body`, `len`
+    /// bytes of JSON compressed with `dictionary` (see [`Packed`]), in
+    /// place of the record's own `full`, which is left empty.
+    pub(super) fn encode_packed(&self, dictionary: &Dictionary, len: u32, body: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(PACKED_HEAD + 256 + body.len());
+        out.push(PACKED);
+        out.extend_from_slice(&dictionary.id().to_le_bytes());
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&[0; 4]);
+        debug_assert!(self.full.is_none(), "the state is the body");
+        self.compress_into(&mut out);
+        let header_len = (out.len() - PACKED_HEAD) as u32;
+        out[13..PACKED_HEAD].copy_from_slice(&header_len.to_le_bytes());
+        out.extend_from_slice(body);
+        out
     }
 
     /// Only what a version's answer shows: no whole state, patch with
@@ -206,7 +293,30 @@ impl Record {
         }
     }
 
+    /// The entry `bytes` hold, its whole state read.
     pub(super) fn decode(bytes: &[u8]) -> Option<Record> {
+        let Some(packed) = Packed::of(bytes) else {
+            return Record::decode_json(bytes);
+        };
+        let mut record = Record::decode_json(packed.header)?;
+        record.full = packed.state();
+        record.packed = true;
+        Some(record)
+    }
+
+    /// The entry `bytes` hold, without reading a state the cache's
+    /// dictionary compressed: what indexes and filters need.
+    pub(super) fn decode_header(bytes: &[u8]) -> Option<Record> {
+        match Packed::of(bytes) {
+            Some(packed) => Record::decode_json(packed.header).map(|record| Record {
+                packed: true,
+                ..record
+            }),
+            None => Record::decode_json(bytes),
+        }
+    }
+
+    fn decode_json(bytes: &[u8]) -> Option<Record> {
         let size = zstd_safe::get_frame_content_size(bytes).ok()??;
         let mut json = vec![0u8; usize::try_from(size).ok()?];
         let n = DECOMPRESSOR

@@ -12,6 +12,8 @@
 //! | `latest` | object key | [`Latest`]: its last version seen |
 //! | `bases` | object key | its state when its older entries were dropped |
 //! | `edges` | stamp | an edge that appeared or went ([`EdgeRecord`]) |
+//! | `dictionaries` | dictionary id | the cache's dictionary packed entries need |
+//! | `dictionaryUses` | dictionary id | how many entries and bases need it |
 //! | `meta` | name | a number: `format`, `aliveUntil`, `first/<kind>`, `reach/<kind>`, `seen/<kind>`, `bytes/<kind>` |
 
 use redb::TableDefinition;
@@ -28,9 +30,14 @@ pub(super) const LATEST: TableDefinition<&str, &[u8]> = TableDefinition::new("la
 pub(super) const BASES: TableDefinition<&str, &[u8]> = TableDefinition::new("bases");
 pub(super) const EDGES: TableDefinition<u64, &[u8]> = TableDefinition::new("edges");
 pub(super) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+pub(super) const DICTIONARIES: TableDefinition<u64, &[u8]> = TableDefinition::new("dictionaries");
+pub(super) const DICTIONARY_USES: TableDefinition<u64, u64> =
+    TableDefinition::new("dictionaryUses");
 
-/// The layout of the tables; a file of a newer one is not opened.
-pub(super) const FORMAT: u64 = 1;
+/// The layout of the tables; a file of a newer one is not opened. 2:
+/// entries may be packed ([`super::record::Packed`]); a file of format 1
+/// is read as it is and written in format 2 from then on.
+pub(super) const FORMAT: u64 = 2;
 
 /// The entry holds a whole state (or, for a deletion, that there is none).
 pub(super) const FULL: u8 = 1;
@@ -42,6 +49,9 @@ pub(super) const GAP_KIND: &str = "";
 
 /// The kind key edges are counted under.
 pub(super) const EDGE_KIND: &str = "~edges";
+
+/// The kind key the dictionaries are counted under.
+pub(super) const DICTIONARY_KIND: &str = "~dictionaries";
 
 /// An object's last version the journal saw.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -11,7 +11,7 @@ use super::*;
 use crate::config::{JournalConfig, JournalKind};
 use crate::gvk::ResourceInfo;
 use crate::metrics::Metrics;
-use crate::store::{ChangeType, Ingest, Origin, StoredObject};
+use crate::store::{ChangeType, Dictionary, Ingest, Origin, StoredObject};
 use crate::watch::{Watch, WatchSettings};
 
 const WHO: Ingest = Ingest {
@@ -1189,4 +1189,331 @@ async fn who_made_each_change_of_a_real_api_server_is_what_managed_fields_say() 
         events_about("apps", "ReplicaSet", "shop-6dc8b69d5b"),
         (4, vec![created.clone(), created])
     );
+}
+
+/// Fills the Deployments' cache with enough objects for it to train a
+/// dictionary and keep every later object compressed with it, and waits
+/// until the journal has them.
+async fn train(s: &Setup, watch: &Watch) {
+    const FILLERS: u64 = 600;
+    let written = s.journal.counts.lock().written;
+    for i in 0..FILLERS {
+        let mut filler = deployment(1, json!({"app": "filler"}), 1, 0, Vec::new());
+        filler["metadata"]["name"] = json!(format!("filler-{i:03}"));
+        filler["metadata"]["uid"] = json!(format!("u-filler-{i}"));
+        let object = StoredObject::from_value(filler, &watch.key.gvk, WHO).unwrap();
+        watch.cache.apply(ChangeType::Added, object, Origin::Watch);
+    }
+    assert!(watch.cache.compression().trainings >= 1, "a dictionary");
+    for _ in 0..500 {
+        s.journal.flush().await;
+        if s.journal.counts.lock().written >= written + FILLERS {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the journal did not take the fillers");
+}
+
+impl Setup {
+    /// The stored entries of `key`, oldest first.
+    fn stored(&self, key: &NodeKey) -> Vec<Vec<u8>> {
+        let txn = self.journal.db.begin_read().unwrap();
+        let objects = txn.open_table(OBJECTS).unwrap();
+        let entries = txn.open_table(ENTRIES).unwrap();
+        let key = node_key(key);
+        objects
+            .range((key.as_str(), 0)..=(key.as_str(), u64::MAX))
+            .unwrap()
+            .map(|row| {
+                let stamp = row.unwrap().0.value().1;
+                entries.get(stamp).unwrap().unwrap().value().to_vec()
+            })
+            .collect()
+    }
+
+    /// The journal's dictionaries, with how many entries and bases use
+    /// each.
+    fn dictionaries(&self) -> Vec<(u64, u64)> {
+        let txn = self.journal.db.begin_read().unwrap();
+        let table = txn.open_table(DICTIONARIES).unwrap();
+        let uses = txn.open_table(DICTIONARY_USES).unwrap();
+        table
+            .iter()
+            .unwrap()
+            .map(|row| {
+                let id = row.unwrap().0.value();
+                (id, uses.get(id).unwrap().map_or(0, |u| u.value()))
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn a_version_kept_as_the_cache_holds_it_reads_as_any_other_after_a_restart_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let deployments = resource("apps", "Deployment", "deployments");
+    let applied = managed(
+        "kubectl-client-side-apply",
+        "",
+        "2026-11-29T10:00:00Z",
+        json!({"f:spec": {}}),
+    );
+    let labelled = managed(
+        "kubectl-label",
+        "",
+        "2026-11-29T10:01:00Z",
+        json!({"f:metadata": {"f:labels": {}}}),
+    );
+    let scaled = managed(
+        "kubectl",
+        "scale",
+        "2026-11-29T10:02:00Z",
+        json!({"f:spec": {"f:replicas": {}}}),
+    );
+    let labels = json!({"app": "web", "tier": "front"});
+    let first = tokio::runtime::Runtime::new().unwrap();
+    let (said, between, dictionary) = first.block_on(async {
+        let s = setup(&JournalConfig::default(), Some(dir.path()));
+        let watch = s.watch(&deployments).await;
+        train(&s, &watch).await;
+        s.apply(
+            &watch,
+            ChangeType::Added,
+            deployment(2, json!({"app": "web"}), 1, 0, vec![applied.clone()]),
+        )
+        .await;
+        s.apply(
+            &watch,
+            ChangeType::Modified,
+            deployment(
+                3,
+                labels.clone(),
+                1,
+                0,
+                vec![applied.clone(), labelled.clone()],
+            ),
+        )
+        .await;
+        let between = s
+            .apply(
+                &watch,
+                ChangeType::Modified,
+                deployment(
+                    4,
+                    labels.clone(),
+                    3,
+                    0,
+                    vec![applied.clone(), labelled.clone(), scaled.clone()],
+                ),
+            )
+            .await;
+        // Each version is the cache's compressed text, not a patch.
+        let stored = s.stored(&frontend());
+        assert_eq!(stored.len(), 3);
+        let packed: Vec<u64> = stored
+            .iter()
+            .map(|bytes| record::Packed::of(bytes).expect("packed").dictionary)
+            .collect();
+        let dictionary = watch
+            .cache
+            .read()
+            .get(&crate::store::ObjectKey::new("shop", "frontend"))
+            .and_then(|o| o.dictionary().map(Dictionary::id))
+            .expect("kept compressed");
+        assert_eq!(packed, [dictionary; 3]);
+        // It and the fillers' versions after the training use it.
+        let dictionaries = s.dictionaries();
+        assert_eq!(dictionaries.len(), 1, "{dictionaries:?}");
+        assert_eq!(dictionaries[0].0, dictionary);
+        assert!(dictionaries[0].1 >= 3, "{dictionaries:?}");
+        // What changed is said at read time, as for any entry.
+        let filter = ChangesFilter {
+            since: 0,
+            until: u64::MAX,
+            kinds: vec!["apps/Deployment".into()],
+            limit: 2,
+            ..ChangesFilter::default()
+        };
+        let listed: Vec<Value> = s
+            .journal
+            .changes(&filter)
+            .unwrap()
+            .iter()
+            .map(Listed::to_json)
+            .collect();
+        assert_eq!(
+            listed[0]["changed"],
+            json!(["/spec/replicas", "/status/observedGeneration"]),
+            "{listed:?}"
+        );
+        assert_eq!(listed[0]["who"]["manager"], "kubectl");
+        assert_eq!(
+            listed[1]["changed"],
+            json!(["/metadata/labels/tier", "/status/observedGeneration"]),
+            "{listed:?}"
+        );
+        let said = s
+            .journal
+            .history(&frontend(), 0, u64::MAX, 10, true)
+            .unwrap();
+        (
+            said.iter().map(|v| v.to_json(false)).collect::<Vec<_>>(),
+            between,
+            dictionary,
+        )
+    });
+    drop(first);
+    assert_eq!(said.len(), 3);
+    assert_eq!(said[2]["diffText"], json!(["created"]));
+    assert_eq!(
+        said[1]["diffText"],
+        json!([
+            "+ /metadata/labels/tier: \"front\"",
+            "~ /status/observedGeneration: 2 → 3"
+        ])
+    );
+    assert_eq!(
+        said[0]["diffText"],
+        json!([
+            "~ /spec/replicas: 1 → 3",
+            "~ /status/observedGeneration: 3 → 4"
+        ])
+    );
+    assert_eq!(said[0]["who"]["subresource"], "scale");
+    assert_eq!(said[1]["who"]["manager"], "kubectl-label");
+    // Let go with the journal, once its writer has ended.
+    for _ in 0..100 {
+        if dictionaries::get(dictionary).is_none() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        dictionaries::get(dictionary).is_none(),
+        "let go with its journal"
+    );
+
+    // Opened again, the journal reads them with the dictionary it kept.
+    let second = tokio::runtime::Runtime::new().unwrap();
+    second.block_on(async {
+        let mut opened = None;
+        for _ in 0..100 {
+            let scope = Arc::new(Scope::new(&JournalConfig::default(), true));
+            match Journal::open(scope, Some(dir.path())) {
+                Ok(journal) => {
+                    opened = Some(journal);
+                    break;
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+        let journal = opened.expect("the journal opens again");
+        assert!(dictionaries::get(dictionary).is_some());
+        let again: Vec<Value> = journal
+            .history(&frontend(), 0, u64::MAX, 10, true)
+            .unwrap()
+            .iter()
+            .map(|v| v.to_json(false))
+            .collect();
+        assert_eq!(again, said);
+        match journal.as_of(&frontend(), between).unwrap() {
+            AsOf::Found(object) => {
+                assert_eq!(object["spec"]["replicas"], 1);
+                assert_eq!(object["metadata"]["labels"], labels);
+                assert_eq!(object["metadata"].get("managedFields"), None);
+            }
+            other => panic!("{other:?}"),
+        }
+    });
+}
+
+#[tokio::test]
+async fn a_dictionary_goes_with_the_last_entry_or_base_that_needs_it() {
+    let quick = |group: &str, kind: &str| JournalKind {
+        group: group.into(),
+        kind: kind.into(),
+        journal: None,
+        max_age: Some(Duration::from_millis(300)),
+        max_bytes: None,
+    };
+    let config = JournalConfig {
+        kinds: vec![quick("apps", "Deployment")],
+        ..JournalConfig::default()
+    };
+    let s = setup(&config, None);
+    let watch = s
+        .watch(&resource("apps", "Deployment", "deployments"))
+        .await;
+    let configmaps = s.watch(&resource("", "ConfigMap", "configmaps")).await;
+    train(&s, &watch).await;
+    s.apply(
+        &watch,
+        ChangeType::Added,
+        deployment(2, json!({"app": "web"}), 1, 0, Vec::new()),
+    )
+    .await;
+    let [(dictionary, _)] = s.dictionaries()[..] else {
+        panic!("one dictionary: {:?}", s.dictionaries());
+    };
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    s.apply(
+        &watch,
+        ChangeType::Modified,
+        deployment(3, json!({"app": "web"}), 3, 0, Vec::new()),
+    )
+    .await;
+    // The fillers and the first version went; that version is the base
+    // the second is read against, kept as it was stored.
+    let kept = s
+        .journal
+        .history(&frontend(), 0, u64::MAX, 10, false)
+        .unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(
+        kept[0].lines,
+        [
+            "~ /spec/replicas: 1 → 3",
+            "~ /status/observedGeneration: 2 → 3"
+        ]
+    );
+    assert_eq!(
+        s.dictionaries(),
+        [(dictionary, 2)],
+        "the version and the base"
+    );
+    let txn = s.journal.db.begin_read().unwrap();
+    let base = txn
+        .open_table(BASES)
+        .unwrap()
+        .get(node_key(&frontend()).as_str())
+        .unwrap()
+        .unwrap()
+        .value()
+        .to_vec();
+    assert_eq!(
+        record::Packed::of(&base).map(|p| p.dictionary),
+        Some(dictionary)
+    );
+    drop(txn);
+
+    s.apply(
+        &watch,
+        ChangeType::Deleted,
+        deployment(3, json!({"app": "web"}), 3, 0, Vec::new()),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    s.apply(&configmaps, ChangeType::Added, config_map("nudge", 1, "a"))
+        .await;
+    assert_eq!(s.dictionaries(), []);
+    assert!(dictionaries::get(dictionary).is_none());
+    let kinds = s.journal.status()["kinds"].clone();
+    let bytes = kinds
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kind"] == DICTIONARY_KIND)
+        .map_or(json!(0), |k| k["bytes"].clone());
+    assert_eq!(bytes, 0, "{kinds}");
 }

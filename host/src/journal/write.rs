@@ -18,11 +18,12 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
-use super::record::{self, FULL_EVERY, Record, kind_key, object_key};
+use super::dictionaries::Held;
+use super::record::{self, FULL_EVERY, Packed, Record, kind_key, object_key};
 use super::tables::*;
 use super::{Scope, diff};
 use crate::gvk::Gvk;
-use crate::store::{Change, ChangeType, Managed, Managers, StoredObject};
+use crate::store::{Change, ChangeType, Dictionary, Managed, Managers, StoredObject};
 
 /// Most items written in one transaction.
 const BATCH: usize = 512;
@@ -215,7 +216,17 @@ pub(super) struct Writer {
     open_snapshot: Option<OpenSnapshot>,
     /// Edge changes the relations engine left for the writer.
     pending_edges: Arc<parking_lot::Mutex<PendingEdges>>,
+    /// The dictionaries packed entries need, in the registry.
+    held: Arc<Held>,
+    /// How many entries and bases need each dictionary.
+    uses: HashMap<u64, u64>,
+    /// Dictionaries whose uses changed in the transaction being written.
+    uses_changed: HashSet<u64>,
 }
+
+/// A state as the cache holds it: compressed, its JSON's length, the
+/// dictionary.
+type CacheBody<'o> = (&'o [u8], u32, &'o Arc<Dictionary>);
 
 /// Microseconds since the epoch, now.
 pub fn now_micros() -> u64 {
@@ -246,6 +257,8 @@ struct Tables<'t> {
     bases: Table<'t, &'static str, &'static [u8]>,
     edges: Table<'t, u64, &'static [u8]>,
     meta: Table<'t, &'static str, u64>,
+    dictionaries: Table<'t, u64, &'static [u8]>,
+    dictionary_uses: Table<'t, u64, u64>,
 }
 
 impl<'t> Tables<'t> {
@@ -260,6 +273,8 @@ impl<'t> Tables<'t> {
             bases: txn.open_table(BASES)?,
             edges: txn.open_table(EDGES)?,
             meta: txn.open_table(META)?,
+            dictionaries: txn.open_table(DICTIONARIES)?,
+            dictionary_uses: txn.open_table(DICTIONARY_USES)?,
         })
     }
 }
@@ -298,6 +313,7 @@ impl Writer {
         scope: Arc<Scope>,
         counts: Arc<parking_lot::Mutex<Counts>>,
         pending_edges: Arc<parking_lot::Mutex<PendingEdges>>,
+        held: Arc<Held>,
     ) -> Result<Writer, StoreError> {
         let mut writer = Writer {
             db,
@@ -313,6 +329,9 @@ impl Writer {
             resized: HashSet::new(),
             open_snapshot: None,
             pending_edges,
+            held,
+            uses: HashMap::new(),
+            uses_changed: HashSet::new(),
         };
         let txn = writer.db.begin_write()?;
         let mut tables = Tables::open(&txn)?;
@@ -322,6 +341,10 @@ impl Writer {
             let kind = key.value()["bytes/".len()..].to_string();
             writer.total += value.value();
             writer.bytes.insert(kind, value.value());
+        }
+        for row in t.dictionary_uses.iter()? {
+            let (id, uses) = row?;
+            writer.uses.insert(id.value(), uses.value());
         }
         let last_entry = t.entries.last()?.map_or(0, |(k, _)| k.value());
         let last_edge = t.edges.last()?.map_or(0, |(k, _)| k.value());
@@ -333,7 +356,7 @@ impl Writer {
                 gap: Some((alive, now)),
                 ..Record::of(GAP_KIND, "GAP")
             };
-            writer.insert(t, now, &record, 0, None, None)?;
+            writer.insert(t, now, &record, None, 0, None, None)?;
             tracing::info!(from = %super::rfc3339_micros(alive), until = %super::rfc3339_micros(now), "journal: GRW was not watching in this gap");
         }
         set_meta(t, "aliveUntil", now_micros())?;
@@ -498,6 +521,7 @@ impl Writer {
             self.prune(t, now)?;
             self.last_prune = Instant::now();
         }
+        self.write_uses(t)?;
         self.write_sizes(t)?;
         drop(tables);
         txn.commit()?;
@@ -519,17 +543,26 @@ impl Writer {
         Ok(t.latest.get(key)?.and_then(|v| Latest::decode(v.value())))
     }
 
-    /// Writes an entry and its index rows, and counts its bytes.
+    /// Writes an entry and its index rows, and counts its bytes; its
+    /// state is `packed` when that is given.
+    #[allow(clippy::too_many_arguments)]
     fn insert(
         &mut self,
         t: &mut Tables<'_>,
         stamp: u64,
         record: &Record,
+        packed: Option<CacheBody<'_>>,
         flags: u8,
         key: Option<&str>,
         namespace: Option<&str>,
     ) -> Result<(), StoreError> {
-        let bytes = record.encode();
+        let bytes = match packed {
+            Some((body, len, dictionary)) => {
+                self.use_dictionary(t, dictionary)?;
+                record.encode_packed(dictionary, len, body)
+            }
+            None => record.encode(),
+        };
         let size = bytes.len() as u64;
         t.entries.insert(stamp, bytes.as_slice())?;
         t.kinds.insert((record.kind.as_str(), stamp), size)?;
@@ -552,6 +585,56 @@ impl Writer {
             self.firsts.insert(kind.clone());
         }
         self.counts.lock().written += 1;
+        Ok(())
+    }
+
+    /// Counts one more entry or base that needs `dictionary`, which is
+    /// written the first time.
+    fn use_dictionary(
+        &mut self,
+        t: &mut Tables<'_>,
+        dictionary: &Arc<Dictionary>,
+    ) -> Result<(), StoreError> {
+        let id = dictionary.id();
+        let uses = self.uses.entry(id).or_default();
+        if *uses == 0 && t.dictionaries.get(id)?.is_none() {
+            t.dictionaries.insert(id, dictionary.trained())?;
+            self.add_bytes(DICTIONARY_KIND, dictionary.trained().len() as i64);
+        }
+        *self.uses.entry(id).or_default() += 1;
+        self.uses_changed.insert(id);
+        self.held.hold(dictionary);
+        Ok(())
+    }
+
+    /// Counts one fewer entry or base needing the dictionary of the
+    /// stored `bytes`, if they are packed.
+    fn unuse_dictionary(&mut self, bytes: &[u8]) {
+        if let Some(packed) = Packed::of(bytes) {
+            let uses = self.uses.entry(packed.dictionary).or_default();
+            *uses = uses.saturating_sub(1);
+            self.uses_changed.insert(packed.dictionary);
+        }
+    }
+
+    /// Writes the uses that changed; a dictionary nothing needs goes.
+    fn write_uses(&mut self, t: &mut Tables<'_>) -> Result<(), StoreError> {
+        for id in std::mem::take(&mut self.uses_changed) {
+            match self.uses.get(&id).copied().unwrap_or(0) {
+                0 => {
+                    self.uses.remove(&id);
+                    t.dictionary_uses.remove(id)?;
+                    let removed = t.dictionaries.remove(id)?.map(|v| v.value().len());
+                    if let Some(len) = removed {
+                        self.add_bytes(DICTIONARY_KIND, -(len as i64));
+                    }
+                    self.held.release(id);
+                }
+                uses => {
+                    t.dictionary_uses.insert(id, uses)?;
+                }
+            }
+        }
         Ok(())
     }
 
@@ -609,8 +692,10 @@ impl Writer {
         };
         let stamp = self.stamp(seen);
         let chain = latest.as_ref().map_or(0, |l| l.chain);
+        let api_version = gvk.api_version();
         let entry = Entry {
             kind: &kind,
+            api_version: &api_version,
             key: &key,
             object,
             change_type: change.kind.as_str(),
@@ -652,8 +737,30 @@ impl Writer {
         let is_event = e.kind == "events.k8s.io/Event" || e.kind == "/Event";
         let mut flags = 0;
         let mut chain = 0;
+        let packed = (!deleted).then(|| self.packable(e.kind, object)).flatten();
         if deleted {
             flags = FULL | DELETED;
+        } else if packed.is_some() {
+            // Kept as the cache holds it: nothing parsed, diffed or
+            // compressed. Who made the change is guessed from what
+            // changed only when no managedFields entry moved (seldom).
+            if let Some(before) = &e.before
+                && record.who.is_none()
+            {
+                let (_, paths) = match before {
+                    Before::Cached(old) => diff::diff(&old.json(), &object.json()),
+                    Before::State(state) => {
+                        let after = record::state_of(object.to_value(), e.kind);
+                        record::diff(state, &after)
+                    }
+                };
+                self.guess_who(&mut record, object, &paths);
+            }
+            if let Some(before) = &e.before {
+                self.keep_as_base(t, e.kind, e.key, before, None)?;
+            }
+            flags = FULL;
+            record.labels = labels();
         } else {
             let json = object.json();
             // Secrets and Events are read as values (a Secret's state is
@@ -681,13 +788,8 @@ impl Writer {
                             record::diff(before_state.insert(before.state(e.kind)), after)
                         }
                     };
-                    if record.who.is_none()
-                        && !paths.is_empty()
-                        && let Some((writer, time)) = object.managers().likely_writer(&paths)
-                    {
-                        record.who = Some((*writer).clone());
-                        record.who_time = stated_time(time);
-                        record.who_guessed = true;
+                    if record.who.is_none() {
+                        self.guess_who(&mut record, object, &paths);
                     }
                     if paths.iter().any(|p| p.starts_with("/metadata/labels")) {
                         record.labels = labels();
@@ -708,8 +810,7 @@ impl Writer {
                         }
                         record.full = Some(raw(after.get_or_insert_with(parsed)));
                         flags = FULL;
-                        let before_state = before_state.unwrap_or_else(|| before.state(e.kind));
-                        self.keep_as_base(t, e.kind, e.key, &before_state)?;
+                        self.keep_as_base(t, e.kind, e.key, before, before_state.as_deref())?;
                     }
                 }
                 None => {
@@ -730,15 +831,13 @@ impl Writer {
             }
         }
         if flags & FULL != 0 {
-            record.api_version = object
-                .get(&["apiVersion"])
-                .and_then(|v| serde_json::from_slice::<String>(&v).ok())
-                .unwrap_or_default();
+            record.api_version = e.api_version.to_string();
         }
         self.insert(
             t,
             stamp,
             &record,
+            packed,
             flags,
             Some(e.key),
             Some(object.namespace()),
@@ -806,6 +905,7 @@ impl Writer {
         open: &mut OpenSnapshot,
     ) -> Result<(), StoreError> {
         let (kind, origin, gap) = (open.kind.as_str(), open.origin, open.gap);
+        let api_version = gvk.api_version();
         for object in objects {
             let key = object_key(&gvk.group, &gvk.kind, object.namespace(), object.name());
             let latest = self.latest(t, &key)?;
@@ -826,6 +926,7 @@ impl Writer {
             let stamp = self.stamp(seen);
             let entry = Entry {
                 kind,
+                api_version: &api_version,
                 key: &key,
                 object,
                 change_type: if existed { "MODIFIED" } else { "ADDED" },
@@ -870,6 +971,7 @@ impl Writer {
                 t,
                 stamp,
                 &record,
+                None,
                 FULL | DELETED,
                 Some(&key),
                 Some(&record.namespace),
@@ -908,6 +1010,10 @@ impl Writer {
             let cutoff = now.saturating_sub(max_age.as_micros() as u64);
             if kind == EDGE_KIND {
                 self.prune_edges(t, cutoff, u64::MAX)?;
+                continue;
+            }
+            // They go with the last entry that needs them.
+            if kind == DICTIONARY_KIND {
                 continue;
             }
             let mut old = Vec::new();
@@ -974,29 +1080,66 @@ impl Writer {
         Ok(())
     }
 
-    /// Keeps `before`, the state an object's new entry follows, as its
+    /// Keeps `before`, the version an object's new entry follows, as its
     /// base when no entry of the object is left to diff that entry with
-    /// (retention dropped them all while it did not change).
+    /// (retention dropped them all while it did not change): as the cache
+    /// holds it when it can, else its state (`state`, when known).
     fn keep_as_base(
         &mut self,
         t: &mut Tables<'_>,
         kind: &str,
         key: &str,
-        before: &Value,
+        before: &Before<'_>,
+        state: Option<&Value>,
     ) -> Result<(), StoreError> {
         let earlier = t
             .objects
             .range((key, 0)..=(key, u64::MAX))?
             .next()
             .is_some();
-        let bases = &mut t.bases;
-        if earlier || bases.get(key)?.is_some() {
+        if earlier || t.bases.get(key)?.is_some() {
             return Ok(());
         }
-        let encoded = encode_state(before);
-        bases.insert(key, encoded.as_slice())?;
+        let cached = match before {
+            Before::Cached(old) if state.is_none() => self.packable(kind, old),
+            _ => None,
+        };
+        let encoded = match cached {
+            Some((body, len, dictionary)) => {
+                self.use_dictionary(t, dictionary)?;
+                Record::default().encode_packed(dictionary, len, body)
+            }
+            None => match state {
+                Some(state) => encode_state(state),
+                None => encode_state(&before.state(kind)),
+            },
+        };
+        t.bases.insert(key, encoded.as_slice())?;
         self.add_bytes(kind, encoded.len() as i64);
         Ok(())
+    }
+
+    /// The object as its cache holds it, when that is its state: compressed
+    /// with a dictionary, and neither a Secret nor an Event (their states
+    /// are read from their values) nor holding managedFields.
+    fn packable<'o>(&self, kind: &str, object: &'o StoredObject) -> Option<CacheBody<'o>> {
+        let read_as_value = kind == "/Secret" || kind == "events.k8s.io/Event" || kind == "/Event";
+        if read_as_value || self.scope.managed_fields_kept {
+            return None;
+        }
+        object.packed()
+    }
+
+    /// Sets who made the change to the likely writer of `paths`, a guess.
+    fn guess_who(&self, record: &mut Record, object: &StoredObject, paths: &[String]) {
+        if paths.is_empty() {
+            return;
+        }
+        if let Some((writer, time)) = object.managers().likely_writer(paths) {
+            record.who = Some((*writer).clone());
+            record.who_time = stated_time(time);
+            record.who_guessed = true;
+        }
     }
 
     /// Drops one entry, the oldest of its object: its state becomes the
@@ -1006,7 +1149,8 @@ impl Writer {
             return Ok(());
         };
         let size = bytes.len() as i64;
-        let record = Record::decode(&bytes).unwrap_or_default();
+        // What the indexes need; a packed entry's state is not read.
+        let record = Record::decode_header(&bytes).unwrap_or_default();
         t.kinds.remove((record.kind.as_str(), stamp))?;
         t.namespaces.remove((record.namespace.as_str(), stamp))?;
         if let Some(about) = &record.about {
@@ -1021,18 +1165,29 @@ impl Writer {
                 .range((key, stamp + 1)..=(key, u64::MAX))?
                 .next()
                 .is_some();
-            let bases = &mut t.bases;
-            let old_base = bases.remove(key)?.map(|v| v.value().to_vec());
+            let old_base = t.bases.remove(key)?.map(|v| v.value().to_vec());
             if let Some(old) = &old_base {
                 freed += old.len() as i64;
+                self.unuse_dictionary(old);
             }
+            let mut kept_as_base = false;
             if later && record.change != "DELETED" {
-                let before = old_base.as_deref().and_then(decode_state);
-                if let Some(state) = record.state_after(before) {
-                    let encoded = encode_state(&state);
-                    freed -= encoded.len() as i64;
-                    bases.insert(key, encoded.as_slice())?;
+                if Packed::of(&bytes).is_some() {
+                    // A whole state as the cache held it: the base as it is.
+                    freed -= size;
+                    t.bases.insert(key, bytes.as_slice())?;
+                    kept_as_base = true;
+                } else {
+                    let before = old_base.as_deref().and_then(decode_state);
+                    if let Some(state) = record.state_after(before) {
+                        let encoded = encode_state(&state);
+                        freed -= encoded.len() as i64;
+                        t.bases.insert(key, encoded.as_slice())?;
+                    }
                 }
+            }
+            if !kept_as_base {
+                self.unuse_dictionary(&bytes);
             }
             if !later && record.change == "DELETED" {
                 t.latest.remove(key)?;
@@ -1060,6 +1215,8 @@ struct OpenSnapshot {
 /// What [`Writer::entry`] writes.
 struct Entry<'a> {
     kind: &'a str,
+    /// The `apiVersion` of the kind's watch.
+    api_version: &'a str,
     key: &'a str,
     object: &'a StoredObject,
     change_type: &'static str,

@@ -36,6 +36,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
+use sha2::{Digest, Sha256};
 use zstd_safe::{CCtx, CDict, DCtx, DDict};
 
 use super::object::StoredObject;
@@ -68,9 +69,13 @@ const DEGRADED: f64 = 1.5;
 const MAX_FAILED_TRAININGS: u32 = 3;
 
 /// A trained dictionary, shared by the objects compressed with it: what
-/// reading them takes.
+/// reading them takes, and the trained bytes themselves, so that the
+/// journal can keep an object's compressed body as the cache holds it and
+/// still read it once the cache has moved on (32 KiB a dictionary).
 pub struct Dictionary {
     generation: u32,
+    id: u64,
+    trained: Box<[u8]>,
     decompress: DDict<'static>,
 }
 
@@ -88,11 +93,44 @@ impl Dictionary {
         let trained = fast_cover(samples)?;
         Some(Current {
             compress: Arc::new(CDict::try_create(&trained, LEVEL)?),
-            dictionary: Arc::new(Dictionary {
-                generation,
-                decompress: DDict::create(&trained),
-            }),
+            dictionary: Arc::new(Dictionary::read(&trained, generation)),
         })
+    }
+
+    /// A dictionary for reading, from its trained bytes.
+    pub fn read(trained: &[u8], generation: u32) -> Dictionary {
+        let digest = Sha256::digest(trained);
+        let mut id = [0u8; 8];
+        id.copy_from_slice(&digest[..8]);
+        Dictionary {
+            generation,
+            id: u64::from_le_bytes(id),
+            trained: trained.into(),
+            decompress: DDict::create(trained),
+        }
+    }
+
+    /// Its identity: the first eight bytes of the SHA-256 of its trained
+    /// bytes. Two dictionaries with the same id read the same.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The trained bytes: [`Dictionary::read`] makes it again from them.
+    pub fn trained(&self) -> &[u8] {
+        &self.trained
+    }
+
+    /// `bytes` compressed with this dictionary, read back: `None` if they
+    /// are not `len` bytes so compressed.
+    pub fn decompress(&self, bytes: &[u8], len: u32) -> Option<Vec<u8>> {
+        let mut out = vec![0u8; len as usize];
+        let written = DECOMPRESSOR
+            .with_borrow_mut(|dctx| {
+                dctx.decompress_using_ddict(&mut out[..], bytes, &self.decompress)
+            })
+            .ok()?;
+        (written == len as usize).then_some(out)
     }
 
     /// Which training of its cache made this dictionary: 1 for the first.
@@ -192,6 +230,19 @@ impl Body {
         match self {
             Body::Plain(json) => json.len(),
             Body::Packed { bytes, .. } => bytes.len(),
+        }
+    }
+
+    /// The compressed bytes, the JSON's length and the dictionary, when
+    /// it is compressed.
+    pub(super) fn packed(&self) -> Option<(&[u8], u32, &Arc<Dictionary>)> {
+        match self {
+            Body::Plain(_) => None,
+            Body::Packed {
+                bytes,
+                len,
+                dictionary,
+            } => Some((bytes, *len, dictionary)),
         }
     }
 

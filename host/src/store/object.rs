@@ -419,6 +419,13 @@ impl StoredObject {
         &mut self.body
     }
 
+    /// The object's JSON as the cache holds it compressed: the bytes, the
+    /// JSON's length and the dictionary ([`Dictionary::decompress`] reads
+    /// them back); `None` while the cache holds it as it is.
+    pub fn packed(&self) -> Option<(&[u8], u32, &Arc<Dictionary>)> {
+        self.body.packed()
+    }
+
     /// The dictionary the object was compressed with, if it was.
     pub fn dictionary(&self) -> Option<&Dictionary> {
         self.body.dictionary().map(|d| &**d)
