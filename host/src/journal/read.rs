@@ -2,6 +2,7 @@
 //! at a time, recent changes across the cluster, and the entries of a set
 //! of objects (for timelines).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
@@ -11,9 +12,52 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use super::diff;
 use super::record::{self, Record, object_key};
 use super::tables::*;
-use super::write::{StoreError, decode_state};
+use super::write::StoreError;
+
+/// An object's state while its entries are read in order: text, from
+/// entries that keep the cache's text ([`record::Textual`]), whose deltas
+/// need the exact text before; or a value, from entries that keep JSON
+/// Patches.
+pub(super) enum State {
+    Text(Vec<u8>),
+    Value(Value),
+}
+
+impl State {
+    /// The state after `record`, this being the state before (`None`: the
+    /// object did not exist, or is not known).
+    pub(super) fn after(before: Option<&State>, record: &Record) -> Option<State> {
+        if record.change == "DELETED" {
+            return None;
+        }
+        if record.textual {
+            let before = before.map(State::text);
+            return record.text_after(before.as_deref()).map(State::Text);
+        }
+        let before = before.and_then(State::to_value);
+        record.state_after(before).map(State::Value)
+    }
+
+    /// As text: a value serialized.
+    pub(super) fn text(&self) -> Cow<'_, [u8]> {
+        match self {
+            State::Text(text) => Cow::Borrowed(text),
+            // A value serializes.
+            State::Value(value) => Cow::Owned(serde_json::to_vec(value).unwrap_or_default()),
+        }
+    }
+
+    /// As a value: a text parsed.
+    pub(super) fn to_value(&self) -> Option<Value> {
+        match self {
+            State::Text(text) => serde_json::from_slice(text).ok(),
+            State::Value(value) => Some(value.clone()),
+        }
+    }
+}
 
 /// The state of the object `key` after its last entry at or before
 /// `stamp`, and that entry's stamp; `None` if it has none (or was deleted).
@@ -24,6 +68,18 @@ pub(super) fn state_at(
     key: &str,
     stamp: u64,
 ) -> Result<Option<(Value, u64)>, StoreError> {
+    Ok(version_at(objects, entries, bases, key, stamp)?
+        .and_then(|(state, stamp)| Some((state.to_value()?, stamp))))
+}
+
+/// [`state_at`], the state as it was rebuilt.
+pub(super) fn version_at(
+    objects: &impl ReadableTable<(&'static str, u64), u8>,
+    entries: &impl ReadableTable<u64, &'static [u8]>,
+    bases: &impl ReadableTable<&'static str, &'static [u8]>,
+    key: &str,
+    stamp: u64,
+) -> Result<Option<(State, u64)>, StoreError> {
     let mut chain = Vec::new();
     let mut from_base = true;
     for row in objects.range((key, 0)..=(key, stamp))?.rev() {
@@ -38,7 +94,7 @@ pub(super) fn state_at(
         return Ok(None);
     };
     let mut state = if from_base {
-        bases.get(key)?.and_then(|v| decode_state(v.value()))
+        bases.get(key)?.and_then(|v| decode_base(v.value()))
     } else {
         None
     };
@@ -47,13 +103,17 @@ pub(super) fn state_at(
             .get(*stamp)?
             .and_then(|v| Record::decode(v.value()))
             .unwrap_or_default();
-        state = if record.change == "DELETED" {
-            None
-        } else {
-            record.state_after(state)
-        };
+        state = State::after(state.as_ref(), &record);
     }
     Ok(state.map(|s| (s, last)))
+}
+
+/// The state a base (an object's state when its older entries went)
+/// holds.
+pub(super) fn decode_base(bytes: &[u8]) -> Option<State> {
+    // As text, as stored: a base made of a value is that value's text.
+    let full = Record::decode(bytes)?.full?;
+    Some(State::Text(full.get().as_bytes().to_vec()))
 }
 
 /// One version of an object, as answers show it.
@@ -229,12 +289,12 @@ pub(super) fn history(
         return Ok(Vec::new());
     };
     let mut before = match oldest.checked_sub(1) {
-        Some(previous) => state_at(&objects, &entries, &bases, key, previous)?.map(|(s, _)| s),
+        Some(previous) => version_at(&objects, &entries, &bases, key, previous)?.map(|(s, _)| s),
         None => None,
     };
-    // A first entry that is a patch builds on the object's base.
+    // A first entry that is a patch or delta builds on the object's base.
     if before.is_none() && objects.range((key, 0)..(key, oldest))?.next().is_none() {
-        before = bases.get(key)?.and_then(|v| decode_state(v.value()));
+        before = bases.get(key)?.and_then(|v| decode_base(v.value()));
     }
     let mut versions = Vec::with_capacity(stamps.len());
     for stamp in stamps {
@@ -242,11 +302,7 @@ pub(super) fn history(
             .get(stamp)?
             .and_then(|v| Record::decode(v.value()))
             .unwrap_or_default();
-        let state = if record.change == "DELETED" {
-            None
-        } else {
-            record.state_after(before.clone())
-        };
+        let state = State::after(before.as_ref(), &record);
         let (patch, lines) = match (&before, &state) {
             (Some(b), Some(a)) => diffed(b, a),
             (None, Some(_)) => (record::no_ops(), vec!["created".to_string()]),
@@ -258,7 +314,7 @@ pub(super) fn history(
         versions.push(Arc::new(Version {
             stamp,
             record,
-            state: state.clone(),
+            state: state.as_ref().and_then(State::to_value),
             patch,
             lines,
         }));
@@ -416,20 +472,19 @@ fn light_version(
         (record::changes_only(&ops), record::readable(None, &ops))
     } else {
         let before = match stamp.checked_sub(1) {
-            Some(previous) => state_at(objects, entries, bases, key, previous)?.map(|(s, _)| s),
+            Some(previous) => version_at(objects, entries, bases, key, previous)?.map(|(s, _)| s),
             None => None,
         };
         let before = match before {
             Some(state) => Some(state),
-            // A first entry stored whole after the ones before it went.
+            // A first entry after the ones before it went.
             None if objects.range((key, 0)..(key, stamp))?.next().is_none() => {
-                bases.get(key)?.and_then(|v| decode_state(v.value()))
+                bases.get(key)?.and_then(|v| decode_base(v.value()))
             }
             None => None,
         };
-        // Whole states are parsed only to be diffed: a first version is
-        // "created" as it is.
-        match before.map(|b| (record.state_after(None), b)) {
+        // A first version is "created" as it is, not read.
+        match before.map(|b| (State::after(Some(&b), &record), b)) {
             Some((Some(a), b)) => diffed(&b, &a),
             Some((None, _)) => (record::no_ops(), Vec::new()),
             None => (record::no_ops(), vec!["created".to_string()]),
@@ -445,15 +500,13 @@ fn light_version(
 }
 
 /// What changed from `before` to `after`: the patch (no `test` ops) and
-/// its lines.
-fn diffed(before: &Value, after: &Value) -> (Box<RawValue>, Vec<String>) {
-    let (patch, _) = record::diff(before, after);
+/// its lines, from the texts of the two (the patch's `test` ops say the
+/// values before).
+fn diffed(before: &State, after: &State) -> (Box<RawValue>, Vec<String>) {
+    let (patch, _) = diff::diff(&before.text(), &after.text());
     let text = record::patch_text(&patch);
     let ops = record::ops(&text);
-    (
-        record::changes_only(&ops),
-        record::readable(Some(before), &ops),
-    )
+    (record::changes_only(&ops), record::readable(None, &ops))
 }
 
 /// The stamps of the versions of `keys` and of the Events about them in
@@ -573,7 +626,11 @@ pub(super) fn as_of(
             None => AsOf::Gone("its state at that time is no longer kept".into()),
         });
     }
-    if let Some(state) = bases.get(key)?.and_then(|base| decode_state(base.value())) {
+    if let Some(state) = bases
+        .get(key)?
+        .and_then(|base| decode_base(base.value()))
+        .and_then(|state| state.to_value())
+    {
         return Ok(AsOf::Found(state));
     }
     let next = objects
@@ -750,56 +807,40 @@ pub(super) fn changes(
             }
         }
     }
-    changed_of_packed(txn, &entries, &mut found)?;
+    changed_of_textual(txn, &entries, &mut found)?;
     Ok(found)
 }
 
-/// Fills in what changed in the packed entries of `listed` (which keep
-/// the object as the cache held it, not what changed): the paths of the
-/// diff from the version before, made now.
-fn changed_of_packed(
+/// Fills in what changed in the textual entries of `listed` (which keep
+/// the object's text, not what changed): the paths of the diff from the
+/// version before, made now.
+fn changed_of_textual(
     txn: &ReadTransaction,
     entries: &ReadOnlyTable<u64, &'static [u8]>,
     listed: &mut [Listed],
 ) -> Result<(), StoreError> {
-    if !listed
-        .iter()
-        .any(|l| l.record.packed && l.record.change == "MODIFIED")
-    {
+    let wanted = |l: &Listed| l.record.textual && l.record.change == "MODIFIED";
+    if !listed.iter().any(wanted) {
         return Ok(());
     }
     let objects = txn.open_table(OBJECTS)?;
     let bases = txn.open_table(BASES)?;
-    for l in listed
-        .iter_mut()
-        .filter(|l| l.record.packed && l.record.change == "MODIFIED")
-    {
+    for l in listed.iter_mut().filter(|l| wanted(l)) {
         let key = l.record.key.clone();
-        let before = state_at(&objects, entries, &bases, &key, l.stamp - 1)?.map(|(s, _)| s);
-        let before = match before {
-            Some(state) => Some(state),
-            None if objects
-                .range((key.as_str(), 0)..(key.as_str(), l.stamp))?
-                .next()
-                .is_none() =>
-            {
-                bases
-                    .get(key.as_str())?
-                    .and_then(|v| decode_state(v.value()))
+        let key = key.as_str();
+        let before = match version_at(&objects, entries, &bases, key, l.stamp - 1)? {
+            Some((state, _)) => Some(state),
+            None if objects.range((key, 0)..(key, l.stamp))?.next().is_none() => {
+                bases.get(key)?.and_then(|v| decode_base(v.value()))
             }
             None => None,
         };
-        let after = entries
+        let record = entries
             .get(l.stamp)?
-            .and_then(|v| Record::decode(v.value()))
-            .and_then(|r| r.state_after(None));
+            .and_then(|v| Record::decode(v.value()));
+        let after = record.and_then(|r| State::after(before.as_ref(), &r));
         if let (Some(before), Some(after)) = (before, after) {
-            l.record.changed = record::diff(&before, &after)
-                .1
-                .into_iter()
-                .filter(|p| p != record::RESOURCE_VERSION)
-                .take(record::MAX_PATHS)
-                .collect();
+            l.record.changed = diff::diff(&before.text(), &after.text()).1;
         }
     }
     Ok(())

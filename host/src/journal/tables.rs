@@ -61,6 +61,10 @@ pub(super) struct Latest {
     pub deleted: bool,
     /// Entries since its last whole state.
     pub chain: u32,
+    /// That version's entry keeps the object's text
+    /// ([`super::record::Textual`]), so the next may be a delta from it.
+    #[serde(default)]
+    pub text: bool,
     /// Its `managedFields` summary: writer, time, hash of fields.
     #[serde(default)]
     pub managers: Vec<(Writer, u32, u64)>,

@@ -19,9 +19,9 @@ use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
 use super::dictionaries::Held;
-use super::record::{self, FULL_EVERY, Packed, Record, kind_key, object_key};
+use super::record::{self, FULL_EVERY, Record, Textual, kind_key, object_key};
 use super::tables::*;
-use super::{Scope, diff};
+use super::{Scope, diff, read};
 use crate::gvk::Gvk;
 use crate::store::{Change, ChangeType, Dictionary, Managed, Managers, StoredObject};
 
@@ -228,6 +228,16 @@ pub(super) struct Writer {
 /// dictionary.
 type CacheBody<'o> = (&'o [u8], u32, &'o Arc<Dictionary>);
 
+/// How an entry keeps its state.
+enum State<'o> {
+    /// In the record: whole, or a JSON Patch (or none: a deletion, a gap).
+    Record,
+    /// Whole, as the cache holds it ([`record::Body::Packed`]).
+    Packed(CacheBody<'o>),
+    /// The entry encoded, its state a delta ([`record::Body::Delta`]).
+    Delta(Vec<u8>),
+}
+
 /// Microseconds since the epoch, now.
 pub fn now_micros() -> u64 {
     std::time::SystemTime::now()
@@ -356,7 +366,7 @@ impl Writer {
                 gap: Some((alive, now)),
                 ..Record::of(GAP_KIND, "GAP")
             };
-            writer.insert(t, now, &record, None, 0, None, None)?;
+            writer.insert(t, now, &record, State::Record, 0, None, None)?;
             tracing::info!(from = %super::rfc3339_micros(alive), until = %super::rfc3339_micros(now), "journal: GRW was not watching in this gap");
         }
         set_meta(t, "aliveUntil", now_micros())?;
@@ -544,24 +554,25 @@ impl Writer {
     }
 
     /// Writes an entry and its index rows, and counts its bytes; its
-    /// state is `packed` when that is given.
+    /// state is `state` ([`State::Record`]: the record's own).
     #[allow(clippy::too_many_arguments)]
     fn insert(
         &mut self,
         t: &mut Tables<'_>,
         stamp: u64,
         record: &Record,
-        packed: Option<CacheBody<'_>>,
+        state: State<'_>,
         flags: u8,
         key: Option<&str>,
         namespace: Option<&str>,
     ) -> Result<(), StoreError> {
-        let bytes = match packed {
-            Some((body, len, dictionary)) => {
+        let bytes = match state {
+            State::Packed((body, len, dictionary)) => {
                 self.use_dictionary(t, dictionary)?;
                 record.encode_packed(dictionary, len, body)
             }
-            None => record.encode(),
+            State::Delta(bytes) => bytes,
+            State::Record => record.encode(),
         };
         let size = bytes.len() as u64;
         t.entries.insert(stamp, bytes.as_slice())?;
@@ -610,10 +621,10 @@ impl Writer {
     /// Counts one fewer entry or base needing the dictionary of the
     /// stored `bytes`, if they are packed.
     fn unuse_dictionary(&mut self, bytes: &[u8]) {
-        if let Some(packed) = Packed::of(bytes) {
-            let uses = self.uses.entry(packed.dictionary).or_default();
+        if let Some(id) = Textual::of(bytes).and_then(|t| t.dictionary()) {
+            let uses = self.uses.entry(id).or_default();
             *uses = uses.saturating_sub(1);
-            self.uses_changed.insert(packed.dictionary);
+            self.uses_changed.insert(id);
         }
     }
 
@@ -692,6 +703,7 @@ impl Writer {
         };
         let stamp = self.stamp(seen);
         let chain = latest.as_ref().map_or(0, |l| l.chain);
+        let text_before = latest.as_ref().is_some_and(|l| l.text && !l.deleted);
         let api_version = gvk.api_version();
         let entry = Entry {
             kind: &kind,
@@ -704,6 +716,7 @@ impl Writer {
             managers_before,
             before: before.map(|old| Before::Cached(old)),
             chain,
+            text_before,
         };
         self.entry(t, stamp, entry)?;
         Ok(Some(stamp))
@@ -738,9 +751,47 @@ impl Writer {
         let mut flags = 0;
         let mut chain = 0;
         let packed = (!deleted).then(|| self.packable(e.kind, object)).flatten();
+        // A delta from the version before when that is the cache's, and
+        // the journal's last entry of the object kept its text.
+        let delta_from = match &e.before {
+            Some(Before::Cached(old))
+                if packed.is_some()
+                    && e.text_before
+                    && e.chain + 1 < FULL_EVERY
+                    && self.packable(e.kind, old).is_some() =>
+            {
+                Some(*old)
+            }
+            _ => None,
+        };
+        let mut state = State::Record;
         if deleted {
             flags = FULL | DELETED;
-        } else if packed.is_some() {
+        } else if let Some(old) = delta_from {
+            let (before, after) = (old.json(), object.json());
+            if record.who.is_none() {
+                let (_, paths) = diff::diff(&before, &after);
+                self.guess_who(&mut record, object, &paths);
+            }
+            if !old.labels().eq(object.labels()) {
+                record.labels = labels();
+            }
+            if let Some(before) = &e.before {
+                self.keep_as_base(t, e.kind, e.key, before, None)?;
+            }
+            record.uid.clear();
+            if let Some(bytes) = record.encode_delta(&before, &after) {
+                state = State::Delta(bytes);
+                chain = e.chain + 1;
+            } else if let Some(body) = packed {
+                // zstd failed: whole.
+                state = State::Packed(body);
+                flags = FULL;
+                record.uid = object.uid().to_string();
+                record.labels = labels();
+            }
+        } else if let Some(body) = packed {
+            state = State::Packed(body);
             // Kept as the cache holds it: nothing parsed, diffed or
             // compressed. Who made the change is guessed from what
             // changed only when no managedFields entry moved (seldom).
@@ -833,11 +884,12 @@ impl Writer {
         if flags & FULL != 0 {
             record.api_version = e.api_version.to_string();
         }
+        let text = !matches!(state, State::Record);
         self.insert(
             t,
             stamp,
             &record,
-            packed,
+            state,
             flags,
             Some(e.key),
             Some(object.namespace()),
@@ -847,6 +899,7 @@ impl Writer {
             resource_version: object.resource_version().to_string(),
             deleted,
             chain,
+            text,
             managers: object
                 .managers()
                 .entries()
@@ -935,6 +988,7 @@ impl Writer {
                 managers_before: latest.as_ref().filter(|l| !l.deleted).map(managers_of),
                 before: before.map(Before::State),
                 chain: FULL_EVERY,
+                text_before: false,
             };
             self.entry(t, stamp, entry)?;
         }
@@ -971,7 +1025,7 @@ impl Writer {
                 t,
                 stamp,
                 &record,
-                None,
+                State::Record,
                 FULL | DELETED,
                 Some(&key),
                 Some(&record.namespace),
@@ -1172,15 +1226,22 @@ impl Writer {
             }
             let mut kept_as_base = false;
             if later && record.change != "DELETED" {
-                if Packed::of(&bytes).is_some() {
+                let packed = Textual::of(&bytes).and_then(|t| t.dictionary()).is_some();
+                if packed {
                     // A whole state as the cache held it: the base as it is.
                     freed -= size;
                     t.bases.insert(key, bytes.as_slice())?;
                     kept_as_base = true;
                 } else {
-                    let before = old_base.as_deref().and_then(decode_state);
-                    if let Some(state) = record.state_after(before) {
-                        let encoded = encode_state(&state);
+                    // The state after it, on the base it followed.
+                    let before = old_base.as_deref().and_then(read::decode_base);
+                    let entry = if record.textual {
+                        Record::decode(&bytes)
+                    } else {
+                        Some(record.clone())
+                    };
+                    let after = entry.and_then(|r| read::State::after(before.as_ref(), &r));
+                    if let Some(encoded) = after.as_ref().and_then(encode_base) {
                         freed -= encoded.len() as i64;
                         t.bases.insert(key, encoded.as_slice())?;
                     }
@@ -1226,8 +1287,11 @@ struct Entry<'a> {
     managers_before: Option<Managers>,
     /// The state before, when the journal's last version is it.
     before: Option<Before<'a>>,
-    /// Patches since the last whole state.
+    /// Patches or deltas since the last whole state.
     chain: u32,
+    /// The journal's last entry of the object keeps its text
+    /// ([`Textual`]): a delta can follow it.
+    text_before: bool,
 }
 
 /// The version before a change.
@@ -1271,8 +1335,16 @@ pub(super) fn encode_state(state: &Value) -> Vec<u8> {
     .encode()
 }
 
-pub(super) fn decode_state(bytes: &[u8]) -> Option<Value> {
-    Record::decode(bytes)?.state_after(None)
+/// A base holding `state`: its text as it is (a delta may follow it).
+fn encode_base(state: &read::State) -> Option<Vec<u8>> {
+    let text = String::from_utf8(state.text().into_owned()).ok()?;
+    Some(
+        Record {
+            full: Some(RawValue::from_string(text).ok()?),
+            ..Record::default()
+        }
+        .encode(),
+    )
 }
 
 /// A managedFields entry's time, if it has one: `kubectl scale`'s entry
