@@ -110,10 +110,10 @@ pub(super) struct Record {
     /// what changed is not stored.
     #[serde(skip)]
     pub textual: bool,
-    /// A delta entry's state: its text's length and the zstd frame (see
-    /// [`Body::Delta`]).
+    /// A delta entry's state: its text's length, the [`crc`] of the text
+    /// before and the zstd frame (see [`Body::Delta`]).
     #[serde(skip)]
-    pub delta: Option<(u32, Box<[u8]>)>,
+    pub delta: Option<(u32, u32, Box<[u8]>)>,
 }
 
 /// The first byte of a packed entry ([`Body::Packed`]). Other entries
@@ -132,14 +132,20 @@ const DELTA_LEVEL: i32 = 1;
 /// before is made when the entry is read.
 ///
 /// Layout: the first byte ([`PACKED`] or [`DELTA`]); for a packed entry
-/// the dictionary's id (`u64`, little-endian); the text's length and the
-/// header's (`u32` each); the header (the entry without its state, as
-/// JSON); the state.
+/// the dictionary's id (`u64`, little-endian), for a delta the [`crc`] of
+/// the text before (`u32`); the text's length and the header's (`u32`
+/// each); the header (the entry without its state, as JSON); the state.
 pub(super) struct Textual<'b> {
     header: &'b [u8],
     /// Length of the state's text.
     len: u32,
     pub body: Body<'b>,
+}
+
+/// The CRC-32 of a text: a delta says that of the text it was made from,
+/// which reading checks before using the text rebuilt as its dictionary.
+pub(super) fn crc(text: &[u8]) -> u32 {
+    crc32fast::hash(text)
 }
 
 /// Where a [`Textual`] entry's state is.
@@ -153,7 +159,7 @@ pub(super) enum Body<'b> {
     /// before as its dictionary: some 120 bytes for a
     /// Pod's status update, in 3 to 5 µs, against 450 bytes for its JSON
     /// Patch, whose diff cost ten times more.
-    Delta { frame: &'b [u8] },
+    Delta { frame: &'b [u8], before: u32 },
 }
 
 impl<'b> Textual<'b> {
@@ -167,7 +173,7 @@ impl<'b> Textual<'b> {
                 Some(u64::from_le_bytes(bytes.get(1..9)?.try_into().ok()?)),
                 9,
             ),
-            DELTA => (None, 1),
+            DELTA => (None, 5),
             _ => return None,
         };
         let len = number(at)?;
@@ -180,7 +186,10 @@ impl<'b> Textual<'b> {
                 dictionary,
                 body: rest,
             },
-            None => Body::Delta { frame: rest },
+            None => Body::Delta {
+                frame: rest,
+                before: number(1)?,
+            },
         };
         Some(Textual { header, len, body })
     }
@@ -200,8 +209,12 @@ impl<'b> Textual<'b> {
             Body::Packed { dictionary, body } => {
                 dictionaries::get(dictionary)?.decompress(body, self.len)
             }
-            Body::Delta { frame } => {
-                let before = before?;
+            Body::Delta {
+                frame,
+                before: made_from,
+            } => {
+                // Not the text it was made from: it would read as another.
+                let before = before.filter(|text| crc(text) == made_from)?;
                 let mut out = vec![0u8; self.len as usize];
                 let n = DECOMPRESSOR
                     .with_borrow_mut(|dctx| dctx.decompress_using_dict(&mut out[..], frame, before))
@@ -213,22 +226,14 @@ impl<'b> Textual<'b> {
 }
 
 /// Starts a textual entry of `first` byte: the fixed part, then the header.
-fn textual_head(
-    record: &Record,
-    first: u8,
-    dictionary: Option<u64>,
-    len: u32,
-    room: usize,
-) -> Vec<u8> {
+fn textual_head(record: &Record, first: u8, id: &[u8], len: u32, room: usize) -> Vec<u8> {
     debug_assert!(
         record.full.is_none() && record.patch.is_none(),
         "the state is the body"
     );
     let mut out = Vec::with_capacity(25 + 256 + room);
     out.push(first);
-    if let Some(id) = dictionary {
-        out.extend_from_slice(&id.to_le_bytes());
-    }
+    out.extend_from_slice(id);
     out.extend_from_slice(&len.to_le_bytes());
     let lengths = out.len();
     out.extend_from_slice(&[0; 4]);
@@ -336,7 +341,13 @@ impl Record {
     /// bytes of JSON compressed with `dictionary` (see [`Body::Packed`]).
     /// The record's own `full` is left empty.
     pub(super) fn encode_packed(&self, dictionary: &Dictionary, len: u32, body: &[u8]) -> Vec<u8> {
-        let mut out = textual_head(self, PACKED, Some(dictionary.id()), len, body.len());
+        let mut out = textual_head(
+            self,
+            PACKED,
+            &dictionary.id().to_le_bytes(),
+            len,
+            body.len(),
+        );
         out.extend_from_slice(body);
         out
     }
@@ -346,7 +357,7 @@ impl Record {
     /// fail.
     pub(super) fn encode_delta(&self, before: &[u8], after: &[u8]) -> Option<Vec<u8>> {
         let len = u32::try_from(after.len()).ok()?;
-        let mut out = textual_head(self, DELTA, None, len, 256);
+        let mut out = textual_head(self, DELTA, &crc(before).to_le_bytes(), len, 256);
         let start = out.len();
         out.resize(start + zstd_safe::compress_bound(after.len()), 0);
         // The text before as a dictionary of raw content: loaded into the
@@ -388,7 +399,9 @@ impl Record {
                 let text = textual.text(None)?;
                 record.full = RawValue::from_string(String::from_utf8(text).ok()?).ok();
             }
-            Body::Delta { frame } => record.delta = Some((textual.len, frame.into())),
+            Body::Delta { frame, before } => {
+                record.delta = Some((textual.len, before, frame.into()));
+            }
         }
         Some(record)
     }
@@ -413,11 +426,14 @@ impl Record {
         if let Some(full) = &self.full {
             return Some(full.get().as_bytes().to_vec());
         }
-        let (len, frame) = self.delta.as_ref()?;
+        let (len, made_from, frame) = self.delta.as_ref()?;
         let textual = Textual {
             header: &[],
             len: *len,
-            body: Body::Delta { frame },
+            body: Body::Delta {
+                frame,
+                before: *made_from,
+            },
         };
         textual.text(before)
     }

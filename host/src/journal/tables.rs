@@ -61,10 +61,13 @@ pub(super) struct Latest {
     pub deleted: bool,
     /// Entries since its last whole state.
     pub chain: u32,
-    /// That version's entry keeps the object's text
-    /// ([`super::record::Textual`]), so the next may be a delta from it.
+    /// When that version's entry keeps the object's text
+    /// ([`super::record::Textual`]): which text, as the cache held it
+    /// ([`super::write::identity`]). A delta follows it only from that
+    /// very text: the same version read again (a relist, a restart) may
+    /// be another text of the same object.
     #[serde(default)]
-    pub text: bool,
+    pub text: Option<u32>,
     /// Its `managedFields` summary: writer, time, hash of fields.
     #[serde(default)]
     pub managers: Vec<(Writer, u32, u64)>,

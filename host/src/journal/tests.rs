@@ -1195,16 +1195,8 @@ async fn who_made_each_change_of_a_real_api_server_is_what_managed_fields_say() 
 /// dictionary and keep every later object compressed with it, and waits
 /// until the journal has them.
 async fn train(s: &Setup, watch: &Watch) {
-    const FILLERS: u64 = 600;
     let written = s.journal.counts.lock().written;
-    for i in 0..FILLERS {
-        let mut filler = deployment(1, json!({"app": "filler"}), 1, 0, Vec::new());
-        filler["metadata"]["name"] = json!(format!("filler-{i:03}"));
-        filler["metadata"]["uid"] = json!(format!("u-filler-{i}"));
-        let object = StoredObject::from_value(filler, &watch.key.gvk, WHO).unwrap();
-        watch.cache.apply(ChangeType::Added, object, Origin::Watch);
-    }
-    assert!(watch.cache.compression().trainings >= 1, "a dictionary");
+    fill(watch, Origin::Watch);
     for _ in 0..500 {
         s.journal.flush().await;
         if s.journal.counts.lock().written >= written + FILLERS {
@@ -1213,6 +1205,21 @@ async fn train(s: &Setup, watch: &Watch) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("the journal did not take the fillers");
+}
+
+/// Deployments enough for their cache to train a dictionary.
+const FILLERS: u64 = 600;
+
+/// Puts the [`FILLERS`] in the cache, which trains its dictionary.
+fn fill(watch: &Watch, origin: Origin) {
+    for i in 0..FILLERS {
+        let mut filler = deployment(1, json!({"app": "filler"}), 1, 0, Vec::new());
+        filler["metadata"]["name"] = json!(format!("filler-{i:03}"));
+        filler["metadata"]["uid"] = json!(format!("u-filler-{i}"));
+        let object = StoredObject::from_value(filler, &watch.key.gvk, WHO).unwrap();
+        watch.cache.apply(ChangeType::Added, object, origin);
+    }
+    assert!(watch.cache.compression().trainings >= 1, "a dictionary");
 }
 
 impl Setup {
@@ -1522,4 +1529,119 @@ async fn a_dictionary_goes_with_the_last_entry_or_base_that_needs_it() {
         .find(|k| k["kind"] == DICTIONARY_KIND)
         .map_or(json!(0), |k| k["bytes"].clone());
     assert_eq!(bytes, 0, "{kinds}");
+}
+
+/// The journal in `dir`, opened again once the one before let go of it,
+/// following no watch yet.
+async fn reopen(dir: &std::path::Path) -> Setup {
+    for _ in 0..100 {
+        let scope = Arc::new(Scope::new(&JournalConfig::default(), true));
+        if let Ok(journal) = Journal::open(scope, Some(dir)) {
+            let watches = Arc::new(Watches::new(
+                None,
+                WatchSettings::default(),
+                Arc::new(Metrics::new()),
+            ));
+            return Setup { journal, watches };
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the journal does not open again");
+}
+
+#[test]
+fn a_delta_is_made_only_from_the_very_text_the_journal_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let deployments = resource("apps", "Deployment", "deployments");
+    let version = |rv, replicas| deployment(rv, json!({"app": "web"}), replicas, 0, Vec::new());
+    let first = tokio::runtime::Runtime::new().unwrap();
+    first.block_on(async {
+        let s = setup(&JournalConfig::default(), Some(dir.path()));
+        let watch = s.watch(&deployments).await;
+        train(&s, &watch).await;
+        s.apply(&watch, ChangeType::Added, version(2, 1)).await;
+    });
+    drop(first);
+    let second = tokio::runtime::Runtime::new().unwrap();
+    second.block_on(async {
+        let s = reopen(dir.path()).await;
+        let watch = s
+            .watches
+            .ensure(&deployments, crate::config::WatchOptions::default(), false);
+        fill(&watch, Origin::Initial);
+        // Listed again, the same version as another text: its members in
+        // another order (as a list and a watch event may write it).
+        let mut reordered = version(2, 1);
+        let status = reordered.as_object_mut().unwrap().remove("status").unwrap();
+        let mut text = format!("{{\"status\":{status},").into_bytes();
+        text.extend_from_slice(&reordered.to_string().as_bytes()[1..]);
+        let object = StoredObject::from_json(&text, &watch.key.gvk).unwrap();
+        assert!(object.json().starts_with(b"{\"status\""));
+        watch
+            .cache
+            .apply(ChangeType::Added, object, Origin::Initial);
+        s.journal.follow_watches(&s.watches);
+        watch.cache.mark_synced();
+        for _ in 0..20 {
+            s.journal.flush().await;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        s.apply(&watch, ChangeType::Modified, version(3, 2)).await;
+        s.apply(&watch, ChangeType::Modified, version(4, 3)).await;
+        // The change from the other text is whole; the next, from the text
+        // kept, a delta.
+        let stored = s.stored(&frontend());
+        let said: Vec<String> = stored
+            .iter()
+            .map(|b| serde_json::to_string(&record::Record::decode_header(b)).unwrap())
+            .collect();
+        let kept: Vec<Option<u64>> = stored
+            .iter()
+            .map(|bytes| {
+                record::Textual::of(bytes)
+                    .unwrap_or_else(|| panic!("{said:?}"))
+                    .dictionary()
+            })
+            .collect();
+        assert_eq!(kept.len(), 3, "{said:?}");
+        assert!(
+            kept[0].is_some() && kept[1].is_some() && kept[2].is_none(),
+            "{kept:?}"
+        );
+        let lines: Vec<Vec<String>> = s
+            .journal
+            .history(&frontend(), 0, u64::MAX, 10, false)
+            .unwrap()
+            .iter()
+            .map(|v| v.lines.clone())
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                vec![
+                    "~ /spec/replicas: 2 → 3",
+                    "~ /status/observedGeneration: 3 → 4"
+                ],
+                vec![
+                    "~ /spec/replicas: 1 → 2",
+                    "~ /status/observedGeneration: 2 → 3"
+                ],
+                vec!["created"],
+            ]
+        );
+    });
+}
+
+#[test]
+fn a_delta_does_not_read_from_another_text_than_its_own() {
+    let before = br#"{"spec":{"replicas":1},"status":{"ready":0}}"#;
+    let after = br#"{"spec":{"replicas":2},"status":{"ready":0}}"#;
+    let bytes = record::Record::of("apps/Deployment\0shop\0frontend", "MODIFIED")
+        .encode_delta(before, after)
+        .unwrap();
+    let record = record::Record::decode(&bytes).unwrap();
+    assert_eq!(record.text_after(Some(before)).as_deref(), Some(&after[..]));
+    let other = br#"{"status":{"ready":0},"spec":{"replicas":1}}"#;
+    assert_eq!(record.text_after(Some(other)), None);
+    assert_eq!(record.text_after(None), None);
 }

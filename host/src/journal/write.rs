@@ -228,6 +228,17 @@ pub(super) struct Writer {
 /// dictionary.
 type CacheBody<'o> = (&'o [u8], u32, &'o Arc<Dictionary>);
 
+/// Which text a cache body is: the CRC-32 of its dictionary's id and its
+/// compressed bytes (the same text compressed with the same dictionary is
+/// the same bytes; another text, other bytes).
+pub(super) fn identity((body, len, dictionary): CacheBody<'_>) -> u32 {
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&dictionary.id().to_le_bytes());
+    hasher.update(&len.to_le_bytes());
+    hasher.update(body);
+    hasher.finalize()
+}
+
 /// How an entry keeps its state.
 enum State<'o> {
     /// In the record: whole, or a JSON Patch (or none: a deletion, a gap).
@@ -703,7 +714,7 @@ impl Writer {
         };
         let stamp = self.stamp(seen);
         let chain = latest.as_ref().map_or(0, |l| l.chain);
-        let text_before = latest.as_ref().is_some_and(|l| l.text && !l.deleted);
+        let text_before = latest.as_ref().filter(|l| !l.deleted).and_then(|l| l.text);
         let api_version = gvk.api_version();
         let entry = Entry {
             kind: &kind,
@@ -756,9 +767,9 @@ impl Writer {
         let delta_from = match &e.before {
             Some(Before::Cached(old))
                 if packed.is_some()
-                    && e.text_before
                     && e.chain + 1 < FULL_EVERY
-                    && self.packable(e.kind, old).is_some() =>
+                    && e.text_before.is_some()
+                    && self.packable(e.kind, old).map(identity) == e.text_before =>
             {
                 Some(*old)
             }
@@ -884,7 +895,9 @@ impl Writer {
         if flags & FULL != 0 {
             record.api_version = e.api_version.to_string();
         }
-        let text = !matches!(state, State::Record);
+        let text = packed
+            .filter(|_| !matches!(state, State::Record))
+            .map(identity);
         self.insert(
             t,
             stamp,
@@ -988,7 +1001,7 @@ impl Writer {
                 managers_before: latest.as_ref().filter(|l| !l.deleted).map(managers_of),
                 before: before.map(Before::State),
                 chain: FULL_EVERY,
-                text_before: false,
+                text_before: None,
             };
             self.entry(t, stamp, entry)?;
         }
@@ -1289,9 +1302,9 @@ struct Entry<'a> {
     before: Option<Before<'a>>,
     /// Patches or deltas since the last whole state.
     chain: u32,
-    /// The journal's last entry of the object keeps its text
-    /// ([`Textual`]): a delta can follow it.
-    text_before: bool,
+    /// Which text the journal's last entry of the object keeps, if it
+    /// keeps one ([`Textual`], [`identity`]): a delta can follow it.
+    text_before: Option<u32>,
 }
 
 /// The version before a change.
