@@ -1510,10 +1510,41 @@ async fn a_dictionary_goes_with_the_last_entry_or_base_that_needs_it() {
     );
     drop(txn);
 
+    // The second version goes in turn: the base is its text now, which
+    // the third, a delta from it, is read against; the dictionary is
+    // needed no more by this object.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    s.apply(
+        &watch,
+        ChangeType::Modified,
+        deployment(4, json!({"app": "web"}), 5, 0, Vec::new()),
+    )
+    .await;
+    let kept = s
+        .journal
+        .history(&frontend(), 0, u64::MAX, 10, true)
+        .unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(
+        kept[0].lines,
+        [
+            "~ /spec/replicas: 3 → 5",
+            "~ /status/observedGeneration: 3 → 4"
+        ]
+    );
+    assert_eq!(
+        kept[0]
+            .state
+            .as_ref()
+            .map(|s| s["spec"]["replicas"].clone()),
+        Some(json!(5))
+    );
+    assert_eq!(s.dictionaries(), []);
+
     s.apply(
         &watch,
         ChangeType::Deleted,
-        deployment(3, json!({"app": "web"}), 3, 0, Vec::new()),
+        deployment(4, json!({"app": "web"}), 5, 0, Vec::new()),
     )
     .await;
     tokio::time::sleep(Duration::from_millis(1200)).await;
