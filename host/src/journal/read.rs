@@ -37,8 +37,20 @@ impl State {
             let before = before.map(State::text);
             return record.text_after(before.as_deref()).map(State::Text);
         }
-        let before = before.and_then(State::to_value);
-        record.state_after(before).map(State::Value)
+        record
+            .state_after(before.and_then(State::to_value))
+            .map(State::Value)
+    }
+
+    /// [`State::after`], this state taken: a patch applies to it without
+    /// a copy.
+    pub(super) fn into_after(before: Option<State>, record: &Record) -> Option<State> {
+        match before {
+            Some(State::Value(value)) if !record.textual && record.change != "DELETED" => {
+                record.state_after(Some(value)).map(State::Value)
+            }
+            before => State::after(before.as_ref(), record),
+        }
     }
 
     /// As text: a value serialized.
@@ -103,7 +115,7 @@ pub(super) fn version_at(
             .get(*stamp)?
             .and_then(|v| Record::decode(v.value()))
             .unwrap_or_default();
-        state = State::after(state.as_ref(), &record);
+        state = State::into_after(state, &record);
     }
     Ok(state.map(|s| (s, last)))
 }

@@ -1,12 +1,19 @@
 //! One journal entry as it is stored, and the object states it carries.
 //!
-//! An entry holds either the whole state of its object ("full") or an
-//! RFC 6902 JSON Patch from the state before ("delta"): a Pod's status
-//! update is a patch of a few hundred bytes where the Pod is several
-//! thousand. Every [`FULL_EVERY`]th version of an object, and every one
-//! whose patch is not much smaller than the object, is stored whole, so a
-//! state is rebuilt from at most that many patches. Entries are JSON
-//! compressed with zstd.
+//! An entry holds its object's state in one of two ways:
+//!
+//! - **as text** ([`Textual`]), for objects the cache keeps compressed
+//!   with its dictionary: whole, as the cache's compressed bytes, or as a
+//!   zstd delta from the text of the version before. Writing one parses,
+//!   diffs and compresses no object (a delta compresses the new text
+//!   against the old, a few µs); the diff is made when it is read.
+//! - **as a record** ([`Record`], JSON compressed with zstd), for the
+//!   others: whole ("full"), or an RFC 6902 JSON Patch from the state
+//!   before.
+//!
+//! Either way, every [`FULL_EVERY`]th version of an object is whole (and
+//! a patch not much smaller than the object too), so a state is rebuilt
+//! from at most that many deltas or patches.
 //!
 //! What a state is: the object without `metadata.managedFields` (who wrote
 //! what is the entry's `who`), and for a Secret its metadata and type and

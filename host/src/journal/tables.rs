@@ -4,7 +4,7 @@
 //!
 //! | table | key | value |
 //! |---|---|---|
-//! | `entries` | stamp | the [`Record`](super::record::Record), compressed |
+//! | `entries` | stamp | the [`Record`](super::record::Record), compressed, or a [`Textual`](super::record::Textual) entry |
 //! | `objects` | object key, stamp | flags ([`FULL`], [`DELETED`]) |
 //! | `kinds` | `group/Kind`, stamp | the entry's size in bytes |
 //! | `namespaces` | namespace, stamp | nothing |

@@ -216,7 +216,7 @@ pub(super) struct Writer {
     open_snapshot: Option<OpenSnapshot>,
     /// Edge changes the relations engine left for the writer.
     pending_edges: Arc<parking_lot::Mutex<PendingEdges>>,
-    /// The dictionaries packed entries need, in the registry.
+    /// The dictionaries packed entries and bases need, in the registry.
     held: Arc<Held>,
     /// How many entries and bases need each dictionary.
     uses: HashMap<u64, u64>,
@@ -618,8 +618,8 @@ impl Writer {
         dictionary: &Arc<Dictionary>,
     ) -> Result<(), StoreError> {
         let id = dictionary.id();
-        let uses = self.uses.entry(id).or_default();
-        if *uses == 0 && t.dictionaries.get(id)?.is_none() {
+        let unused = self.uses.get(&id).is_none_or(|uses| *uses == 0);
+        if unused && t.dictionaries.get(id)?.is_none() {
             t.dictionaries.insert(id, dictionary.trained())?;
             self.add_bytes(DICTIONARY_KIND, dictionary.trained().len() as i64);
         }
