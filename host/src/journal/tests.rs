@@ -604,24 +604,7 @@ fn a_restart_is_a_gap_and_what_changed_meanwhile_is_relisted() {
     let second = tokio::runtime::Runtime::new().unwrap();
     second.block_on(async {
         // The first journal lets go of the file once its writer ends.
-        let mut opened = None;
-        for _ in 0..100 {
-            let scope = Arc::new(Scope::new(&JournalConfig::default(), true));
-            match Journal::open(scope, Some(dir.path())) {
-                Ok(journal) => {
-                    opened = Some(journal);
-                    break;
-                }
-                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-            }
-        }
-        let journal = opened.expect("the journal opens again");
-        let watches = Arc::new(Watches::new(
-            None,
-            WatchSettings::default(),
-            Arc::new(Metrics::new()),
-        ));
-        let s = Setup { journal, watches };
+        let s = reopen(dir.path()).await;
         let watch = s
             .watches
             .ensure(&configmaps, crate::config::WatchOptions::default(), false);
@@ -1410,18 +1393,7 @@ fn a_version_kept_as_the_cache_holds_it_reads_as_any_other_after_a_restart_too()
     // Opened again, the journal reads them with the dictionary it kept.
     let second = tokio::runtime::Runtime::new().unwrap();
     second.block_on(async {
-        let mut opened = None;
-        for _ in 0..100 {
-            let scope = Arc::new(Scope::new(&JournalConfig::default(), true));
-            match Journal::open(scope, Some(dir.path())) {
-                Ok(journal) => {
-                    opened = Some(journal);
-                    break;
-                }
-                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-            }
-        }
-        let journal = opened.expect("the journal opens again");
+        let journal = reopen(dir.path()).await.journal;
         assert!(dictionaries::get(dictionary).is_some());
         let again: Vec<Value> = journal
             .history(&frontend(), 0, u64::MAX, 10, true)
@@ -1439,6 +1411,26 @@ fn a_version_kept_as_the_cache_holds_it_reads_as_any_other_after_a_restart_too()
             other => panic!("{other:?}"),
         }
     });
+}
+
+/// Waits past the Deployments' age limit of 300 ms, changes `frontend` to
+/// version `rv` with `replicas`, and returns the one version of it that
+/// retention kept.
+async fn only_version_after_retention(
+    s: &Setup,
+    watch: &Watch,
+    rv: u32,
+    replicas: u32,
+) -> Arc<Version> {
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let version = deployment(rv, json!({"app": "web"}), replicas, 0, Vec::new());
+    s.apply(watch, ChangeType::Modified, version).await;
+    let kept = s
+        .journal
+        .history(&frontend(), 0, u64::MAX, 10, true)
+        .unwrap();
+    assert_eq!(kept.len(), 1);
+    kept[0].clone()
 }
 
 #[tokio::test]
@@ -1469,22 +1461,11 @@ async fn a_dictionary_goes_with_the_last_entry_or_base_that_needs_it() {
     let [(dictionary, _)] = s.dictionaries()[..] else {
         panic!("one dictionary: {:?}", s.dictionaries());
     };
-    tokio::time::sleep(Duration::from_millis(1200)).await;
-    s.apply(
-        &watch,
-        ChangeType::Modified,
-        deployment(3, json!({"app": "web"}), 3, 0, Vec::new()),
-    )
-    .await;
     // The fillers and the first version went; that version is the base
     // the second is read against, kept as it was stored.
-    let kept = s
-        .journal
-        .history(&frontend(), 0, u64::MAX, 10, false)
-        .unwrap();
-    assert_eq!(kept.len(), 1);
+    let kept = only_version_after_retention(&s, &watch, 3, 3).await;
     assert_eq!(
-        kept[0].lines,
+        kept.lines,
         [
             "~ /spec/replicas: 1 → 3",
             "~ /status/observedGeneration: 2 → 3"
@@ -1513,30 +1494,16 @@ async fn a_dictionary_goes_with_the_last_entry_or_base_that_needs_it() {
     // The second version goes in turn: the base is its text now, which
     // the third, a delta from it, is read against; the dictionary is
     // needed no more by this object.
-    tokio::time::sleep(Duration::from_millis(1200)).await;
-    s.apply(
-        &watch,
-        ChangeType::Modified,
-        deployment(4, json!({"app": "web"}), 5, 0, Vec::new()),
-    )
-    .await;
-    let kept = s
-        .journal
-        .history(&frontend(), 0, u64::MAX, 10, true)
-        .unwrap();
-    assert_eq!(kept.len(), 1);
+    let kept = only_version_after_retention(&s, &watch, 4, 5).await;
     assert_eq!(
-        kept[0].lines,
+        kept.lines,
         [
             "~ /spec/replicas: 3 → 5",
             "~ /status/observedGeneration: 3 → 4"
         ]
     );
     assert_eq!(
-        kept[0]
-            .state
-            .as_ref()
-            .map(|s| s["spec"]["replicas"].clone()),
+        kept.state.as_ref().map(|s| s["spec"]["replicas"].clone()),
         Some(json!(5))
     );
     assert_eq!(s.dictionaries(), []);
