@@ -212,6 +212,12 @@ impl<'b> Textual<'b> {
     /// The state's text, given the text of the version before (which a
     /// delta needs); `None` if it does not read.
     pub(super) fn text(&self, before: Option<&[u8]>) -> Option<Vec<u8>> {
+        // The length the frame says, before room is made for it: a
+        // damaged entry must not ask for gigabytes.
+        let (Body::Packed { body: frame, .. } | Body::Delta { frame, .. }) = self.body;
+        if zstd_safe::get_frame_content_size(frame).ok()?? != u64::from(self.len) {
+            return None;
+        }
         match self.body {
             Body::Packed { dictionary, body } => {
                 dictionaries::get(dictionary)?.decompress(body, self.len)
@@ -321,26 +327,17 @@ impl Record {
     }
 
     pub(super) fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        self.compress_into(&mut out);
-        out
-    }
-
-    /// Appends the entry, JSON compressed with zstd (or the JSON, should
-    /// zstd fail).
-    fn compress_into(&self, out: &mut Vec<u8>) {
         // A Record of strings and JSON values always serializes.
         let json = serde_json::to_vec(self).unwrap_or_default();
-        let start = out.len();
-        out.resize(start + zstd_safe::compress_bound(json.len()), 0);
+        let mut out = vec![0u8; zstd_safe::compress_bound(json.len())];
         let compressed =
-            COMPRESSOR.with_borrow_mut(|cctx| cctx.compress(&mut out[start..], &json, LEVEL));
+            COMPRESSOR.with_borrow_mut(|cctx| cctx.compress(&mut out[..], &json, LEVEL));
         match compressed {
-            Ok(n) => out.truncate(start + n),
-            Err(_) => {
-                out.truncate(start);
-                out.extend_from_slice(&json);
+            Ok(n) => {
+                out.truncate(n);
+                out
             }
+            Err(_) => json,
         }
     }
 
@@ -402,9 +399,12 @@ impl Record {
         };
         let mut record = Record::decode_header(bytes)?;
         match textual.body {
+            // An entry whose state does not read keeps its header.
             Body::Packed { .. } => {
-                let text = textual.text(None)?;
-                record.full = RawValue::from_string(String::from_utf8(text).ok()?).ok();
+                record.full = textual
+                    .text(None)
+                    .and_then(|text| String::from_utf8(text).ok())
+                    .and_then(|text| RawValue::from_string(text).ok());
             }
             Body::Delta { frame, before } => {
                 record.delta = Some((textual.len, before, frame.into()));
