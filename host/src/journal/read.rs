@@ -840,7 +840,7 @@ fn changed_of_textual(
     for l in listed.iter_mut().filter(|l| wanted(l)) {
         let key = l.record.key.clone();
         let key = key.as_str();
-        let before = match version_at(&objects, entries, &bases, key, l.stamp - 1)? {
+        let before = match version_at(&objects, entries, &bases, key, l.stamp.saturating_sub(1))? {
             Some((state, _)) => Some(state),
             None if objects.range((key, 0)..(key, l.stamp))?.next().is_none() => {
                 bases.get(key)?.and_then(|v| decode_base(v.value()))

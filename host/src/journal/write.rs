@@ -239,6 +239,17 @@ pub(super) fn identity((body, len, dictionary): CacheBody<'_>) -> u32 {
     hasher.finalize()
 }
 
+/// Whether `kind` (`group/Kind`) is an Event's, `events.k8s.io/v1` or `v1`.
+fn is_event(kind: &str) -> bool {
+    kind == "events.k8s.io/Event" || kind == "/Event"
+}
+
+/// Whether objects of `kind` are read as values to make their state: a
+/// Secret's state is not its object, and an Event says what it is about.
+fn read_as_value(kind: &str) -> bool {
+    kind == "/Secret" || is_event(kind)
+}
+
 /// How an entry keeps its state.
 enum State<'o> {
     /// In the record: whole, or a JSON Patch (or none: a deletion, a gap).
@@ -619,13 +630,15 @@ impl Writer {
     ) -> Result<(), StoreError> {
         let id = dictionary.id();
         let unused = self.uses.get(&id).is_none_or(|uses| *uses == 0);
+        // A dictionary in the table is in the registry already (held when
+        // the journal opened, or when it was written).
         if unused && t.dictionaries.get(id)?.is_none() {
             t.dictionaries.insert(id, dictionary.trained())?;
             self.add_bytes(DICTIONARY_KIND, dictionary.trained().len() as i64);
+            self.held.hold(dictionary);
         }
         *self.uses.entry(id).or_default() += 1;
         self.uses_changed.insert(id);
-        self.held.hold(dictionary);
         Ok(())
     }
 
@@ -715,10 +728,9 @@ impl Writer {
         let stamp = self.stamp(seen);
         let chain = latest.as_ref().map_or(0, |l| l.chain);
         let text_before = latest.as_ref().filter(|l| !l.deleted).and_then(|l| l.text);
-        let api_version = gvk.api_version();
         let entry = Entry {
             kind: &kind,
-            api_version: &api_version,
+            gvk,
             key: &key,
             object,
             change_type: change.kind.as_str(),
@@ -758,7 +770,7 @@ impl Writer {
                     .collect(),
             )
         };
-        let is_event = e.kind == "events.k8s.io/Event" || e.kind == "/Event";
+        let is_event = is_event(e.kind);
         let mut flags = 0;
         let mut chain = 0;
         let packed = (!deleted).then(|| self.packable(e.kind, object)).flatten();
@@ -829,7 +841,7 @@ impl Writer {
             // not its object; an Event says what it is about); another
             // object is parsed only for a whole state without its
             // managedFields.
-            let special = e.kind == "/Secret" || is_event;
+            let special = read_as_value(e.kind);
             let parsed =
                 || record::state_of(serde_json::from_slice(&json).unwrap_or(Value::Null), e.kind);
             let mut after = (special
@@ -893,7 +905,7 @@ impl Writer {
             }
         }
         if flags & FULL != 0 {
-            record.api_version = e.api_version.to_string();
+            record.api_version = e.gvk.api_version();
         }
         let text = packed
             .filter(|_| !matches!(state, State::Record))
@@ -971,7 +983,6 @@ impl Writer {
         open: &mut OpenSnapshot,
     ) -> Result<(), StoreError> {
         let (kind, origin, gap) = (open.kind.as_str(), open.origin, open.gap);
-        let api_version = gvk.api_version();
         for object in objects {
             let key = object_key(&gvk.group, &gvk.kind, object.namespace(), object.name());
             let latest = self.latest(t, &key)?;
@@ -992,7 +1003,7 @@ impl Writer {
             let stamp = self.stamp(seen);
             let entry = Entry {
                 kind,
-                api_version: &api_version,
+                gvk,
                 key: &key,
                 object,
                 change_type: if existed { "MODIFIED" } else { "ADDED" },
@@ -1190,8 +1201,7 @@ impl Writer {
     /// with a dictionary, and neither a Secret nor an Event (their states
     /// are read from their values) nor holding managedFields.
     fn packable<'o>(&self, kind: &str, object: &'o StoredObject) -> Option<CacheBody<'o>> {
-        let read_as_value = kind == "/Secret" || kind == "events.k8s.io/Event" || kind == "/Event";
-        if read_as_value || self.scope.managed_fields_kept {
+        if read_as_value(kind) || self.scope.managed_fields_kept {
             return None;
         }
         object.packed()
@@ -1289,8 +1299,8 @@ struct OpenSnapshot {
 /// What [`Writer::entry`] writes.
 struct Entry<'a> {
     kind: &'a str,
-    /// The `apiVersion` of the kind's watch.
-    api_version: &'a str,
+    /// The kind's watch: its `apiVersion` is a whole state's.
+    gvk: &'a Gvk,
     key: &'a str,
     object: &'a StoredObject,
     change_type: &'static str,

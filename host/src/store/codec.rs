@@ -124,13 +124,23 @@ impl Dictionary {
     /// `bytes` compressed with this dictionary, read back: `None` if they
     /// are not `len` bytes so compressed.
     pub fn decompress(&self, bytes: &[u8], len: u32) -> Option<Vec<u8>> {
-        let mut out = vec![0u8; len as usize];
-        let written = DECOMPRESSOR
-            .with_borrow_mut(|dctx| {
-                dctx.decompress_using_ddict(&mut out[..], bytes, &self.decompress)
-            })
-            .ok()?;
-        (written == len as usize).then_some(out)
+        let mut out = Vec::new();
+        self.decompress_into(&mut out, bytes, len).then_some(out)
+    }
+
+    /// Appends to `out` what `bytes`, `len` bytes compressed with this
+    /// dictionary, read back; whether they did (else `out` is as it was).
+    fn decompress_into(&self, out: &mut Vec<u8>, bytes: &[u8], len: u32) -> bool {
+        let start = out.len();
+        out.resize(start + len as usize, 0);
+        let written = DECOMPRESSOR.with_borrow_mut(|dctx| {
+            dctx.decompress_using_ddict(&mut out[start..], bytes, &self.decompress)
+        });
+        if written.ok() == Some(len as usize) {
+            return true;
+        }
+        out.truncate(start);
+        false
     }
 
     /// Which training of its cache made this dictionary: 1 for the first.
@@ -275,17 +285,11 @@ impl Body {
                 len,
                 dictionary,
             } => {
-                let start = out.len();
-                out.resize(start + *len as usize, 0);
-                let written = DECOMPRESSOR.with_borrow_mut(|dctx| {
-                    dctx.decompress_using_ddict(&mut out[start..], bytes, &dictionary.decompress)
-                });
                 // The bytes were compressed by this process from `len`
                 // bytes with this very dictionary; anything else is memory
                 // corruption, which no answer should be built from.
-                assert_eq!(
-                    written.ok(),
-                    Some(*len as usize),
+                assert!(
+                    dictionary.decompress_into(out, bytes, *len),
                     "a stored object failed to decompress"
                 );
             }
